@@ -1,0 +1,65 @@
+"""retrograd: a readable reverse-mode automatic differentiation engine with PyTorch's autograd semantics.
+
+Example::
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1., 2., 3.], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+"""
+from ._dtype import (dtype, float16, float32, float64, int8, uint8, int16, int32, int64, bool, half, float,
+                     double, short, int, long, get_default_dtype, set_default_dtype, promote_types)
+from ._device import device
+from ._size import Size
+from ._tensor import Tensor
+from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like,
+                        full_like, empty_like, arange, linspace, eye, rand, randn, randint, rand_like, randn_like,
+                        randperm, scalar_tensor)
+from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
+from . import autograd
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+                                 is_inference_mode_enabled)
+from . import ops as _ops
+from .ops import *  # noqa: F401,F403 - the public op functions
+from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rsqrt, abs, sign, sin, cos, tan,
+                  tanh, sigmoid, relu, clamp, maximum, minimum, where, sum, mean, var, std, prod, max, min, amax,
+                  amin, argmax, argmin, norm, matmul, mm, bmm, outer, einsum, reshape, view, flatten, transpose,
+                  permute, t, unsqueeze, squeeze, expand, broadcast_to, cat, stack, split, chunk, gather,
+                  scatter_add, index_select, masked_fill, softmax, log_softmax, logsumexp, cumsum, flip, roll, tril,
+                  triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
+from . import utils
+from .utils import checkpoint as _checkpoint_module  # noqa: F401
+
+clip = clamp
+absolute = abs
+multiply = mul
+subtract = sub
+divide = true_divide = div
+negative = neg
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    """True if ``obj`` is a retrograd Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True if every element of ``input`` is close to ``other``, as ``torch.allclose``."""
+    import numpy as np
+    return bool(np.allclose(input._host(), other._host(), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and elements."""
+    return input.shape == other.shape and bool((input._host() == other._host()).all())

@@ -1,0 +1,220 @@
+"""Tensor creation functions, with PyTorch's names, defaults and dtype inference."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _dtype
+from ._device import device as _device_cls, cpu as _cpu
+from ._random import default_generator
+from ._tensor import Tensor
+from .backends import get_backend
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+           "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn", "randint", "rand_like",
+           "randn_like", "randperm", "scalar_tensor"]
+
+
+def _resolve_device(device):
+    return _cpu if device is None else _device_cls(device)
+
+
+def _finish(array, dtype, device, requires_grad):
+    """Moves a host array to ``device``, casts it, and wraps it as a leaf."""
+    dev = _resolve_device(device)
+    if dtype is not None:
+        array = array.astype(dtype.np, copy=False)
+    if dev is not _cpu:
+        array = get_backend(dev.type).from_numpy(array)
+    t = Tensor._make(array, dev)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _infer_dtype(data, array):
+    """PyTorch's inference: Python floats give the default dtype, ints int64, bools bool."""
+    kind = array.dtype.kind
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        return _dtype.from_numpy_dtype(array.dtype)
+    if kind == "f":
+        return _dtype.get_default_dtype()
+    if kind in "iu":
+        return _dtype.int64
+    if kind == "b":
+        return _dtype.bool
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _to_host(data):
+    if isinstance(data, Tensor):
+        return data._host()
+    if isinstance(data, (list, tuple)) and any(isinstance(d, (Tensor, list, tuple)) for d in data):
+        return np.array([_to_host(d) for d in data])
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Constructs a tensor with no history by copying ``data``.
+
+    Args:
+        data: a number, (nested) sequence, NumPy array or Tensor.
+        dtype (dtype, optional): defaults to the type inferred from ``data`` (Python floats give
+            the default dtype, float32).
+        device (device or str, optional): defaults to the CPU.
+        requires_grad (bool): record operations on the result (floating dtypes only).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tensor([1., 2.], requires_grad=True)
+        tensor([1., 2.], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        source_dtype = data.dtype
+        array = data._host().copy()
+    elif isinstance(data, (np.ndarray, np.generic)):
+        array = np.array(data)
+        source_dtype = _dtype.from_numpy_dtype(array.dtype)
+    else:
+        array = np.array(_to_host(data))
+        if array.dtype.kind == "O":
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        source_dtype = _infer_dtype(data, array)
+    return _finish(array, dtype or source_dtype, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Converts ``data`` to a tensor, sharing memory with a NumPy array or tensor where it can."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype) and \
+            (device is None or _device_cls(device) is data.device):
+        return data
+    if isinstance(data, np.ndarray) and dtype in (None, _dtype.from_numpy_dtype(data.dtype)) and device in (None, "cpu"):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    """Returns a CPU tensor sharing memory with ``ndarray`` (changes to one show in the other)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    return Tensor._make(ndarray, _cpu)
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    dtype = dtype or _dtype.get_default_dtype()
+    return _finish(fill(_shape(size), dtype.np), None, device, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """Returns a tensor of zeros of the given size."""
+    return _filled(np.zeros, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """Returns a tensor of ones of the given size."""
+    return _filled(np.ones, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """Returns an uninitialized tensor of the given size (zeros, in this implementation)."""
+    return _filled(np.zeros, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """Returns a tensor of the given size filled with ``fill_value``."""
+    if dtype is None:
+        dtype = _dtype.bool if isinstance(fill_value, bool) else _dtype.int64 if isinstance(
+            fill_value, numbers.Integral) else _dtype.get_default_dtype()
+    return _finish(np.full(_shape((size,)), fill_value, dtype=dtype.np), None, device, requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return full((), s, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def _like(t, dtype, device):
+    return t._data.shape, dtype or t.dtype, device if device is not None else t._device
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+    shape, dtype, device = _like(input, dtype, device)
+    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+    shape, dtype, device = _like(input, dtype, device)
+    return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    shape, dtype, device = _like(input, dtype, device)
+    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Returns ``[start, end)`` with spacing ``step``; integer arguments give int64."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
+    return _finish(np.arange(start, end, step, dtype=np.float64 if dtype.is_floating_point else None),
+                   dtype, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """Returns ``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _finish(np.linspace(start, end, steps), dtype or _dtype.get_default_dtype(), device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """Returns the ``n`` x ``m`` identity matrix."""
+    return _finish(np.eye(n, m), dtype or _dtype.get_default_dtype(), device, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Returns uniform samples from [0, 1) drawn from the default generator."""
+    gen = (generator or default_generator).np
+    return _finish(gen.random(_shape(size)), dtype or _dtype.get_default_dtype(), device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Returns standard normal samples drawn from the default generator."""
+    gen = (generator or default_generator).np
+    return _finish(gen.standard_normal(_shape(size)), dtype or _dtype.get_default_dtype(), device, requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Returns integers drawn uniformly from ``[low, high)``; ``randint(high, size)`` also works."""
+    if size is None:
+        low, high, size = 0, low, high
+    gen = (generator or default_generator).np
+    return _finish(gen.integers(low, high, size=_shape((size,))), dtype or _dtype.int64, device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Returns a random permutation of ``0..n-1``."""
+    gen = (generator or default_generator).np
+    return _finish(gen.permutation(n), dtype or _dtype.int64, device, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    shape, dtype, device = _like(input, dtype, device)
+    return rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    shape, dtype, device = _like(input, dtype, device)
+    return randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)

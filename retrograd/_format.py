@@ -1,0 +1,58 @@
+"""Printing tensors the way PyTorch does: ``tensor([1., 2.], requires_grad=True)``."""
+import numpy as np
+
+from . import _dtype
+
+
+def _float_formatter(values):
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return lambda v: _special(v) or f"{v:.4f}"
+    absmax = np.abs(finite).max()
+    nonzero = np.abs(finite[finite != 0])
+    absmin = nonzero.min() if nonzero.size else 0.0
+    if np.all(finite == np.round(finite)) and absmax < 1e8:
+        return lambda v: _special(v) or f"{v:.0f}."
+    if absmax >= 1e8 or (absmin and absmin < 1e-4) or (absmin and absmax / absmin > 1e5):
+        return lambda v: _special(v) or f"{v:.4e}"
+    return lambda v: _special(v) or f"{v:.4f}"
+
+
+def _special(v):
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def format_tensor(t) -> str:
+    """Returns PyTorch's repr of tensor ``t``, with its dtype, device and autograd suffixes."""
+    arr = t._host()
+    kind = arr.dtype.kind
+    if kind == "f":
+        fmt = _float_formatter(arr.astype(np.float64).ravel())
+        formatter = {"float_kind": lambda v: fmt(float(v))}
+    elif kind == "b":
+        formatter = {"bool": lambda v: "True" if v else "False"}
+    else:
+        formatter = {"int": lambda v: str(int(v))}
+    if arr.ndim == 0:
+        body = formatter[next(iter(formatter))](arr.item())
+    else:
+        body = np.array2string(arr, separator=", ", prefix="tensor(", formatter=formatter,
+                               threshold=1000, edgeitems=3, max_line_width=80)
+    extras = []
+    if arr.size == 0 and arr.ndim != 1:
+        extras.append(f"size={tuple(arr.shape)}")
+    if t._device.type != "cpu":
+        extras.append(f"device='{t._device}'")
+    dt = t.dtype
+    if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool) or (arr.size == 0 and dt is not _dtype.get_default_dtype()):
+        extras.append(f"dtype={dt!r}")
+    fn = t._grad_fn
+    if fn is not None:
+        extras.append(f"grad_fn=<{fn.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"

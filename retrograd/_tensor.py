@@ -1,0 +1,449 @@
+"""Tensor: a backend array plus the autograd metadata that links it into the graph.
+
+Differentiable methods and operators are attached by ``retrograd.ops`` (each op is declared
+once there); this module holds what every tensor is: its array, device, version counter,
+and its place in the graph (``grad_fn``/``output_nr`` for results, ``AccumulateGrad`` for leaves).
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype
+from ._device import device as _device_cls, cpu as _cpu
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, Edge, _HookDict, add_hook, make_edge
+
+__all__ = ["Tensor", "VersionCounter", "grad_accumulator", "gradient_edge"]
+
+
+class VersionCounter:
+    """Counts in-place modifications of an array; shared by a tensor, its views and its detached aliases."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int = 0):
+        self.version = version
+
+
+_NP_TYPE_NAMES = {"float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
+                  "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor", "int32": "IntTensor",
+                  "int64": "LongTensor", "bool": "BoolTensor"}
+
+
+def _type_name(np_dtype) -> str:
+    return "retrograd." + _NP_TYPE_NAMES.get(np.dtype(np_dtype).name, "Tensor")
+
+
+_accumulator_lock = threading.Lock()
+
+
+def grad_accumulator(tensor) -> AccumulateGrad:
+    """Returns the leaf's ``AccumulateGrad``, creating it once; the leaf holds it only weakly."""
+    ref = tensor._grad_accumulator
+    acc = None if ref is None else ref()
+    if acc is None:
+        with _accumulator_lock:
+            ref = tensor._grad_accumulator
+            acc = None if ref is None else ref()
+            if acc is None:
+                acc = AccumulateGrad(tensor)
+                tensor._grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(tensor):
+    """The edge a gradient for ``tensor`` flows along, or None if it does not require grad."""
+    fn = tensor._grad_fn
+    if fn is not None:
+        if tensor._base is not None and tensor._view_version != tensor._version_counter.version:
+            fn = tensor.grad_fn  # regenerates a stale view's history, see Tensor.grad_fn
+        return make_edge(Edge, (fn, tensor._output_nr))
+    if tensor._requires_grad:
+        return make_edge(Edge, (grad_accumulator(tensor), 0))
+    return None
+
+
+class Tensor:
+    """A multi-dimensional array with autograd metadata, as ``torch.Tensor``.
+
+    Create tensors with ``retrograd.tensor``, ``zeros``, ``randn`` and friends.
+    """
+
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter",
+                 "_base", "_view_fn", "_view_version", "_grad", "_grad_accumulator", "_backward_hooks",
+                 "_retains_grad", "__weakref__", "__dict__")
+
+    __array_priority__ = 1000  # numpy defers `ndarray * Tensor` to Tensor.__rmul__
+
+    # -- construction (internal) ------------------------------------------------------------------
+    @classmethod
+    def _make(cls, data, device=_cpu, requires_grad=False):
+        """Wraps a backend array as a new leaf (no copy)."""
+        t = object.__new__(cls)
+        t._data = data
+        t._device = device
+        t._requires_grad = requires_grad
+        t._grad_fn = None
+        t._output_nr = 0
+        t._version_counter = VersionCounter()
+        t._base = None
+        t._grad = None
+        t._grad_accumulator = None
+        t._backward_hooks = None
+        t._retains_grad = False
+        return t
+
+    @classmethod
+    def _from_saved(cls, data, device, version_counter, node, output_nr, requires_grad):
+        """A tensor reconnected to the graph at ``node`` (an AccumulateGrad or a producing node)."""
+        t = cls._make(data, device)
+        t._version_counter = version_counter
+        if node is None:
+            return t
+        if isinstance(node, AccumulateGrad):
+            t._requires_grad = requires_grad
+            t._grad_accumulator = weakref.ref(node)
+        else:
+            t._grad_fn = node
+            t._output_nr = output_nr
+            t._requires_grad = True
+        return t
+
+    @classmethod
+    def _alias_of(cls, tensor):
+        """A tensor sharing ``tensor``'s array and version counter, outside the graph."""
+        t = cls._make(tensor._data, tensor._device)
+        t._version_counter = tensor._version_counter
+        return t
+
+    def __new__(cls, *args, **kwargs):
+        """``Tensor(data)`` is ``tensor(data)``; ``Tensor()`` is an empty float tensor."""
+        from ._creation import tensor
+        t = tensor(args[0] if args else [], **kwargs)
+        return t if cls is Tensor else t.as_subclass(cls)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def as_subclass(self, cls):
+        """Returns a tensor of class ``cls`` sharing this tensor's array and autograd state."""
+        t = object.__new__(cls)
+        for name in Tensor.__slots__[:-2]:
+            object.__setattr__(t, name, getattr(self, name, None))
+        return t
+
+    # -- basic properties -------------------------------------------------------------------
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        """Returns the shape, or the size of dimension ``dim``."""
+        from ._size import Size
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype._BY_NP[self._data.dtype]
+
+    @property
+    def device(self) -> _device_cls:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __hash__(self):
+        return id(self)
+
+    # -- autograd metadata ------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        """Sets whether autograd records operations on this leaf; returns ``self``.
+
+        Raises:
+            RuntimeError: on a non-leaf with ``False``, or a non-floating tensor with ``True``.
+        """
+        if self._grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded operation (their gradients go to ``.grad``)."""
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        """The ``Node`` that produced this tensor, or None for a leaf."""
+        fn = self._grad_fn
+        if fn is not None and self._base is not None and self._view_version != self._version_counter.version:
+            # The base was modified in place after this view was made: the view's history is the
+            # view replayed on the base's new history. See Note [In-place on views] in ops/_inplace.py.
+            from .ops._inplace import regenerate_view_grad_fn
+            fn = regenerate_view_grad_fn(self)
+        return fn
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.version
+
+    @property
+    def grad(self):
+        """The accumulated gradient of a leaf (or of a tensor that called ``retain_grad``)."""
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the gradient for a non-leaf "
+                "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, "
+                "make sure you access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._device is not self._device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Makes ``.grad`` of this non-leaf tensor be populated by backward (a no-op on leaves).
+
+        The gradient is recorded after every tensor hook has run, whatever the registration order.
+
+        Raises:
+            RuntimeError: if the tensor does not require grad.
+        """
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        ref = weakref.ref(self)
+
+        def retain_grad_hook(grad):
+            t = ref()
+            if t is not None and grad is not None:
+                t._grad = grad.clone() if t._grad is None else t._grad + grad
+            return grad
+
+        fn = self._grad_fn
+        if fn._retains_grad_hooks is None:
+            fn._retains_grad_hooks = {}
+        fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Registers ``hook(grad)``, called with this tensor's gradient; it may return a replacement.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
+        Raises:
+            RuntimeError: if the tensor does not require grad.
+
+        Example::
+            >>> import retrograd as rg
+            >>> x = rg.tensor([1., 2.], requires_grad=True)
+            >>> h = x.register_hook(lambda g: g * 2)
+            >>> (x * 3).sum().backward(); x.grad
+            tensor([6., 6.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            if self._backward_hooks is None:
+                self._backward_hooks = _HookDict()
+            hooks = self._backward_hooks
+        else:
+            hooks = self._grad_fn._tensor_hooks_for(self._output_nr)
+            self._backward_hooks = hooks
+        return add_hook(hooks, hook)
+
+    def detach(self):
+        """Returns a tensor sharing this one's data and version counter, outside the graph."""
+        return Tensor._alias_of(self)
+
+    def detach_(self):
+        """Detaches this tensor from the graph in place, making it a leaf; returns ``self``."""
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead")
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        """This tensor's data as a new tensor outside the graph, with its own version counter."""
+        return Tensor._make(self._data, self._device)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._data = value._data
+        self._device = value._device
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- conversion -------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False):
+        """Returns the data as a NumPy array (shared with the tensor on the CPU).
+
+        Raises:
+            RuntimeError: if the tensor requires grad (use ``detach().numpy()``), unless ``force``.
+        """
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._device is not _cpu:
+            if not force:
+                raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
+                                "copy the tensor to host memory first.")
+            from .backends import get_backend
+            return get_backend(self._device.type).to_numpy(self._data)
+        return self._data
+
+    def _host(self):
+        from .backends import get_backend
+        return get_backend(self._device.type).to_numpy(self._data)
+
+    def item(self):
+        """Returns the value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self):
+        """Returns the data as a (nested) Python list, or a number for a 0-d tensor."""
+        return self._host().tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            return self.detach().numpy().astype(dtype) if dtype else self.detach().numpy()
+        arr = self._host()
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._host(), str(self._device), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = Tensor._make(self._data.copy(), self._device, self._requires_grad and self._grad_fn is None)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    # -- printing ---------------------------------------------------------------------------
+    def __repr__(self):
+        from ._format import format_tensor
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+
+def _rebuild(array, device, requires_grad):
+    from ._creation import tensor
+    return tensor(array, device=device, requires_grad=requires_grad)
+
+
+def _wrap_dim(dim, ndim):
+    """Returns ``dim`` as a non-negative index into ``ndim`` dimensions, with PyTorch's IndexError."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n

@@ -1,0 +1,106 @@
+"""Anomaly mode: forward tracebacks on nodes, and NaN checks on backward outputs.
+
+A process-wide flag, as in PyTorch. When off, the only cost is one attribute read per node
+created and per node run.
+"""
+from __future__ import annotations
+
+import traceback
+import warnings
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+
+
+class _Anomaly:
+    enabled = False
+    check_nan = True
+
+
+def is_anomaly_enabled() -> bool:
+    """Returns True if anomaly detection is on."""
+    return _Anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Returns True if anomaly detection checks backward outputs for NaN."""
+    return _Anomaly.check_nan
+
+
+class detect_anomaly:
+    """Context manager that turns anomaly detection on for its scope.
+
+    Nodes created inside record the traceback of the forward call that made them; an error in
+    their backward then carries that traceback, and (with ``check_nan``) a NaN produced by a
+    backward function raises ``RuntimeError`` naming the node.
+
+    Args:
+        check_nan (bool): raise when a backward function returns NaN. Default True.
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.autograd.detect_anomaly():  # doctest: +SKIP
+        ...     y = (rg.tensor([0.], requires_grad=True).sqrt() * 0).sum()
+    """
+
+    def __init__(self, check_nan: bool = True):
+        self.prev = _Anomaly.enabled
+        self.prev_check_nan = _Anomaly.check_nan
+        self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should "
+                      "only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        _Anomaly.enabled, _Anomaly.check_nan = True, self.check_nan
+
+    def __exit__(self, *exc):
+        _Anomaly.enabled, _Anomaly.check_nan = self.prev, self.prev_check_nan
+
+
+class set_detect_anomaly:
+    """Sets anomaly detection on or off, at once; as a context manager it restores the previous state.
+
+    Args:
+        mode (bool): the new state.
+        check_nan (bool): raise when a backward function returns NaN. Default True.
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev = _Anomaly.enabled
+        self.prev_check_nan = _Anomaly.check_nan
+        _Anomaly.enabled, _Anomaly.check_nan = bool(mode), check_nan
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _Anomaly.enabled, _Anomaly.check_nan = self.prev, self.prev_check_nan
+
+
+def record_forward_trace(node) -> None:
+    """Stores the current Python stack, and the node whose backward is running, in ``node.metadata``."""
+    from .engine import current_node
+    meta = node.metadata
+    meta["traceback_"] = traceback.format_stack()[:-3]
+    parent = current_node()
+    if parent is not None:
+        meta["parent_"] = parent
+
+
+def forward_trace_message(node) -> str:
+    """PyTorch's 'Error detected in ...' text for ``node``, with the chain of parents for nested backward."""
+    meta = node._metadata or {}
+    stack = meta.get("traceback_")
+    if stack is None:
+        return (f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                "anomaly during forward pass for more information.")
+    parts = [f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack)]
+    parent = meta.get("parent_")
+    while parent is not None:
+        pmeta = parent._metadata or {}
+        pstack = pmeta.get("traceback_")
+        if pstack is None:
+            break
+        parts.append(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+                     "induced the previous calculation:\n" + "".join(pstack))
+        parent = pmeta.get("parent_")
+    return "".join(parts)

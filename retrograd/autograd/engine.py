@@ -1,0 +1,771 @@
+"""The backward engine: runs a graph of Nodes from the roots to the leaves.
+
+The algorithm, in five steps (each a function of that name):
+
+1. ``compute_dependencies(root, graph_task)`` counts the incoming edges of every node
+   reachable from the root, iteratively.
+2. ``execute(...)`` builds a ``GraphTask``, pushes the root ``NodeTask`` and lets the calling
+   thread drive the CPU work until the task completes (or, in a reentrant call, nests).
+3. ``thread_main(graph_task)`` pops tasks from the thread's ``ReadyQueue``, evaluates them,
+   counts down ``outstanding_tasks`` and completes the GraphTask when it reaches zero.
+4. ``evaluate_function(graph_task, node, inputs)`` runs the hooks and the node, validates its
+   outputs, adds each into the next node's ``InputBuffer`` and, when that node has heard from
+   all its producers, pushes it onto the ready queue of the buffer's device.
+5. ``mark_graph_task_completed`` runs the post-processing: final callbacks, captured
+   gradients, and the first error, which ``execute`` re-raises in the caller.
+
+Note [Threads and queues]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+CPU work of a GraphTask runs on the thread that called backward/grad, from that thread's own
+ReadyQueue, so backward calls from different threads never serialize. Every other device has
+one worker thread with one queue, started lazily and once, shared by all GraphTasks. A task
+goes to the queue of its InputBuffer's device (the GraphRoot always goes to the CPU queue).
+Whoever finishes a GraphTask's last task completes it, and wakes the owner with a dummy task
+if the owner is another thread. ``set_multithreading_enabled(False)`` sends every task to the
+caller's queue.
+
+Note [GraphTask ownership]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+The caller of ``execute`` owns its GraphTask: ``owner`` records the calling thread's
+``worker_device``. NodeTasks refer to their GraphTask strongly; this is safe because the owner
+never returns before ``outstanding_tasks`` has drained to zero, errors included (see Note
+[How errors travel]), so no task outlives the call that created it.
+
+Note [Reentrant backwards]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+A node's apply may itself call backward/grad (a custom Function, a hook, reentrant
+checkpointing). The calling thread must wait for the nested pass, but it is also the thread
+responsible for its queue, so it cannot simply block. Up to ``max_recursion_depth`` levels it
+runs ``thread_main`` for the nested GraphTask on the same thread and the same queue; the
+nested tasks have a greater ``reentrant_depth`` and so pre-empt the outer ones (an unrelated
+ready task of the outer pass may still run inside the nested loop). Past that depth, the
+nested GraphTask moves to a pool thread that adopts the owner's queue while the caller blocks
+on the GraphTask's future; each new thread has a fresh Python stack and recursion count, so
+depth is bounded by neither. The pool grows when all of its threads are busy.
+
+Note [How errors travel]
+~~~~~~~~~~~~~~~~~~~~~~~~
+An exception in a node, hook or callback, on any thread, is stored on its GraphTask (the first
+one wins) and sets ``has_error``. Tasks of that GraphTask popped afterwards are drained
+without running. When ``outstanding_tasks`` reaches zero the future is completed with the
+error, and the owner re-raises the original exception object, so its type and message reach
+the user unchanged. Only then does ``execute`` return, so no engine thread still touches the
+user's tensors. With ``exit_on_error`` the GraphTask completes as soon as the error is set.
+
+Note [Freeing saved tensors]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Unless ``keep_graph``, each node's saved tensors are released right after it runs, and the
+NodeTask with its InputBuffer is dropped once the node finishes, so intermediate gradients
+and saved arrays die by reference counting as the pass proceeds. Running the same node again
+then raises "Trying to backward through the graph a second time".
+
+Note [Thread safety of nodes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Several GraphTasks may run the same node at once (a shared graph with ``retain_graph``).
+Nodes with mutable state take their own lock in ``apply``: AccumulateGrad (so that
+concurrent accumulation into ``.grad`` is exact) and custom Function nodes. The locks are
+reentrant, so a nested pass reaching the same node on the same thread does not deadlock.
+"""
+from __future__ import annotations
+
+import atexit
+import heapq
+import itertools
+import math
+import os
+import sys
+import threading
+import warnings
+from concurrent.futures import Future
+
+from .._device import cpu as _cpu
+from . import grad_mode
+from .anomaly_mode import _Anomaly, forward_trace_message
+from .graph import AccumulateGrad, GraphRoot
+from .input_buffer import InputBuffer
+
+__all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
+           "is_checkpoint_valid", "set_multithreading_enabled", "current_node", "validate_outputs"]
+
+NO_DEVICE = -2
+CPU_DEVICE = -1
+_grad_state = grad_mode.state
+
+
+class _WorkerState(threading.local):
+    """Per-thread engine state; class attributes are each thread's initial values."""
+    worker_device = NO_DEVICE  # NO_DEVICE: not in the engine; CPU_DEVICE: driving a GraphTask; or a device
+    ready_queue = None  # this thread's queue: its CPU queue, or its device's queue
+    current_depth = 0  # nested GraphTasks run inline on this thread
+    total_depth = 0  # nested GraphTasks across the chain of threads
+    current_graph_task = None
+    current_node = None
+    checkpoint_valid = True
+
+
+local = _WorkerState()
+
+
+def current_node():
+    """The node whose backward is running on this thread, or None."""
+    return local.current_node
+
+
+class GraphTask:
+    """The state of one backward pass. See Note [GraphTask ownership]."""
+
+    __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
+                 "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
+                 "future", "completed", "final_callbacks", "cpu_ready_queue", "__weakref__")
+
+    def __init__(self, keep_graph: bool, grad_mode: bool, reentrant_depth: int, cpu_ready_queue=None,
+                 exit_on_error: bool = False):
+        self.has_error = False
+        self.error = None
+        self.outstanding_tasks = 0
+        self.keep_graph = keep_graph
+        self.grad_mode = grad_mode
+        self.lock = threading.RLock()
+        self.not_ready = {}  # node -> InputBuffer of partially received gradients
+        self.dependencies = {}  # node -> producers still to report
+        self.exec_info = None  # None: run everything (.backward()); else node -> [needed, captures]
+        self.captured_vars = []
+        self.owner = NO_DEVICE
+        self.reentrant_depth = reentrant_depth
+        self.exit_on_error = exit_on_error
+        self.future = Future()
+        self.completed = False
+        self.final_callbacks = []
+        self.cpu_ready_queue = cpu_ready_queue if cpu_ready_queue is not None else ReadyQueue()
+
+    def can_checkpoint(self) -> bool:
+        """Reentrant checkpointing works only in .backward() passes (no pruning)."""
+        return self.exec_info is None
+
+    def should_execute(self, node) -> bool:
+        info = self.exec_info.get(node)
+        return info is not None and (info[0] or info[1] is not None)
+
+    def init_to_execute(self, graph_root, outputs, accumulate_grad: bool) -> None:
+        """Marks the nodes on a path from the root to ``outputs`` as needed (``.grad()`` pruning).
+
+        Without ``accumulate_grad``, each output edge gets a capture (input slot -> result slot);
+        with it (``backward(inputs=...)``), the output nodes themselves are marked needed.
+        """
+        exec_info = self.exec_info = {}
+        for output_idx, edge in enumerate(outputs):
+            if edge is None:  # an input the graph never reached: never key exec_info on it
+                continue
+            info = exec_info.setdefault(edge[0], [False, None])
+            if accumulate_grad:
+                info[0] = True
+            else:
+                if info[1] is None:
+                    info[1] = []
+                info[1].append((edge[1], output_idx))
+        self.captured_vars = [None] * len(outputs)
+        exec_info.setdefault(graph_root, [False, None])[0] = True
+        # Iterative post-order DFS: a node is needed if any child is needed or captures.
+        visited = {graph_root}
+        stack = [(graph_root, iter(graph_root.next_edges))]
+        while stack:
+            node, children = stack[-1]
+            for edge in children:
+                if edge is not None and edge[0] not in visited:
+                    visited.add(edge[0])
+                    stack.append((edge[0], iter(edge[0].next_edges)))
+                    break
+            else:
+                stack.pop()
+                for edge in node.next_edges:
+                    if edge is not None:
+                        info = exec_info.get(edge[0])
+                        if info is not None and (info[0] or info[1] is not None):
+                            exec_info.setdefault(node, [False, None])[0] = True
+                            break
+
+    def set_exception(self, exc: BaseException, node) -> None:
+        """Records the first error of this GraphTask. See Note [How errors travel]."""
+        with self.lock:
+            if self.has_error:
+                return
+            self.has_error = True
+            self.error = exc
+        if node is not None:
+            _add_note(exc, f"(raised in the backward of {node.name()})")
+            if _Anomaly.enabled:
+                msg = forward_trace_message(node)
+                _add_note(exc, msg)
+                warnings.warn(msg, stacklevel=2)
+        if self.exit_on_error:
+            Engine._mark_completed(self)
+
+
+def _add_note(exc, note):
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+
+
+class NodeTask:
+    """A node that is ready to run, with its gathered inputs; or a shutdown/wake-up marker."""
+
+    __slots__ = ("graph_task", "node", "inputs", "is_shutdown")
+
+    def __init__(self, graph_task, node, inputs, is_shutdown=False):
+        self.graph_task = graph_task
+        self.node = node
+        self.inputs = inputs
+        self.is_shutdown = is_shutdown
+
+
+class ReadyQueue:
+    """A priority queue of NodeTasks, ordered as in PyTorch.
+
+    Shutdown tasks first, then wake-up (dummy) tasks, then deeper reentrant depth, then higher
+    ``sequence_nr`` (later-created nodes first; AccumulateGrad, at the maximum, as soon as it
+    is ready). Ties go to the earlier push, which makes runs deterministic.
+    """
+
+    __slots__ = ("heap", "cond", "counter")
+
+    def __init__(self):
+        self.heap = []
+        self.cond = threading.Condition(threading.Lock())
+        self.counter = itertools.count().__next__
+
+    def push(self, task: NodeTask) -> None:
+        if task.is_shutdown:
+            key = (0, 0, 0)
+        elif task.node is None:
+            key = (1, 0, 0)
+        else:
+            key = (2, -task.graph_task.reentrant_depth, -task.node.sequence_nr)
+        with self.cond:
+            heapq.heappush(self.heap, (key, self.counter(), task))
+            self.cond.notify()
+
+    def pop(self) -> NodeTask:
+        with self.cond:
+            while not self.heap:
+                self.cond.wait()
+            return heapq.heappop(self.heap)[2]
+
+    def __len__(self):
+        return len(self.heap)
+
+
+def validate_outputs(edges, grads, node=None):
+    """Checks the gradients a node returns (or the seeds) against the inputs they flow into.
+
+    A gradient whose shape the input broadcasts to is summed down to the input's shape, and
+    one of another dtype is cast; anything else raises RuntimeError naming the node, the index
+    and both shapes. Returns the (possibly new) list of gradients.
+    """
+    prefix = "" if node is None else f"Function {node.name()} returned an "
+    if len(grads) != len(edges):
+        raise RuntimeError(f"{prefix}invalid number of gradients - expected {len(edges)}, but got {len(grads)}")
+    for i, edge in enumerate(edges):
+        grad = grads[i]
+        if edge is None or grad is None:
+            continue
+        shape, np_dtype, device = edge[0].input_metadata[edge[1]]
+        arr = grad._data
+        if arr.shape != shape:
+            if not _expandable_to(shape, arr.shape):
+                raise RuntimeError(f"{prefix}invalid gradient at index {i} - got {list(arr.shape)} but expected "
+                                   f"shape compatible with {list(shape)}")
+            grad = grad.sum_to_size(shape)
+        if grad._device is not device:
+            raise RuntimeError(f"{prefix}invalid gradient at index {i} - expected device {device} but got "
+                               f"{grad._device}")
+        if grad._data.dtype != np_dtype:
+            if grad._data.dtype.kind != "f":
+                raise RuntimeError(f"{prefix}invalid gradient at index {i} - expected type {np_dtype} but got "
+                                   f"{grad._data.dtype}")
+            grad = grad.to(_dtype_of(np_dtype))
+        grads[i] = grad
+    return grads
+
+
+def _dtype_of(np_dtype):
+    from .._dtype import _BY_NP
+    return _BY_NP[np_dtype]
+
+
+def _expandable_to(shape, desired):
+    """True if ``shape`` broadcasts to ``desired``."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+class _ThreadPoolShared:
+    """Threads that run reentrant GraphTasks past the inline depth. See Note [Reentrant backwards]."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.work = threading.Condition(self.lock)
+        self.graphtasks_queue = []
+        self.num_workers = 0  # idle threads waiting for work
+
+
+class Engine:
+    """Runs backward passes. One default instance serves the process (``get_default_engine()``)."""
+
+    def __init__(self, max_recursion_depth: int = 10):
+        # Each inline level costs about a dozen Python frames; keep well inside the recursion limit.
+        self.max_recursion_depth = max_recursion_depth
+        self.multithreading_enabled = True
+        self._lock = threading.Lock()
+        self._device_queues = {}
+        self._device_threads = {}
+        self._pool = _ThreadPoolShared()
+
+    # -- step 1 --------------------------------------------------------------------------------
+    @staticmethod
+    def compute_dependencies(root, graph_task) -> None:
+        """Counts, for every node reachable from ``root``, how many edges lead into it."""
+        dependencies = graph_task.dependencies
+        seen = {root}
+        stack = [root]
+        while stack:
+            for edge in stack.pop().next_edges:
+                if edge is not None:
+                    nxt = edge[0]
+                    dependencies[nxt] = dependencies.get(nxt, 0) + 1
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append(nxt)
+
+    # -- step 2 --------------------------------------------------------------------------------
+    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(),
+                accumulate_grad: bool = False):
+        """Runs the backward pass from ``roots`` (edges) seeded with ``inputs`` (gradients).
+
+        Args:
+            roots: one Edge per output tensor.
+            inputs: the seed gradient of each root.
+            keep_graph: keep saved tensors for another pass (``retain_graph``).
+            create_graph: record the backward pass itself (grad mode on while nodes run).
+            outputs: edges whose incoming gradients to return (``autograd.grad``); empty for
+                ``.backward()``.
+            accumulate_grad: with ``outputs``, run only the nodes leading to them but accumulate
+                into ``.grad`` instead of capturing (``backward(inputs=...)``).
+
+        Returns:
+            The captured gradients, one per entry of ``outputs``.
+        """
+        inputs = validate_outputs(roots, list(inputs))
+        if local.ready_queue is None:
+            local.ready_queue = ReadyQueue()
+        reentrant = local.worker_device != NO_DEVICE
+        graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0,
+                               local.ready_queue)
+        graph_root = GraphRoot(roots, inputs)
+        self.compute_dependencies(graph_root, graph_task)
+        if outputs:
+            graph_task.init_to_execute(graph_root, outputs, accumulate_grad)
+        return self.execute_with_graph_task(graph_task, graph_root).result()
+
+    def execute_with_graph_task(self, graph_task, graph_root):
+        """Runs a GraphTask built by the caller; returns a Future of its captured gradients.
+
+        Outside the engine the calling thread drives the CPU work until the task completes.
+        Inside it (a reentrant call) the task nests on this thread, or moves to a pool thread
+        past ``max_recursion_depth`` while this thread waits. See Note [Reentrant backwards].
+        """
+        if local.ready_queue is None:
+            local.ready_queue = ReadyQueue()
+        with graph_task.lock:
+            graph_task.outstanding_tasks += 1
+        graph_task.cpu_ready_queue.push(NodeTask(graph_task, graph_root, InputBuffer(0)))
+        if local.worker_device == NO_DEVICE:
+            prev_queue = local.ready_queue
+            local.worker_device = CPU_DEVICE
+            local.ready_queue = graph_task.cpu_ready_queue
+            graph_task.owner = CPU_DEVICE
+            try:
+                self.thread_main(graph_task)
+            finally:
+                local.worker_device = NO_DEVICE
+                local.ready_queue = prev_queue
+        else:
+            graph_task.owner = local.worker_device
+            if local.current_depth >= self.max_recursion_depth:
+                self._add_thread_pool_task(graph_task)
+                graph_task.future.exception()  # wait; the result is read by the caller
+            else:
+                local.total_depth += 1
+                local.current_depth += 1
+                try:
+                    self.thread_main(graph_task)
+                finally:
+                    local.current_depth -= 1
+                    local.total_depth -= 1
+        return graph_task.future
+
+    # -- step 3 --------------------------------------------------------------------------------
+    def thread_main(self, graph_task) -> None:
+        """Pops and runs tasks until ``graph_task`` completes (forever for a device thread)."""
+        queue = local.ready_queue
+        while graph_task is None or not graph_task.completed:
+            task = queue.pop()
+            if task.is_shutdown:
+                break
+            gt = task.graph_task
+            if task.node is None:  # a wake-up: our GraphTask may have completed elsewhere
+                continue
+            if not gt.has_error:
+                self._run_task(gt, task)
+            task = None  # free the inputs before waiting for more work
+            with gt.lock:
+                gt.outstanding_tasks -= 1
+                done = gt.outstanding_tasks == 0 and not gt.completed
+            if done:
+                self._mark_completed(gt)
+                owner_queue = self._ready_queue_of_owner(gt)
+                if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
+                    owner_queue.push(NodeTask(gt, None, None))
+
+    def _run_task(self, gt, task) -> None:
+        prev_task, prev_node = local.current_graph_task, local.current_node
+        prev_grad = _grad_state.grad_enabled
+        local.current_graph_task = gt
+        local.current_node = task.node
+        _grad_state.grad_enabled = gt.grad_mode
+        try:
+            self.evaluate_function(gt, task.node, task.inputs)
+        except BaseException as exc:  # noqa: BLE001 - every error travels to the caller
+            gt.set_exception(exc, task.node)
+        finally:
+            _grad_state.grad_enabled = prev_grad
+            local.current_graph_task, local.current_node = prev_task, prev_node
+
+    # -- step 4 --------------------------------------------------------------------------------
+    def evaluate_function(self, graph_task, node, inputs) -> None:
+        """Runs ``node`` on its gathered ``inputs`` and routes its outputs to the next nodes."""
+        exec_info = graph_task.exec_info
+        if exec_info is not None:
+            needed, captures = exec_info[node]
+            if captures is not None:
+                grads = inputs.buffer if needed else call_tensor_pre_hooks(node, inputs.buffer)
+                with graph_task.lock:
+                    for input_idx, output_idx in captures:
+                        graph_task.captured_vars[output_idx] = grads[input_idx]
+            if not needed:
+                return
+        outputs = call_function(graph_task, node, inputs.buffer)
+        inputs.buffer = None
+        if not graph_task.keep_graph:
+            node.release_variables()
+        if not outputs:
+            return
+        if _Anomaly.enabled and _Anomaly.check_nan:
+            _check_nan(node, outputs)
+        with graph_task.lock:
+            dependencies = graph_task.dependencies
+            not_ready = graph_task.not_ready
+            for i, edge in enumerate(node.next_edges):
+                if edge is None:
+                    continue
+                nxt, input_nr = edge
+                count = dependencies.get(nxt)
+                if count is None:
+                    raise RuntimeError(f"dependency not found for {nxt.name()}")
+                if count == 1:
+                    del dependencies[nxt]
+                    ready = True
+                else:
+                    dependencies[nxt] = count - 1
+                    ready = False
+                buffer = not_ready.get(nxt)
+                if buffer is None:
+                    if exec_info is not None and not graph_task.should_execute(nxt):
+                        continue
+                    buffer = InputBuffer(len(nxt.input_metadata))
+                    buffer.add(input_nr, outputs[i])
+                    if not ready:
+                        not_ready[nxt] = buffer
+                        continue
+                else:
+                    buffer.add(input_nr, outputs[i])
+                    if not ready:
+                        continue
+                    del not_ready[nxt]
+                graph_task.outstanding_tasks += 1
+                self._ready_queue(graph_task, buffer.device).push(NodeTask(graph_task, nxt, buffer))
+
+    # -- step 5 --------------------------------------------------------------------------------
+    @staticmethod
+    def _mark_completed(graph_task) -> None:
+        """Completes the GraphTask exactly once: post-processing, then its future."""
+        with graph_task.lock:
+            if graph_task.completed:
+                return
+            graph_task.completed = True
+        if graph_task.has_error:
+            graph_task.future.set_exception(graph_task.error)
+            return
+        try:
+            captured = Engine._exec_post_processing(graph_task)
+        except BaseException as exc:  # noqa: BLE001 - a callback's error goes to the caller
+            graph_task.has_error = True
+            graph_task.error = exc
+            graph_task.future.set_exception(exc)
+        else:
+            graph_task.future.set_result(captured)
+
+    @staticmethod
+    def _exec_post_processing(graph_task):
+        if graph_task.not_ready:
+            raise RuntimeError("could not compute gradients for some functions")
+        prev_task = local.current_graph_task
+        prev_grad = _grad_state.grad_enabled
+        local.current_graph_task = graph_task
+        _grad_state.grad_enabled = graph_task.grad_mode
+        try:
+            i = 0
+            while True:  # callbacks may queue more callbacks: re-read the length every time
+                with graph_task.lock:
+                    if i >= len(graph_task.final_callbacks):
+                        break
+                    callback = graph_task.final_callbacks[i]
+                callback()
+                i += 1
+        finally:
+            local.current_graph_task = prev_task
+            _grad_state.grad_enabled = prev_grad
+        captured, graph_task.captured_vars = graph_task.captured_vars, []
+        return captured
+
+    # -- queues and threads --------------------------------------------------------------------
+    def _ready_queue(self, graph_task, device):
+        """The queue for work on ``device``: the owner's CPU queue, or the device's worker queue."""
+        if device is _cpu or not self.multithreading_enabled:
+            return graph_task.cpu_ready_queue
+        queue = self._device_queues.get(device)
+        if queue is None:
+            queue = self._start_device_thread(device)
+        return queue
+
+    def _ready_queue_of_owner(self, graph_task):
+        if graph_task.owner == CPU_DEVICE:
+            return graph_task.cpu_ready_queue
+        return self._device_queues[graph_task.owner]
+
+    def _start_device_thread(self, device):
+        """Starts the one worker thread of ``device`` (once) and returns its queue."""
+        with self._lock:
+            queue = self._device_queues.get(device)
+            if queue is None:
+                queue = ReadyQueue()
+                thread = threading.Thread(target=self._device_thread_main, args=(device, queue),
+                                          name=f"retrograd-{device}", daemon=True)
+                self._device_threads[device] = thread
+                self._device_queues[device] = queue
+                thread.start()
+        return queue
+
+    def _device_thread_main(self, device, queue) -> None:
+        local.worker_device = device
+        local.ready_queue = queue
+        self.thread_main(None)
+
+    def _add_thread_pool_task(self, graph_task) -> None:
+        pool = self._pool
+        with pool.lock:
+            pool.graphtasks_queue.append(graph_task)
+            if pool.num_workers < len(pool.graphtasks_queue):  # every idle thread already has work
+                threading.Thread(target=self._reentrant_thread_main, name="retrograd-reentrant",
+                                 daemon=True).start()
+            pool.work.notify()
+
+    def _reentrant_thread_main(self) -> None:
+        pool = self._pool
+        while True:
+            with pool.lock:
+                while not pool.graphtasks_queue:
+                    pool.num_workers += 1
+                    pool.work.wait()
+                    pool.num_workers -= 1
+                graph_task = pool.graphtasks_queue.pop(0)
+            local.worker_device = graph_task.owner
+            local.ready_queue = self._ready_queue_of_owner(graph_task)
+            local.total_depth = graph_task.reentrant_depth
+            local.current_depth = 0
+            try:
+                self.thread_main(graph_task)
+            finally:
+                local.worker_device = NO_DEVICE
+                local.ready_queue = None
+                graph_task = None
+
+    def ready_queue_size(self, device) -> int:
+        queue = local.ready_queue if device is _cpu else self._device_queues.get(device)
+        return 0 if queue is None else len(queue)
+
+    def enqueue_blocked_task_on_cpu(self, task: NodeTask) -> None:
+        """Pushes ``task`` on its GraphTask's CPU queue without counting it as outstanding again.
+
+        The caller raised ``outstanding_tasks`` beforehand (for instance when it registered a
+        gradient expected over the network), so the GraphTask could not complete before this
+        task arrives.
+        """
+        task.graph_task.cpu_ready_queue.push(task)
+
+    def queue_callback(self, callback) -> None:
+        """Runs ``callback()`` once the current backward pass has run all its nodes."""
+        graph_task = local.current_graph_task
+        if graph_task is None:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        with graph_task.lock:
+            graph_task.final_callbacks.append(callback)
+
+    def is_checkpoint_valid(self) -> bool:
+        return local.checkpoint_valid
+
+    def shutdown(self) -> None:
+        """Stops the device worker threads (they are daemons; this lets them exit cleanly)."""
+        with self._lock:
+            queues = list(self._device_queues.values())
+            self._device_queues.clear()
+            self._device_threads.clear()
+        for queue in queues:
+            queue.push(NodeTask(None, None, None, is_shutdown=True))
+
+    def _after_fork(self) -> None:
+        """In a forked child, the parent's engine threads do not exist: start afresh."""
+        self._lock = threading.Lock()
+        self._device_queues = {}
+        self._device_threads = {}
+        self._pool = _ThreadPoolShared()
+        local.__init__()
+
+
+def call_tensor_pre_hooks(node, grads):
+    """Runs the tensor hooks of the tensors this node produced, then their retain_grad hooks."""
+    for input_nr, hooks in node.tensor_pre_hooks():
+        for hook in list(hooks.values()):
+            grads[input_nr] = _checked_hook_result(hook, grads[input_nr], hook(grads[input_nr]))
+    retains = node._retains_grad_hooks
+    if retains:
+        for input_nr, hook in list(retains.items()):
+            hook(grads[input_nr])
+    return grads
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _checked_hook_result(hook, value, result):
+    if result is None:
+        return value
+    if value is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not hasattr(result, "_data") or not hasattr(result, "_grad_fn"):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != value._data.dtype or result._device is not value._device:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{value.dtype} got {result.dtype})")
+    if result._data.shape != value._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def call_function(graph_task, node, grads):
+    """Runs the node's hooks and the node itself; returns its validated outputs."""
+    prev_checkpoint_valid = local.checkpoint_valid
+    local.checkpoint_valid = prev_checkpoint_valid and graph_task.exec_info is None
+    try:
+        if node._tensor_pre_hooks is not None or node._retains_grad_hooks is not None or \
+                type(node) is AccumulateGrad:
+            grads = call_tensor_pre_hooks(node, grads)
+        if node._pre_hooks:
+            for hook in list(node._pre_hooks.values()):
+                result = hook(tuple(grads))
+                if result is not None:
+                    if len(result) != len(grads):
+                        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                                           f"(got {len(result)}, but expected {len(grads)})")
+                    grads = list(result)
+        if not graph_task.keep_graph:
+            node.will_release_variables()
+        post_hooks = node._post_hooks
+        if post_hooks:
+            inputs = tuple(grads)
+            outputs = node.apply(list(grads))
+        else:
+            outputs = node.apply(grads)
+        outputs = validate_outputs(node.next_edges, list(outputs), node)
+    finally:
+        local.checkpoint_valid = prev_checkpoint_valid
+    if post_hooks:
+        for hook in list(post_hooks.values()):
+            result = hook(tuple(outputs), inputs)
+            if result is not None:
+                if len(result) != len(outputs):
+                    raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                                       f"(got {len(result)}, but expected {len(outputs)})")
+                outputs = list(result)
+    return outputs
+
+
+def _check_nan(node, outputs):
+    for i, grad in enumerate(outputs):
+        if grad is not None and grad._data.dtype.kind == "f" and bool((grad._data != grad._data).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+_default_engine = Engine()
+
+
+def get_default_engine() -> Engine:
+    """The process-wide engine that ``backward`` and ``grad`` use."""
+    return _default_engine
+
+
+def queue_callback(callback) -> None:
+    """Queues ``callback()`` to run when the current backward pass finishes.
+
+    Callbacks run once each, in FIFO order, on the thread that finishes the pass; a callback
+    may queue another, which runs in the same pass. A callback queued during a nested
+    (reentrant) pass runs when that nested pass ends.
+
+    Raises:
+        RuntimeError: outside a backward pass.
+    """
+    _default_engine.queue_callback(callback)
+
+
+def is_checkpoint_valid() -> bool:
+    """False while a node runs inside ``autograd.grad`` (where reentrant checkpointing cannot work)."""
+    return local.checkpoint_valid
+
+
+class set_multithreading_enabled:
+    """Enables or disables device worker threads (everything then runs on the calling thread).
+
+    Takes effect at once; as a context manager it restores the previous setting on exit.
+
+    Args:
+        mode (bool): whether device work runs on the device's worker thread.
+    """
+
+    def __init__(self, mode: bool):
+        self.prev = _default_engine.multithreading_enabled
+        _default_engine.multithreading_enabled = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _default_engine.multithreading_enabled = self.prev
+
+
+atexit.register(_default_engine.shutdown)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_default_engine._after_fork)

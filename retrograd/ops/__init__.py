@@ -1,0 +1,178 @@
+"""Every differentiable op, and the Tensor methods and operators that call them."""
+from __future__ import annotations
+
+import inspect
+
+from .. import _creation
+from .._tensor import Tensor
+from . import composite, indexing, linalg, pointwise, reduction, shape
+from ._inplace import apply_inplace
+from ._registry import REGISTRY, call_op, defop
+from .composite import narrow, select, square, std, std_mean, var, var_mean
+from .indexing import (convert_index, gather, getitem, index_add, index_put, index_select, masked_fill,
+                       masked_select, scatter, scatter_add)
+from .linalg import bmm, dot, einsum, ger, matmul, mm, mv, outer, trace
+from .pointwise import *  # noqa: F401,F403 - the op table
+from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, minimum, mul, ne, neg, pow,
+                        remainder, floor_divide, sub, where)
+from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
+                        norm, prod, softmax, sum)
+from .shape import (broadcast_to, cat, chunk, clone, concat, concatenate, contiguous, diagonal, expand,
+                    expand_as, flatten, flip, movedim, moveaxis, permute, reshape, roll, shape_arg, split,
+                    squeeze, stack, sum_to_size, swapaxes, t, to, transpose, tril, triu, unbind, unflatten,
+                    unsqueeze, view)
+
+
+def _shape_method(fn):
+    def method(self, *shape):
+        return fn(self, shape_arg(shape))
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _dims_method(fn):
+    def method(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return fn(self, dims)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _make_inplace(op, name):
+    """Generates ``Tensor.<name>_(...)`` for op ``op``: same parameters, result written into self."""
+    params, names, env = [], [], {"_inplace": apply_inplace, "_op": op}
+    kwonly = False
+    for i, p in enumerate(op.signature.parameters.values()):
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly:
+            params.append("*")
+            kwonly = True
+        if p.default is inspect.Parameter.empty:
+            params.append(p.name)
+        else:
+            env[f"_d{i}"] = p.default
+            params.append(f"{p.name}=_d{i}")
+        names.append(p.name)
+    src = (f"def {name}({', '.join(params)}):\n"
+           f"    return _inplace(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
+    exec(src, env)  # noqa: S102 - generated from the op's own signature
+    fn = env[name]
+    fn.__doc__ = f"In-place version of ``{op.name}``."
+    return fn
+
+
+def _attach():
+    T = Tensor
+    # Methods whose public function shares the name and signature.
+    for name in ("add", "sub", "mul", "div", "neg", "pow", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt",
+                 "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "clamp",
+                 "maximum", "minimum", "floor", "ceil", "round", "trunc", "eq", "ne", "lt", "le", "gt", "ge",
+                 "logical_not", "logical_and", "logical_or", "logical_xor", "isnan", "isinf", "isfinite",
+                 "remainder", "floor_divide", "sum", "mean", "amax", "amin", "argmax", "argmin", "max", "min",
+                 "logsumexp", "softmax", "log_softmax", "cumsum", "cumprod", "prod", "norm", "matmul", "mm", "bmm",
+                 "mv", "dot", "outer", "trace", "transpose", "unsqueeze", "squeeze", "diagonal", "flatten",
+                 "unflatten", "split", "chunk", "unbind", "roll", "tril", "triu", "movedim", "moveaxis", "clone",
+                 "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "gather", "scatter_add",
+                 "scatter", "index_select", "index_add", "index_put", "masked_fill", "masked_select", "expand_as",
+                 "where", "t", "swapaxes", "to", "contiguous", "bitwise_not"):
+        fn = globals().get(name) or getattr(pointwise, name)
+        setattr(T, name, fn)
+    T.clip = clamp
+    T.absolute = abs
+    T.multiply = mul
+    T.subtract = sub
+    T.divide = T.true_divide = div
+    T.negative = neg
+    T.greater = gt
+    T.less = lt
+    T.view = _shape_method(view)
+    T.reshape = _shape_method(reshape)
+    T.expand = _shape_method(expand)
+    T.broadcast_to = lambda self, size: broadcast_to(self, size)
+    T.permute = _dims_method(permute)
+    T.flip = _dims_method(flip)
+    T.sum_to_size = sum_to_size
+    T.view_as = lambda self, other: view(self, other._data.shape)
+    T.reshape_as = lambda self, other: reshape(self, other._data.shape)
+    T.T = property(lambda self: permute(self, tuple(range(self.dim() - 1, -1, -1))))
+    T.mT = property(lambda self: transpose(self, -2, -1))
+    T.H = T.T
+    T.mH = T.mT
+    # Casts.
+    from .. import _dtype
+    T.float = lambda self: to(self, _dtype.float32)
+    T.double = lambda self: to(self, _dtype.float64)
+    T.half = lambda self: to(self, _dtype.float16)
+    T.long = lambda self: to(self, _dtype.int64)
+    T.int = lambda self: to(self, _dtype.int32)
+    T.bool = lambda self: to(self, _dtype.bool)
+    T.type = lambda self, dtype=None: self.dtype if dtype is None else to(self, dtype)
+    T.cpu = lambda self: to(self, "cpu")
+    T.cuda = lambda self, device=None: to(self, "cuda" if device is None else
+                                          device if isinstance(device, str) else f"cuda:{device}")
+    T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.zeros(
+        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.ones(
+        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_empty = T.new_zeros
+    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: _creation.full(
+        size, fill_value, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
+        data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    # Operators.
+    T.__add__ = T.__radd__ = lambda self, other: add(self, other)
+    T.__sub__ = lambda self, other: sub(self, other)
+    T.__rsub__ = lambda self, other: sub(other, self)
+    T.__mul__ = T.__rmul__ = lambda self, other: mul(self, other)
+    T.__truediv__ = lambda self, other: div(self, other)
+    T.__rtruediv__ = lambda self, other: div(other, self)
+    T.__floordiv__ = lambda self, other: floor_divide(self, other)
+    T.__rfloordiv__ = lambda self, other: floor_divide(other, self)
+    T.__mod__ = lambda self, other: remainder(self, other)
+    T.__pow__ = lambda self, other: pow(self, other)
+    T.__rpow__ = lambda self, other: pow(other, self)
+    T.__matmul__ = lambda self, other: matmul(self, other)
+    T.__rmatmul__ = lambda self, other: matmul(other, self)
+    T.__neg__ = lambda self: neg(self)
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: abs(self)
+    T.__eq__ = lambda self, other: eq(self, other)
+    T.__ne__ = lambda self, other: ne(self, other)
+    T.__lt__ = lambda self, other: lt(self, other)
+    T.__le__ = lambda self, other: le(self, other)
+    T.__gt__ = lambda self, other: gt(self, other)
+    T.__ge__ = lambda self, other: ge(self, other)
+    T.__and__ = T.__rand__ = lambda self, other: pointwise.bitwise_and(self, other)
+    T.__or__ = T.__ror__ = lambda self, other: pointwise.bitwise_or(self, other)
+    T.__xor__ = T.__rxor__ = lambda self, other: pointwise.bitwise_xor(self, other)
+    T.__invert__ = lambda self: pointwise.bitwise_not(self) if self._data.dtype.kind != "b" else \
+        pointwise.logical_not(self)
+    T.__getitem__ = getitem
+    # In-place forms.
+    for name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "neg", "exp", "log", "sqrt", "sin", "cos",
+                 "tanh", "sigmoid", "abs", "masked_fill", "index_put", "scatter_add", "scatter", "index_add",
+                 "floor", "ceil", "round", "trunc", "reciprocal", "remainder"):
+        setattr(T, name + "_", _make_inplace(REGISTRY[name], name + "_"))
+    T.clip_ = T.clamp_
+    T.fill_ = _make_inplace(shape.fill.op, "fill_")
+    T.copy_ = lambda self, src, non_blocking=False: apply_inplace(shape._copy.op, (self, src))
+    T.zero_ = lambda self: T.fill_(self, 0)
+    T.__iadd__ = lambda self, other: T.add_(self, other)
+    T.__isub__ = lambda self, other: T.sub_(self, other)
+    T.__imul__ = lambda self, other: T.mul_(self, other)
+    T.__itruediv__ = lambda self, other: T.div_(self, other)
+    T.__ipow__ = lambda self, other: T.pow_(self, other)
+
+    def __setitem__(self, index, value):
+        indices, _ = convert_index(index)
+        apply_inplace(REGISTRY["index_put"], (self, indices, value, False))
+    T.__setitem__ = __setitem__
+
+
+_attach()
+
+__all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
+    "max", "min", "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "einsum", "flatten",
+    "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
+    "concatenate", "sum_to_size", "ger"})

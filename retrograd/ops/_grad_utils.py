@@ -1,0 +1,77 @@
+"""Helpers that derivative formulas call. Everything here works on Tensors with retrograd ops,
+so that formulas stay differentiable (``create_graph=True`` gives higher derivatives)."""
+from __future__ import annotations
+
+
+def normalize_dims(dim, ndim):
+    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    n = max(ndim, 1)
+    out = []
+    for d in dim:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        out.append(d % n)
+    return tuple(sorted(set(out)))
+
+
+def expand_reduced(grad, input_shape, dim, keepdim):
+    """Broadcasts the gradient of a reduction over ``dim`` back to ``input_shape``."""
+    ndim = len(input_shape)
+    if not keepdim and ndim:
+        shape = list(input_shape)
+        for d in normalize_dims(dim, ndim):
+            shape[d] = 1
+        grad = grad.reshape(tuple(shape))
+    return grad.expand(input_shape)
+
+
+def reduced_numel(input_shape, dim):
+    """How many elements each output of a reduction over ``dim`` averages."""
+    n = 1
+    for d in normalize_dims(dim, len(input_shape)):
+        n *= input_shape[d] if input_shape else 1
+    return n
+
+
+def unsqueeze_reduced(t, input_shape, dim, keepdim):
+    """``t`` (a reduction's output) with the reduced dims put back as size 1, for broadcasting."""
+    if keepdim or not input_shape:
+        return t
+    shape = list(input_shape)
+    for d in normalize_dims(dim, len(input_shape)):
+        shape[d] = 1
+    return t.reshape(tuple(shape))
+
+
+def matmul_backward(grad, input, other, which):
+    """Gradient of ``matmul(input, other)`` for ``input`` (which=0) or ``other`` (which=1).
+
+    1-D operands are promoted to matrices as matmul does; broadcast batch dimensions are summed
+    away by the engine's ``validate_outputs``.
+    """
+    a = input.unsqueeze(0) if input.dim() == 1 else input
+    b = other.unsqueeze(-1) if other.dim() == 1 else other
+    g = grad
+    if input.dim() == 1:
+        g = g.unsqueeze(-2)
+    if other.dim() == 1:
+        g = g.unsqueeze(-1)
+    if which == 0:
+        ga = g.matmul(b.mT)
+        if input.dim() == 1:
+            ga = ga.squeeze(-2)
+        return ga
+    gb = a.mT.matmul(g)
+    if other.dim() == 1:
+        gb = gb.squeeze(-1)
+    return gb
+
+
+def split_sizes_backward(grads, dim):
+    """Gradient of the outputs of split/chunk: concatenated back along ``dim``."""
+    from .shape import cat
+    return cat(list(grads), dim)

@@ -1,0 +1,104 @@
+"""In-place ops: write an op's result into an existing tensor and rewire its history.
+
+Note [In-place on views]
+~~~~~~~~~~~~~~~~~~~~~~~~
+An in-place op on a tensor that is not a view runs the op out of place, writes the result into
+the tensor's memory, bumps the shared version counter, and makes the op's node the tensor's
+new ``grad_fn`` (saving the old value by copy where a formula needs it).
+
+On a view, the write changes the base too, so the base's history is rebased: its new
+``grad_fn`` is a ``CopySlices`` node whose backward sends the gradient of the written region
+to the op (through the view's function) and the rest to the base's old history. Views record
+a replayable chain of view ops from their base; a view whose base changed version since its
+``grad_fn`` was computed regenerates it by replaying that chain on the base's new history.
+"""
+from __future__ import annotations
+
+from .._tensor import Tensor, gradient_edge
+from ..autograd import grad_mode
+from ..autograd.graph import Node
+from ._registry import call_op, replay_view
+
+_grad_state = grad_mode.state
+
+
+def check_inplace(self, requires_grad_elsewhere=False):
+    """PyTorch's forward-time errors for in-place ops on leaves that require grad."""
+    if self._grad_fn is None and self._requires_grad:
+        base = self._base
+        if base is not None and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if base is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def apply_inplace(op, args):
+    """Runs ``op`` on ``args`` writing into ``args[0]``; returns ``args[0]``."""
+    self = args[0]
+    if not _grad_state.grad_enabled:
+        return call_op(op, args, inplace=self)
+    check_inplace(self)
+    base = self._base
+    if base is not None and (self._requires_grad or base._requires_grad or _others_require_grad(op, args)):
+        return _inplace_on_view(op, self, args)
+    return call_op(op, args, inplace=self)
+
+
+def _others_require_grad(op, args):
+    for i in op.tensor_pos[1:]:
+        a = args[i]
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+        if isinstance(a, (list, tuple)) and any(isinstance(t, Tensor) and t._requires_grad for t in a):
+            return True
+    return False
+
+
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views. See Note [In-place on views]."""
+
+    __slots__ = ("chain",)
+
+    def __init__(self, base, chain, result):
+        super().__init__((gradient_edge(base), gradient_edge(result)),
+                         ((base._data.shape, base._data.dtype, base._device),))
+        self.chain = chain
+
+    def apply(self, grads):
+        grad = grads[0]
+        if grad is None:
+            return [None, None]
+        result_grad = replay_view(self.chain, grad)
+        base_grad = grad.clone()
+        replay_view(self.chain, base_grad).zero_()
+        return [base_grad, result_grad]
+
+
+def _inplace_on_view(op, view, args):
+    base = view._base
+    old = view.clone()  # the view's current value, as a function of its history
+    result = call_op(op, (old,) + tuple(args[1:]))
+    with grad_mode.no_grad():
+        call_op(_copy_op(), (view, result), inplace=view)
+    node = CopySlices(base, view._view_fn, result)
+    base._grad_fn = node
+    base._output_nr = 0
+    base._requires_grad = True
+    regenerate_view_grad_fn(view)
+    return view
+
+
+def _copy_op():
+    from .shape import _copy
+    return _copy.op
+
+
+def regenerate_view_grad_fn(view):
+    """Recomputes a stale view's ``grad_fn`` by replaying its view chain on the base."""
+    with grad_mode.enable_grad():
+        fresh = replay_view(view._view_fn, view._base)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = fresh._requires_grad
+    view._view_version = view._version_counter.version
+    return view._grad_fn

@@ -1,0 +1,70 @@
+"""Composite ops: built from primitives, so their gradients come from the primitives' formulas."""
+from __future__ import annotations
+
+from ._grad_utils import normalize_dims
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def _count(input, dim):
+    shape = input._data.shape
+    n = 1
+    for d in normalize_dims(dim, len(shape)):
+        n *= shape[d] if shape else 1
+    return n
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1), as ``torch.var``."""
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    c = _correction(unbiased, correction)
+    mean = input.mean(dim, keepdim=True)
+    diff = input - mean
+    return (diff * diff).sum(dim, keepdim=keepdim) / max(_count(input, dim) - c, 0)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1), as ``torch.std``."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    from ..return_types import var_mean as _vm
+    return _vm(var(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    from ..return_types import std_mean as _sm
+    return _sm(std(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
+
+
+def square(input):
+    return input * input
+
+
+def narrow(input, dim, start, length):
+    """A view of ``length`` elements of ``input`` along ``dim`` from ``start``."""
+    from .._tensor import _wrap_dim
+    d = _wrap_dim(dim, input.dim())
+    n = input._data.shape[d]
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return input[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def select(input, dim, index):
+    from .._tensor import _wrap_dim
+    d = _wrap_dim(dim, input.dim())
+    return input[(slice(None),) * d + (index,)]
+
+
+def zero_(input):
+    """Fills ``input`` with zeros in place."""
+    return input.fill_(0)

@@ -1,0 +1,167 @@
+"""Pointwise ops: arithmetic, transcendental functions and comparisons, with broadcasting."""
+from __future__ import annotations
+
+import math
+
+from .._tensor import Tensor
+from ._registry import defop
+
+# -- arithmetic -------------------------------------------------------------------------------------
+add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
+            method=True, promote="binary",
+            input=lambda grad: grad,
+            other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
+
+sub = defop("sub", lambda xp, input, other, *, alpha=1: xp.subtract(input, other if alpha == 1 else xp.multiply(other, alpha)),
+            method=True, promote="binary",
+            input=lambda grad: grad,
+            other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+
+mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
+            method=True, promote="binary",
+            input=lambda grad, other: grad * other,
+            other=lambda grad, input: grad * input)
+
+div = defop("div", lambda xp, input, other: xp.true_divide(input, other),
+            method=True, promote="float",
+            input=lambda grad, other: grad / other,
+            other=lambda grad, input, other: -grad * input / (other * other))
+
+neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
+            input=lambda grad: -grad)
+
+
+def _pow_forward(xp, input, exponent):
+    return xp.power(input, exponent)
+
+
+def _pow_input_grad(grad, input, exponent):
+    if isinstance(exponent, (int, float)):
+        if exponent == 0:
+            return grad * 0
+        return grad * exponent * input ** (exponent - 1)
+    return where(exponent == 0, grad * 0, grad * exponent * input ** (exponent - 1))
+
+
+def _pow_exponent_grad(grad, input, result):
+    # d/dy x**y = x**y * log(x); PyTorch defines it as 0 where x == 0.
+    if not isinstance(input, Tensor):
+        return grad * 0 if input == 0 else grad * result * math.log(input)
+    return where(input == 0, grad * 0, grad * result * input.log())
+
+
+pow = defop("pow", _pow_forward, method=True, promote="binary",  # noqa: A001
+            input=_pow_input_grad, exponent=_pow_exponent_grad)
+
+# -- exponentials and logarithms ----------------------------------------------------------------
+exp = defop("exp", lambda xp, input: xp.exp(input), method=True, promote="float",
+            input=lambda grad, result: grad * result)
+log = defop("log", lambda xp, input: xp.log(input), method=True, promote="float",
+            input=lambda grad, input: grad / input)
+log1p = defop("log1p", lambda xp, input: xp.log1p(input), method=True, promote="float",
+              input=lambda grad, input: grad / (input + 1))
+expm1 = defop("expm1", lambda xp, input: xp.expm1(input), method=True, promote="float",
+              input=lambda grad, result: grad * (result + 1))
+sqrt = defop("sqrt", lambda xp, input: xp.sqrt(input), method=True, promote="float",
+             input=lambda grad, result: grad / (result * 2))
+rsqrt = defop("rsqrt", lambda xp, input: 1 / xp.sqrt(input), method=True, promote="float",
+              input=lambda grad, result: grad * result ** 3 * -0.5)
+reciprocal = defop("reciprocal", lambda xp, input: xp.reciprocal(input.astype(xp.result_type(input, 1.0))),
+                   method=True, promote="float",
+                   input=lambda grad, result: -grad * result * result)
+
+# -- trigonometric and activations --------------------------------------------------------------------
+sin = defop("sin", lambda xp, input: xp.sin(input), method=True, promote="float",
+            input=lambda grad, input: grad * input.cos())
+cos = defop("cos", lambda xp, input: xp.cos(input), method=True, promote="float",
+            input=lambda grad, input: -grad * input.sin())
+tan = defop("tan", lambda xp, input: xp.tan(input), method=True, promote="float",
+            input=lambda grad, result: grad * (result * result + 1))
+tanh = defop("tanh", lambda xp, input: xp.tanh(input), method=True, promote="float",
+             input=lambda grad, result: grad * (1 - result * result))
+
+
+def _sigmoid(xp, input):
+    # exp of a negative argument only, so large |x| neither overflows nor loses the small side
+    e = xp.exp(-xp.abs(input))
+    return xp.where(input >= 0, 1 / (1 + e), e / (1 + e))
+
+
+sigmoid = defop("sigmoid", _sigmoid, method=True, promote="float",
+                input=lambda grad, result: grad * result * (1 - result))
+relu = defop("relu", lambda xp, input: xp.maximum(input, 0).astype(input.dtype, copy=False), method=True,
+             input=lambda grad, result: where(result > 0, grad, 0.))  # threshold_backward: zero at 0
+abs = defop("abs", lambda xp, input: xp.abs(input), method=True,  # noqa: A001
+            input=lambda grad, input: grad * input.sign())
+sign = defop("sign", lambda xp, input: xp.sign(input), method=True,
+             input=lambda grad: grad * 0)  # piecewise constant: zero gradient, as PyTorch
+
+
+def _clamp(xp, input, min=None, max=None):  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = input
+    if min is not None:
+        out = xp.maximum(out, min)
+    if max is not None:
+        out = xp.minimum(out, max)
+    return out
+
+
+def _clamp_mask(input, min, max):  # noqa: A002
+    mask = None
+    if min is not None:
+        mask = input >= min
+    if max is not None:
+        upper = input <= max
+        mask = upper if mask is None else mask & upper
+    return mask
+
+
+clamp = defop("clamp", _clamp, method=True, promote="binary", tensor_args=("input", "min", "max"),
+              input=lambda grad, input, min, max: where(_clamp_mask(input, min, max), grad, 0.),
+              min=lambda grad, input, min: where(input < min, grad, 0.),
+              max=lambda grad, input, max: where(input > max, grad, 0.))
+
+maximum = defop("maximum", lambda xp, input, other: xp.maximum(input, other), method=True, promote="binary",
+                input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input < other, 0.),
+                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other < input, 0.))
+minimum = defop("minimum", lambda xp, input, other: xp.minimum(input, other), method=True, promote="binary",
+                input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input > other, 0.),
+                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.))
+
+where = defop("where", lambda xp, condition, input, other: xp.where(condition, input, other), promote="binary",
+              tensor_args=("condition", "input", "other"),
+              input=lambda grad, condition: where(condition, grad, 0.),
+              other=lambda grad, condition: where(condition, 0., grad))
+_where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
+
+# Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.
+for _name, _np_name in (("floor", "floor"), ("ceil", "ceil"), ("round", "round"), ("trunc", "trunc")):
+    globals()[_name] = defop(_name, lambda xp, input, _f=_np_name: getattr(xp, _f)(input), method=True,
+                             input=lambda grad: grad * 0)
+del _name, _np_name
+
+# -- comparisons and logic (not differentiable: results never require grad) --------------------------
+eq = defop("eq", lambda xp, input, other: xp.equal(input, other), method=True)
+ne = defop("ne", lambda xp, input, other: xp.not_equal(input, other), method=True)
+lt = defop("lt", lambda xp, input, other: xp.less(input, other), method=True)
+le = defop("le", lambda xp, input, other: xp.less_equal(input, other), method=True)
+gt = defop("gt", lambda xp, input, other: xp.greater(input, other), method=True)
+ge = defop("ge", lambda xp, input, other: xp.greater_equal(input, other), method=True)
+logical_not = defop("logical_not", lambda xp, input: xp.logical_not(input), method=True)
+logical_and = defop("logical_and", lambda xp, input, other: xp.logical_and(input, other), method=True)
+logical_or = defop("logical_or", lambda xp, input, other: xp.logical_or(input, other), method=True)
+logical_xor = defop("logical_xor", lambda xp, input, other: xp.logical_xor(input, other), method=True)
+bitwise_and = defop("bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other), method=True, promote="binary")
+bitwise_or = defop("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other), method=True, promote="binary")
+bitwise_xor = defop("bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other), method=True, promote="binary")
+bitwise_not = defop("bitwise_not", lambda xp, input: xp.invert(input), method=True)
+isnan = defop("isnan", lambda xp, input: xp.isnan(input), method=True)
+isinf = defop("isinf", lambda xp, input: xp.isinf(input), method=True)
+isfinite = defop("isfinite", lambda xp, input: xp.isfinite(input), method=True)
+floor_divide = defop("floor_divide", lambda xp, input, other: xp.floor_divide(input, other), method=True,
+                     promote="binary")
+remainder = defop("remainder", lambda xp, input, other: xp.remainder(input, other), method=True, promote="binary",
+                  input=lambda grad: grad,
+                  other=lambda grad, input, other: -grad * (input / other).floor())

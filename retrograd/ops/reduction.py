@@ -1,0 +1,298 @@
+"""Reductions over dimensions: sum, mean, max/min, norms, softmax and friends."""
+from __future__ import annotations
+
+from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
+from ._registry import defop
+
+
+def _axis(dim, ndim):
+    if dim is None:
+        return None
+    return normalize_dims(dim, ndim) if ndim else None
+
+
+def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
+    out = xp.sum(input, axis=_axis(dim, input.ndim), keepdims=keepdim)
+    if dtype is not None:
+        return out.astype(dtype.np)
+    if input.dtype.kind in "bi" or input.dtype.kind == "u":  # integers accumulate in int64, as PyTorch
+        return out.astype("int64")
+    return out
+
+
+sum = defop("sum", _sum, method=True,  # noqa: A001
+            input=lambda grad, input_shape, dim, keepdim: expand_reduced(grad, input_shape, dim, keepdim))
+
+
+def _mean(xp, input, dim=None, keepdim=False, *, dtype=None):
+    if input.dtype.kind != "f" and dtype is None:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_name(input.dtype)}")
+    out = xp.mean(input, axis=_axis(dim, input.ndim), keepdims=keepdim)
+    return out.astype(dtype.np if dtype is not None else input.dtype, copy=False)
+
+
+def _name(np_dtype):
+    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
+            "uint8": "Byte"}.get(str(np_dtype), str(np_dtype))
+
+
+mean = defop("mean", _mean, method=True,
+             input=lambda grad, input_shape, dim, keepdim:
+             expand_reduced(grad, input_shape, dim, keepdim) / reduced_numel(input_shape, dim))
+
+
+def _evenly_distribute(grad, input, result, dim=None, keepdim=False):
+    """Gradient of amax/amin (and full max/min): shared evenly among the tied extreme values."""
+    r = unsqueeze_reduced(result, input.shape, dim, keepdim)
+    mask = (input == r)
+    count = mask.sum(dim=dim, keepdim=True) if dim is not None else mask.sum()
+    g = unsqueeze_reduced(grad, input.shape, dim, keepdim)
+    return _where(mask, g / count, 0.)
+
+
+def _amax(xp, input, dim=(), keepdim=False):
+    axis = None if dim == () or dim is None else _axis(dim, input.ndim)
+    return xp.amax(input, axis=axis, keepdims=keepdim)
+
+
+def _amin(xp, input, dim=(), keepdim=False):
+    axis = None if dim == () or dim is None else _axis(dim, input.ndim)
+    return xp.amin(input, axis=axis, keepdims=keepdim)
+
+
+amax = defop("amax", _amax, method=True,
+             input=lambda grad, input, result, dim, keepdim:
+             _evenly_distribute(grad, input, result, None if dim == () else dim, keepdim))
+amin = defop("amin", _amin, method=True,
+             input=lambda grad, input, result, dim, keepdim:
+             _evenly_distribute(grad, input, result, None if dim == () else dim, keepdim))
+
+
+def _logsumexp(xp, input, dim, keepdim=False):
+    axis = _axis(dim, input.ndim)
+    m = xp.amax(input, axis=axis, keepdims=True) if input.size else xp.zeros((1,) * input.ndim, input.dtype)
+    m = xp.where(xp.isfinite(m), m, 0)
+    out = xp.log(xp.sum(xp.exp(input - m), axis=axis, keepdims=True)) + m
+    return out if keepdim else xp.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+
+
+logsumexp = defop("logsumexp", _logsumexp, method=True, promote="float",
+                  input=lambda grad, input, result, dim, keepdim:  # a dedicated formula: stable, one exp
+                  unsqueeze_reduced(grad, input.shape, dim, keepdim) *
+                  (input - unsqueeze_reduced(result, input.shape, dim, keepdim)).exp())
+
+
+def _softmax(xp, input, dim, dtype=None):
+    x = input.astype(dtype.np) if dtype is not None else input
+    if x.ndim == 0:
+        return xp.ones_like(x)
+    e = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(xp, input, dim, dtype=None):
+    x = input.astype(dtype.np) if dtype is not None else input
+    if x.ndim == 0:
+        return xp.zeros_like(x)
+    shifted = x - xp.amax(x, axis=dim, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+
+
+def _softmax_grad(grad, result, dim):
+    if result.dim() == 0:
+        return grad * 0
+    return result * (grad - (grad * result).sum(dim, keepdim=True))
+
+
+def _log_softmax_grad(grad, result, dim):
+    if result.dim() == 0:
+        return grad * 0
+    return grad - result.exp() * grad.sum(dim, keepdim=True)
+
+
+# softmax and log_softmax have dedicated nodes in PyTorch, and their composed gradients are unstable.
+softmax = defop("softmax", _softmax, method=True, promote="float", input=_softmax_grad)
+log_softmax = defop("log_softmax", _log_softmax, method=True, promote="float", input=_log_softmax_grad)
+
+
+def _argmax(xp, input, dim=None, keepdim=False):
+    if dim is None:
+        out = xp.argmax(input.reshape(-1))
+        return out.reshape((1,) * input.ndim) if keepdim else out
+    out = xp.argmax(input, axis=dim)
+    return xp.expand_dims(out, dim) if keepdim else out
+
+
+def _argmin(xp, input, dim=None, keepdim=False):
+    if dim is None:
+        out = xp.argmin(input.reshape(-1))
+        return out.reshape((1,) * input.ndim) if keepdim else out
+    out = xp.argmin(input, axis=dim)
+    return xp.expand_dims(out, dim) if keepdim else out
+
+
+argmax = defop("argmax", _argmax, method=True)
+argmin = defop("argmin", _argmin, method=True)
+
+
+def _max_dim(xp, input, dim, keepdim=False):
+    idx = xp.argmax(input, axis=dim) if input.ndim else xp.asarray(0)
+    idx_k = xp.expand_dims(idx, dim) if input.ndim else idx
+    values = xp.take_along_axis(input, idx_k, axis=dim) if input.ndim else input
+    return (values if keepdim or not input.ndim else xp.squeeze(values, axis=dim),
+            idx_k if keepdim else idx)
+
+
+def _min_dim(xp, input, dim, keepdim=False):
+    idx = xp.argmin(input, axis=dim) if input.ndim else xp.asarray(0)
+    idx_k = xp.expand_dims(idx, dim) if input.ndim else idx
+    values = xp.take_along_axis(input, idx_k, axis=dim) if input.ndim else input
+    return (values if keepdim or not input.ndim else xp.squeeze(values, axis=dim),
+            idx_k if keepdim else idx)
+
+
+def _select_backward(grads, input_shape, result, dim, keepdim):
+    """Gradient of max/min along a dim: the gradient goes to the selected index."""
+    from .._creation import zeros
+    grad = grads[0]
+    indices = result[1]
+    if not input_shape:
+        return grad
+    if not keepdim:
+        grad = grad.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return zeros(input_shape, dtype=grad.dtype, device=grad.device).scatter_add(dim, indices, grad)
+
+
+_max_dim_op = defop("max_dim", _max_dim, multi_output=True, public=False, node_name="Max",
+                    input=_select_backward)
+_min_dim_op = defop("min_dim", _min_dim, multi_output=True, public=False, node_name="Min",
+                    input=_select_backward)
+_max_all = defop("max_all", lambda xp, input: xp.amax(input), public=False, node_name="Max",
+                 input=lambda grad, input, result: _evenly_distribute(grad, input, result))
+_min_all = defop("min_all", lambda xp, input: xp.amin(input), public=False, node_name="Min",
+                 input=lambda grad, input, result: _evenly_distribute(grad, input, result))
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    """max(input): the largest element; max(input, dim, keepdim=False): (values, indices) along ``dim``;
+    max(input, other): the elementwise maximum."""
+    from ..return_types import max as _max_t
+    if dim is None:
+        return _max_all(input)
+    if hasattr(dim, "_data"):
+        from .pointwise import maximum
+        return maximum(input, dim)
+    return _max_t(*_max_dim_op(input, dim, keepdim))
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    """min(input): the smallest element; min(input, dim, keepdim=False): (values, indices) along ``dim``;
+    min(input, other): the elementwise minimum."""
+    from ..return_types import min as _min_t
+    if dim is None:
+        return _min_all(input)
+    if hasattr(dim, "_data"):
+        from .pointwise import minimum
+        return minimum(input, dim)
+    return _min_t(*_min_dim_op(input, dim, keepdim))
+
+
+def _cumsum(xp, input, dim, *, dtype=None):
+    out = xp.cumsum(input, axis=dim)
+    return out.astype(dtype.np) if dtype is not None else out
+
+
+cumsum = defop("cumsum", _cumsum, method=True,
+               input=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim))
+
+
+def _prod(xp, input, dim=None, keepdim=False, *, dtype=None):
+    out = xp.prod(input, axis=_axis(dim, input.ndim) if dim is not None else None, keepdims=keepdim)
+    if dtype is not None:
+        return out.astype(dtype.np)
+    return out.astype("int64") if input.dtype.kind in "biu" else out
+
+
+def _prod_backward(grad, input, result, dim, keepdim):
+    # Where the input has no zeros, d prod / d x_i = prod / x_i. With zeros this divides by zero,
+    # so use the product of the other elements, computed with exclusive cumulative products.
+    if dim is None:
+        flat = input.reshape(-1)
+        g = _prod_other(flat, 0).reshape(input.shape) * grad
+        return g
+    g = unsqueeze_reduced(grad, input.shape, dim, keepdim)
+    return g * _prod_other(input, dim)
+
+
+def _prod_other(x, dim):
+    """The product of all elements along ``dim`` except the one at each position."""
+    n = x.shape[dim] if x.dim() else 1
+    if x.dim() == 0:
+        return x * 0 + 1
+    from .shape import cat
+    ones_shape = list(x.shape)
+    ones_shape[dim] = 1
+    from .._creation import ones
+    one = ones(tuple(ones_shape), dtype=x.dtype, device=x.device)
+    left = cat([one, x.narrow(dim, 0, n - 1).cumprod(dim)], dim) if n > 1 else one
+    rev = x.flip(dim)
+    right = cat([one, rev.narrow(dim, 0, n - 1).cumprod(dim)], dim).flip(dim) if n > 1 else one
+    return left * right
+
+
+prod = defop("prod", _prod, method=True, input=_prod_backward)
+
+
+def _cumprod(xp, input, dim, *, dtype=None):
+    out = xp.cumprod(input, axis=dim)
+    return out.astype(dtype.np) if dtype is not None else out
+
+
+def _cumprod_backward(grad, input, result, dim):
+    # Valid where the input has no zeros (PyTorch's general formula handles zeros at O(n^2)).
+    return (grad * result).flip(dim).cumsum(dim).flip(dim) / input
+
+
+cumprod = defop("cumprod", _cumprod, method=True, input=_cumprod_backward)
+
+
+def _norm_forward(xp, input, p="fro", dim=None, keepdim=False):
+    axis = _axis(dim, input.ndim) if dim is not None else None
+    x = xp.abs(input)
+    if p in ("fro", 2):
+        return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdim))
+    if p == float("inf"):
+        return xp.amax(x, axis=axis, keepdims=keepdim)
+    if p == float("-inf"):
+        return xp.amin(x, axis=axis, keepdims=keepdim)
+    if p == 0:
+        return xp.sum(x != 0, axis=axis, keepdims=keepdim).astype(input.dtype)
+    if p == 1:
+        return xp.sum(x, axis=axis, keepdims=keepdim)
+    return xp.power(xp.sum(x ** p, axis=axis, keepdims=keepdim), 1.0 / p)
+
+
+def _norm_backward(grad, input, result, p, dim, keepdim):
+    g = unsqueeze_reduced(grad, input.shape, dim, keepdim)
+    r = unsqueeze_reduced(result, input.shape, dim, keepdim)
+    if p in ("fro", 2):
+        return _where(r == 0, 0., g * input / r)  # PyTorch's subgradient 0 at the origin
+    if p == 1:
+        return g * input.sign()
+    if p == 0:
+        return g * 0
+    if p in (float("inf"), float("-inf")):
+        mask = input.abs() == r
+        count = mask.sum(dim=dim, keepdim=True) if dim is not None else mask.sum()
+        return _where(mask, g * input.sign() / count, 0.)
+    return _where(r == 0, 0., g * input * input.abs() ** (p - 2) / r ** (p - 1))
+
+
+norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_backward)
+
+
+def _where(condition, input, other):
+    from .pointwise import where
+    return where(condition, input, other)

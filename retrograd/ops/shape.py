@@ -1,0 +1,409 @@
+"""Shape ops: views (sharing memory and the version counter), concatenation, copies and casts."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._device import device as _device_cls
+from .._tensor import Tensor, _wrap_dim
+from ..backends import get_backend
+from ._registry import defop
+
+
+def shape_arg(shape):
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def _infer(shape, numel):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    n = 1
+    for s in shape:
+        n *= s
+    if n != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _view(xp, input, shape):
+    shape = _infer(shape, input.size)
+    try:
+        return xp.reshape(input, shape, copy=False)
+    except (ValueError, AttributeError):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+
+
+def _reshape(xp, input, shape):
+    return xp.reshape(input, _infer(shape, input.size))
+
+
+_reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E731
+
+view = defop("view", _view, view=True, input=_reshape_grad)
+reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
+_unsafe_view = defop("_unsafe_view", _reshape, public=False, node_name="UnsafeView", input=_reshape_grad)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Flattens dims ``start_dim`` to ``end_dim`` into one (a view where possible)."""
+    nd = input.dim()
+    if nd == 0:
+        return reshape(input, (1,))
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = input._data.shape
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.dim())
+    shape = input._data.shape
+    return reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+def _transpose(xp, input, dim0, dim1):
+    nd = input.ndim
+    if nd == 0:
+        _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
+        return input[...]
+    return xp.swapaxes(input, _wrap_dim(dim0, nd), _wrap_dim(dim1, nd))
+
+
+transpose = defop("transpose", _transpose, method=True, view=True,
+                  input=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
+swapaxes = transpose
+
+
+def _permute(xp, input, dims):
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
+    if sorted(dims) != list(range(input.ndim)):
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
+                           f"len(dims) = {len(dims)}" if len(dims) != input.ndim else "permute(): duplicate dims are not allowed.")
+    return xp.transpose(input, dims)
+
+
+permute = defop("permute", _permute, view=True,
+                input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))))
+
+
+def t(input):
+    """Transposes a 2-D tensor; 0-D and 1-D tensors are returned as they are (as views)."""
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
+    return transpose(input, 0, 1) if input.dim() == 2 else transpose(input, 0, 0) if input.dim() == 1 else \
+        _alias(input)
+
+
+_alias = defop("alias", lambda xp, input: input[...], view=True, public=False, input=lambda grad: grad)
+
+
+def _unsqueeze(xp, input, dim):
+    return xp.expand_dims(input, _wrap_dim(dim, input.ndim + 1))
+
+
+unsqueeze = defop("unsqueeze", _unsqueeze, method=True, view=True,
+                  input=lambda grad, dim: grad.squeeze(dim if dim >= 0 else dim + grad.dim()))
+
+
+def _squeeze(xp, input, dim=None):
+    if dim is None:
+        return xp.reshape(input, tuple(s for s in input.shape if s != 1))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims) if input.ndim else ()
+    keep = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return xp.reshape(input, keep)  # a dim whose size is not 1 stays, as PyTorch
+
+
+squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad)
+
+
+def _expand(xp, input, size):
+    size = tuple(size)
+    if len(size) < input.ndim:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size=[{', '.join(map(str, size))}]): the "
+                           f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({input.ndim})")
+    lead = len(size) - input.ndim
+    target = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(size))
+    for i in range(input.ndim):
+        if input.shape[i] != 1 and input.shape[i] != target[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
+                               f"({input.shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: "
+                               f"{list(size)}.  Tensor sizes: {list(input.shape)}")
+    return xp.broadcast_to(input, target)
+
+
+expand = defop("expand", _expand, view=True, input=lambda grad, input_shape: grad.sum_to_size(input_shape))
+
+
+def broadcast_to(input, size):
+    """Broadcasts ``input`` to ``size`` (a view), as ``expand``."""
+    return expand(input, tuple(size))
+
+
+def expand_as(input, other):
+    return expand(input, other._data.shape)
+
+
+def _diagonal(xp, input, offset=0, dim1=0, dim2=1):
+    return xp.diagonal(input, offset, _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim))
+
+
+def _diagonal_backward_fwd(xp, grad, input_shape, offset, dim1, dim2):
+    out = xp.zeros(input_shape, dtype=grad.dtype)
+    nd = len(input_shape)
+    moved = xp.moveaxis(out, (_wrap_dim(dim1, nd), _wrap_dim(dim2, nd)), (-2, -1))
+    n = grad.shape[-1]
+    rows = xp.arange(n) + (max(-offset, 0))
+    cols = xp.arange(n) + (max(offset, 0))
+    moved[..., rows, cols] = grad
+    return out
+
+
+_diagonal_backward = defop("diagonal_backward", _diagonal_backward_fwd, public=False,
+                           grad=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2))
+diagonal = defop("diagonal", _diagonal, method=True, view=True,
+                 input=lambda grad, input_shape, offset, dim1, dim2:
+                 _diagonal_backward(grad, input_shape, offset, dim1, dim2))
+
+
+def _cat(xp, tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    arrays = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    d = _wrap_dim(dim, arrays[0].ndim)
+    dtype = arrays[0].dtype
+    for a in arrays[1:]:
+        dtype = np.promote_types(dtype, a.dtype)
+    try:
+        return xp.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
+    except ValueError as exc:
+        raise RuntimeError(f"Sizes of tensors must match except in dimension {d}: {exc}") from None
+
+
+def _cat_backward(grad, tensors_shape, dim):
+    nd = grad.dim()
+    d = _wrap_dim(dim, nd)
+    sizes = [s[d] if len(s) == nd else 0 for s in tensors_shape]
+    pieces = grad.split(sizes, d)
+    return [p if len(s) == nd else None for p, s in zip(pieces, tensors_shape, strict=True)]
+
+
+cat = defop("cat", _cat, lists=("tensors",), tensor_args=("tensors",), tensors=_cat_backward)
+concat = concatenate = cat
+
+
+def _stack(xp, tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, a in enumerate(tensors):
+        if a.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                               f"{list(a.shape)} at entry {i}")
+    return xp.stack(tensors, axis=_wrap_dim(dim, len(shape) + 1))
+
+
+stack = defop("stack", _stack, lists=("tensors",), tensor_args=("tensors",),
+              tensors=lambda grad, dim: list(grad.unbind(dim if dim >= 0 else dim + grad.dim())))
+
+
+def _split(xp, tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {d}), but got split_sizes={sizes}")
+    offsets = np.cumsum([0] + sizes)
+    index = [slice(None)] * tensor.ndim
+    out = []
+    for start, stop in zip(offsets[:-1], offsets[1:], strict=True):
+        index[d] = slice(int(start), int(stop))
+        out.append(tensor[tuple(index)])
+    return tuple(out)
+
+
+split = defop("split", _split, view=True, multi_output=True,
+              tensor=lambda grads, dim: _cat_grads(grads, dim))
+
+
+def _cat_grads(grads, dim):
+    return cat(list(grads), dim)
+
+
+def chunk(input, chunks, dim=0):
+    """Splits ``input`` into ``chunks`` views of (nearly) equal size along ``dim``."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input._data.shape[_wrap_dim(dim, input.dim())]
+    size = -(-n // chunks) if n else 1
+    return split(input, size, dim)
+
+
+def _unbind(xp, input, dim=0):
+    d = _wrap_dim(dim, input.ndim)
+    return tuple(input[(slice(None),) * d + (i, Ellipsis)] for i in range(input.shape[d]))
+
+
+unbind = defop("unbind", _unbind, method=True, view=True, multi_output=True,
+               input=lambda grads, dim: stack(list(grads), dim))
+
+
+def _flip(xp, input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return xp.flip(input, axis=tuple(_wrap_dim(d, input.ndim) for d in dims)).copy() if input.ndim else input.copy()
+
+
+flip = defop("flip", _flip, input=lambda grad, dims: grad.flip(dims))
+
+
+def _roll(xp, input, shifts, dims=None):
+    return xp.roll(input, shifts, axis=dims)
+
+
+def _neg_shifts(shifts):
+    return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+
+
+roll = defop("roll", _roll, method=True, input=lambda grad, shifts, dims: grad.roll(_neg_shifts(shifts), dims))
+tril = defop("tril", lambda xp, input, diagonal=0: xp.tril(input, diagonal), method=True,
+             input=lambda grad, diagonal: grad.tril(diagonal))
+triu = defop("triu", lambda xp, input, diagonal=0: xp.triu(input, diagonal), method=True,
+             input=lambda grad, diagonal: grad.triu(diagonal))
+
+
+def movedim(input, source, destination):
+    """Moves the dims ``source`` to positions ``destination`` (a view)."""
+    nd = input.dim()
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, nd) for s in src]
+    dst = [_wrap_dim(d, nd) for d in dst]
+    rest = [d for d in range(nd) if d not in src]
+    perm = [None] * nd
+    for s, d in zip(src, dst, strict=True):
+        perm[d] = s
+    it = iter(rest)
+    perm = [p if p is not None else next(it) for p in perm]
+    return permute(input, tuple(perm))
+
+
+moveaxis = movedim
+
+# -- copies and casts ------------------------------------------------------------------------------------
+clone = defop("clone", lambda xp, input, *, memory_format=None: input.copy(), method=True,
+              input=lambda grad: grad)
+
+
+def _to_copy(xp, input, dtype=None, device=None):
+    out = input
+    if device is not None:
+        src = get_backend("cpu" if xp is np else "cuda")
+        host = src.to_numpy(out) if xp is not np else out
+        out = get_backend(device.type).from_numpy(host)
+        if out is input:
+            out = out.copy()
+    if dtype is not None:
+        out = out.astype(dtype.np)
+    return out
+
+
+_to_copy_op = defop("_to_copy", _to_copy, public=False, node_name="ToCopy", device_param="device",
+                    input=lambda grad, input_dtype, input_device: grad.to(input_device, input_dtype))
+
+
+def to(self, *args, **kwargs):
+    """Returns this tensor with another dtype and/or device (itself when nothing changes).
+
+    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's dtype and device).
+    """
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device_cls)):
+            device = a
+        elif a is None:
+            continue
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    device = None if device is None else _device_cls(device)
+    if device is not None and device.type == "cuda":
+        get_backend("cuda")
+    if device is self._device:
+        device = None
+    if dtype is self.dtype:
+        dtype = None
+    if dtype is None and device is None:
+        return clone(self) if copy else self
+    return _to_copy_op(self, dtype, device)
+
+
+def contiguous(self, memory_format=None):
+    """Returns this tensor if it is C-contiguous, else a contiguous copy."""
+    return self if self._data.flags.c_contiguous else clone(self)
+
+
+def sum_to_size(input, *size):
+    """Sums ``input`` down to ``size``, which must broadcast to its shape (the reverse of expand)."""
+    shape = shape_arg(size)
+    in_shape = input._data.shape
+    if in_shape == shape:
+        return input
+    lead = len(in_shape) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == in_shape[lead + i] for i, s in enumerate(shape))
+    if not ok:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(in_shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    out = input.sum(dims, keepdim=True) if dims else input
+    return out.reshape(shape) if out._data.shape != shape else out
+
+
+def _copy_forward(xp, input, src):
+    return xp.broadcast_to(xp.asarray(src, dtype=input.dtype), input.shape).copy()
+
+
+_copy = defop("copy", _copy_forward, public=False, tensor_args=("input", "src"),
+              input=lambda grad: grad * 0,
+              src=lambda grad: grad)
+
+
+def _fill_forward(xp, input, value):
+    return xp.full_like(input, value)
+
+
+fill = defop("fill", _fill_forward, public=False, tensor_args=("input", "value"),
+             input=lambda grad: grad * 0,
+             value=lambda grad: grad.sum())

@@ -1,0 +1,9 @@
+"""Named tuples returned by ops with several results, as ``torch.return_types``."""
+from collections import namedtuple
+
+max = namedtuple("max", ["values", "indices"])  # noqa: A001
+min = namedtuple("min", ["values", "indices"])  # noqa: A001
+sort = namedtuple("sort", ["values", "indices"])
+topk = namedtuple("topk", ["values", "indices"])
+var_mean = namedtuple("var_mean", ["var", "mean"])
+std_mean = namedtuple("std_mean", ["std", "mean"])

@@ -1,0 +1,2 @@
+"""Utilities built on the engine: checkpointing."""
+from . import checkpoint  # noqa: F401
