@@ -5,15 +5,17 @@ from . import _dtype
 
 
 def _float_formatter(values):
+    """PyTorch's choice of notation: integers as ``1.``, else 4 decimals, else scientific."""
     finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.4f}"
-    absmax = np.abs(finite).max()
     nonzero = np.abs(finite[finite != 0])
-    absmin = nonzero.min() if nonzero.size else 0.0
-    if np.all(finite == np.round(finite)) and absmax < 1e8:
+    if nonzero.size == 0:
         return lambda v: _special(v) or f"{v:.0f}."
-    if absmax >= 1e8 or (absmin and absmin < 1e-4) or (absmin and absmax / absmin > 1e5):
+    absmax, absmin = nonzero.max(), nonzero.min()
+    if np.all(finite == np.round(finite)):
+        if absmax > 1e8:
+            return lambda v: _special(v) or f"{v:.4e}"
+        return lambda v: _special(v) or f"{v:.0f}."
+    if absmax / absmin > 1000.0 or absmax > 1e8 or absmin < 1e-4:
         return lambda v: _special(v) or f"{v:.4e}"
     return lambda v: _special(v) or f"{v:.4f}"
 
@@ -32,13 +34,15 @@ def format_tensor(t) -> str:
     kind = arr.dtype.kind
     if kind == "f":
         fmt = _float_formatter(arr.astype(np.float64).ravel())
-        formatter = {"float_kind": lambda v: fmt(float(v))}
+        width = max((len(fmt(float(v))) for v in arr.ravel()), default=0)
+        formatter = {"float_kind": lambda v: fmt(float(v)).rjust(width)}
     elif kind == "b":
-        formatter = {"bool": lambda v: "True" if v else "False"}
+        formatter = {"bool": lambda v: ("True" if v else "False").rjust(5 if arr.size > 1 and not arr.all() else 4)}
     else:
-        formatter = {"int": lambda v: str(int(v))}
+        width = max((len(str(int(v))) for v in arr.ravel()), default=0)
+        formatter = {"int": lambda v: str(int(v)).rjust(width)}
     if arr.ndim == 0:
-        body = formatter[next(iter(formatter))](arr.item())
+        body = formatter[next(iter(formatter))](arr.item()).strip()
     else:
         body = np.array2string(arr, separator=", ", prefix="tensor(", formatter=formatter,
                                threshold=1000, edgeitems=3, max_line_width=80)
