@@ -40,6 +40,8 @@ negative = neg
 
 __version__ = "0.1.0"
 
+import builtins as _builtins  # noqa: E402 - this module rebinds bool, int and float to dtypes
+
 
 def is_tensor(obj) -> bool:
     """True if ``obj`` is a retrograd Tensor."""
@@ -57,9 +59,9 @@ def is_floating_point(input) -> bool:
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True if every element of ``input`` is close to ``other``, as ``torch.allclose``."""
     import numpy as np
-    return bool(np.allclose(input._host(), other._host(), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _builtins.bool(np.allclose(input._host(), other._host(), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and elements."""
-    return input.shape == other.shape and bool((input._host() == other._host()).all())
+    return input.shape == other.shape and _builtins.bool((input._host() == other._host()).all())

@@ -87,20 +87,21 @@ def record_forward_trace(node) -> None:
 
 
 def forward_trace_message(node) -> str:
+    from .graph import node_name
     """PyTorch's 'Error detected in ...' text for ``node``, with the chain of parents for nested backward."""
     meta = node._metadata or {}
     stack = meta.get("traceback_")
     if stack is None:
-        return (f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+        return (f"Error detected in {node_name(node)}. No forward pass information available. Enable detect "
                 "anomaly during forward pass for more information.")
-    parts = [f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack)]
+    parts = [f"Error detected in {node_name(node)}. Traceback of forward call that caused the error:\n" + "".join(stack)]
     parent = meta.get("parent_")
     while parent is not None:
         pmeta = parent._metadata or {}
         pstack = pmeta.get("traceback_")
         if pstack is None:
             break
-        parts.append(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+        parts.append(f"\n\nPrevious calculation was induced by {node_name(parent)}. Traceback of forward call that "
                      "induced the previous calculation:\n" + "".join(pstack))
         parent = pmeta.get("parent_")
     return "".join(parts)

@@ -81,7 +81,7 @@ from concurrent.futures import Future
 from .._device import cpu as _cpu
 from . import grad_mode
 from .anomaly_mode import _Anomaly, forward_trace_message
-from .graph import AccumulateGrad, GraphRoot
+from .graph import AccumulateGrad, GraphRoot, node_name
 from .input_buffer import InputBuffer
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
@@ -192,7 +192,7 @@ class GraphTask:
             self.has_error = True
             self.error = exc
         if node is not None:
-            _add_note(exc, f"(raised in the backward of {node.name()})")
+            _add_note(exc, f"(raised in the backward of {node_name(node)})")
             if _Anomaly.enabled:
                 msg = forward_trace_message(node)
                 _add_note(exc, msg)
@@ -261,7 +261,7 @@ def validate_outputs(edges, grads, node=None):
     one of another dtype is cast; anything else raises RuntimeError naming the node, the index
     and both shapes. Returns the (possibly new) list of gradients.
     """
-    prefix = "" if node is None else f"Function {node.name()} returned an "
+    prefix = "" if node is None else f"Function {node_name(node)} returned an "
     if len(grads) != len(edges):
         raise RuntimeError(f"{prefix}invalid number of gradients - expected {len(edges)}, but got {len(grads)}")
     for i, edge in enumerate(edges):
@@ -474,7 +474,7 @@ class Engine:
                 nxt, input_nr = edge
                 count = dependencies.get(nxt)
                 if count is None:
-                    raise RuntimeError(f"dependency not found for {nxt.name()}")
+                    raise RuntimeError(f"dependency not found for {node_name(nxt)}")
                 if count == 1:
                     del dependencies[nxt]
                     ready = True
@@ -717,7 +717,7 @@ def call_function(graph_task, node, grads):
 def _check_nan(node, outputs):
     for i, grad in enumerate(outputs):
         if grad is not None and grad._data.dtype.kind == "f" and bool((grad._data != grad._data).any()):
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+            raise RuntimeError(f"Function '{node_name(node)}' returned nan values in its {i}th output.")
 
 
 _default_engine = Engine()

@@ -10,7 +10,7 @@ import inspect
 import threading
 
 from . import grad_mode
-from .graph import Node, SavedTensor, _next_sequence_nr
+from .graph import Node, SavedTensor, _next_sequence_nr, node_name
 from .anomaly_mode import _Anomaly
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "DelayedError"]
@@ -80,7 +80,7 @@ class BackwardCFunction(Node, FunctionCtx):
         if not isinstance(result, tuple):
             result = (result,)
         n = len(self._is_tensor_arg)
-        name = self.name()
+        name = node_name(self)
         if len(result) > n:
             if any(r is not None for r in result[n:]):
                 raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n}, "

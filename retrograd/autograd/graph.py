@@ -29,6 +29,11 @@ _next_sequence_nr = itertools.count().__next__
 MAX_SEQUENCE_NR = sys.maxsize  # AccumulateGrad: run as soon as it is ready, to free gradients early
 
 
+def node_name(node) -> str:
+    """The node's name from its class, even if a custom Function's ctx set an attribute ``name``."""
+    return type(node).name(node)
+
+
 class RemovableHandle:
     """Handle returned by the ``register_*hook`` methods; ``remove()`` unregisters the hook."""
 
@@ -83,7 +88,7 @@ class Node:
             record_forward_trace(self)
 
     def apply(self, grads):
-        raise NotImplementedError(f"{self.name()}.apply is not implemented")
+        raise NotImplementedError(f"{node_name(self)}.apply is not implemented")
 
     def __call__(self, *grads):
         if len(grads) != len(self.input_metadata):
@@ -150,7 +155,7 @@ class Node:
         return list(self._tensor_pre_hooks.items()) if self._tensor_pre_hooks else []
 
     def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{node_name(self)} object at {id(self):#x}>"
 
 
 class GraphRoot(Node):
@@ -279,7 +284,7 @@ class SavedTensor:
         else:
             from .._tensor import grad_accumulator
             self.edge_node = grad_accumulator(tensor)
-        self.producer_name = None if grad_fn is None else grad_fn.name()
+        self.producer_name = None if grad_fn is None else node_name(grad_fn)
         hooks = _SavedHooks.stack()
         if hooks and not _SavedHooks.disabled():
             pack, self.unpack_hook = hooks[-1]
@@ -305,7 +310,7 @@ class SavedTensor:
 
     def unpack(self, owner=None):
         """Returns the saved value as a Tensor connected to its graph; ``owner`` is the node saving it."""
-        from .._tensor import Tensor
+        from .._tensor import Tensor, VersionCounter
         if self.released:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -318,20 +323,22 @@ class SavedTensor:
                 raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                                 f"type {type(value).__name__}")
             data = value._data
+            version_counter = VersionCounter()
         else:
             version = self.version_counter.version
             if version != self.saved_version:
                 self._raise_modified(version, owner)
             data = self.data
+            version_counter = self.version_counter
         node = owner if self.is_output else self.edge_node
-        return Tensor._from_saved(data, self.device, self.version_counter, node,
+        return Tensor._from_saved(data, self.device, version_counter, node,
                                   self.output_nr, self.requires_grad and node is not None)
 
     def _raise_modified(self, version, owner):
         from .._tensor import _type_name
         where = ""
         if self.is_output and owner is not None:
-            where = f", which is output {self.output_nr} of {owner.name()},"
+            where = f", which is output {self.output_nr} of {node_name(owner)},"
         elif not self.is_leaf and self.producer_name is not None:
             where = f", which is output {self.output_nr} of {self.producer_name},"
         shape = list(self.data.shape)
