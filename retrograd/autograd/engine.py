@@ -123,8 +123,8 @@ class GraphTask:
         self.has_error = False
         self.error = None
         self.outstanding_tasks = 0
-        self.keep_graph = keep_graph
-        self.grad_mode = grad_mode
+        self.keep_graph = bool(keep_graph)
+        self.grad_mode = bool(grad_mode)
         self.lock = threading.RLock()
         self.not_ready = {}  # node -> InputBuffer of partially received gradients
         self.dependencies = {}  # node -> producers still to report
@@ -219,36 +219,56 @@ class NodeTask:
 
 
 class ReadyQueue:
-    """A priority queue of NodeTasks, ordered as in PyTorch.
+    """A priority queue of ready tasks, ordered as in PyTorch.
 
     Shutdown tasks first, then wake-up (dummy) tasks, then deeper reentrant depth, then higher
     ``sequence_nr`` (later-created nodes first; AccumulateGrad, at the maximum, as soon as it
-    is ready). Ties go to the earlier push, which makes runs deterministic.
+    is ready). Ties go to the earlier push, which makes runs deterministic. Entries are flat
+    tuples ``(kind, -depth, -sequence_nr, order, graph_task, node, inputs)``.
     """
 
-    __slots__ = ("heap", "cond", "counter")
+    __slots__ = ("heap", "lock", "cond", "waiting", "counter")
 
     def __init__(self):
         self.heap = []
-        self.cond = threading.Condition(threading.Lock())
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.waiting = 0  # threads blocked in pop(); push notifies only when there are some
         self.counter = itertools.count().__next__
 
-    def push(self, task: NodeTask) -> None:
-        if task.is_shutdown:
-            key = (0, 0, 0)
-        elif task.node is None:
-            key = (1, 0, 0)
-        else:
-            key = (2, -task.graph_task.reentrant_depth, -task.node.sequence_nr)
-        with self.cond:
-            heapq.heappush(self.heap, (key, self.counter(), task))
-            self.cond.notify()
+    def push(self, graph_task, node, inputs) -> None:
+        """Adds a ready node with its gathered gradients (a list, one per node input)."""
+        entry = (2, -graph_task.reentrant_depth, -node.sequence_nr, self.counter(), graph_task, node, inputs)
+        with self.lock:
+            heapq.heappush(self.heap, entry)
+            if self.waiting:
+                self.cond.notify()
 
-    def pop(self) -> NodeTask:
-        with self.cond:
+    def push_task(self, task: "NodeTask") -> None:
+        """Adds a NodeTask: a node with its InputBuffer, a wake-up (no node) or a shutdown."""
+        if task.is_shutdown:
+            entry = (0, 0, 0, self.counter(), None, None, None)
+        elif task.node is None:
+            entry = (1, 0, 0, self.counter(), task.graph_task, None, None)
+        else:
+            inputs = task.inputs.buffer if isinstance(task.inputs, InputBuffer) else list(task.inputs)
+            entry = (2, -task.graph_task.reentrant_depth, -task.node.sequence_nr, self.counter(),
+                     task.graph_task, task.node, inputs)
+        with self.lock:
+            heapq.heappush(self.heap, entry)
+            if self.waiting:
+                self.cond.notify()
+
+    def pop(self):
+        """Removes and returns the first entry, waiting for one if the queue is empty."""
+        with self.lock:
             while not self.heap:
-                self.cond.wait()
-            return heapq.heappop(self.heap)[2]
+                self.waiting += 1
+                try:
+                    self.cond.wait()
+                finally:
+                    self.waiting -= 1
+            return heapq.heappop(self.heap)
 
     def __len__(self):
         return len(self.heap)
@@ -270,6 +290,8 @@ def validate_outputs(edges, grads, node=None):
             continue
         shape, np_dtype, device = edge[0].input_metadata[edge[1]]
         arr = grad._data
+        if arr.shape == shape and arr.dtype is np_dtype and grad._device is device:
+            continue  # the common case: nothing to reduce, cast or check
         if arr.shape != shape:
             if not _expandable_to(shape, arr.shape):
                 raise RuntimeError(f"{prefix}invalid gradient at index {i} - got {list(arr.shape)} but expected "
@@ -381,7 +403,7 @@ class Engine:
             local.ready_queue = ReadyQueue()
         with graph_task.lock:
             graph_task.outstanding_tasks += 1
-        graph_task.cpu_ready_queue.push(NodeTask(graph_task, graph_root, InputBuffer(0)))
+        graph_task.cpu_ready_queue.push(graph_task, graph_root, [])
         if local.worker_device == NO_DEVICE:
             prev_queue = local.ready_queue
             local.worker_device = CPU_DEVICE
@@ -412,15 +434,14 @@ class Engine:
         """Pops and runs tasks until ``graph_task`` completes (forever for a device thread)."""
         queue = local.ready_queue
         while graph_task is None or not graph_task.completed:
-            task = queue.pop()
-            if task.is_shutdown:
+            kind, _, _, _, gt, node, inputs = queue.pop()
+            if kind == 0:  # shutdown
                 break
-            gt = task.graph_task
-            if task.node is None:  # a wake-up: our GraphTask may have completed elsewhere
+            if node is None:  # a wake-up: our GraphTask may have completed elsewhere
                 continue
             if not gt.has_error:
-                self._run_task(gt, task)
-            task = None  # free the inputs before waiting for more work
+                self._run_task(gt, node, inputs)
+            inputs = None  # free the gradients before waiting for more work
             with gt.lock:
                 gt.outstanding_tasks -= 1
                 done = gt.outstanding_tasks == 0 and not gt.completed
@@ -428,21 +449,26 @@ class Engine:
                 self._mark_completed(gt)
                 owner_queue = self._ready_queue_of_owner(gt)
                 if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
-                    owner_queue.push(NodeTask(gt, None, None))
+                    owner_queue.push_task(NodeTask(gt, None, None))
 
-    def _run_task(self, gt, task) -> None:
-        prev_task, prev_node = local.current_graph_task, local.current_node
+    def _run_task(self, gt, node, inputs) -> None:
+        """Evaluates one node under its GraphTask's grad mode; errors go to the GraphTask."""
+        state = local
+        prev_task, prev_node = state.current_graph_task, state.current_node
+        state.current_graph_task = gt
+        state.current_node = node
         prev_grad = _grad_state.grad_enabled
-        local.current_graph_task = gt
-        local.current_node = task.node
-        _grad_state.grad_enabled = gt.grad_mode
+        if prev_grad is not gt.grad_mode:
+            _grad_state.grad_enabled = gt.grad_mode
         try:
-            self.evaluate_function(gt, task.node, task.inputs)
+            self.evaluate_function(gt, node, inputs)
         except BaseException as exc:  # noqa: BLE001 - every error travels to the caller
-            gt.set_exception(exc, task.node)
+            gt.set_exception(exc, node)
         finally:
-            _grad_state.grad_enabled = prev_grad
-            local.current_graph_task, local.current_node = prev_task, prev_node
+            if prev_grad is not gt.grad_mode:
+                _grad_state.grad_enabled = prev_grad
+            state.current_graph_task = prev_task
+            state.current_node = prev_node
 
     # -- step 4 --------------------------------------------------------------------------------
     def evaluate_function(self, graph_task, node, inputs) -> None:
@@ -451,20 +477,22 @@ class Engine:
         if exec_info is not None:
             needed, captures = exec_info[node]
             if captures is not None:
-                grads = inputs.buffer if needed else call_tensor_pre_hooks(node, inputs.buffer)
+                grads = inputs if needed else call_tensor_pre_hooks(node, inputs)
                 with graph_task.lock:
                     for input_idx, output_idx in captures:
                         graph_task.captured_vars[output_idx] = grads[input_idx]
             if not needed:
                 return
-        outputs = call_function(graph_task, node, inputs.buffer)
-        inputs.buffer = None
+        outputs = call_function(graph_task, node, inputs)
+        inputs = None
         if not graph_task.keep_graph:
             node.release_variables()
         if not outputs:
             return
         if _Anomaly.enabled and _Anomaly.check_nan:
             _check_nan(node, outputs)
+        multithreading = self.multithreading_enabled
+        cpu_queue = graph_task.cpu_ready_queue
         with graph_task.lock:
             dependencies = graph_task.dependencies
             not_ready = graph_task.not_ready
@@ -475,28 +503,39 @@ class Engine:
                 count = dependencies.get(nxt)
                 if count is None:
                     raise RuntimeError(f"dependency not found for {node_name(nxt)}")
+                grad = outputs[i]
                 if count == 1:
                     del dependencies[nxt]
-                    ready = True
+                    buffer = not_ready.pop(nxt, None)
+                    if buffer is None:
+                        if exec_info is not None and not graph_task.should_execute(nxt):
+                            continue
+                        # The common case: a node with one producer. No InputBuffer needed.
+                        n_inputs = len(nxt.input_metadata)
+                        if n_inputs == 1:
+                            grads = [grad]
+                        else:
+                            grads = [None] * n_inputs
+                            grads[input_nr] = grad
+                        device = _cpu if grad is None else grad._device
+                    else:
+                        buffer.add(input_nr, grad)
+                        grads = buffer.buffer
+                        device = buffer.device
                 else:
                     dependencies[nxt] = count - 1
-                    ready = False
-                buffer = not_ready.get(nxt)
-                if buffer is None:
-                    if exec_info is not None and not graph_task.should_execute(nxt):
-                        continue
-                    buffer = InputBuffer(len(nxt.input_metadata))
-                    buffer.add(input_nr, outputs[i])
-                    if not ready:
-                        not_ready[nxt] = buffer
-                        continue
-                else:
-                    buffer.add(input_nr, outputs[i])
-                    if not ready:
-                        continue
-                    del not_ready[nxt]
+                    buffer = not_ready.get(nxt)
+                    if buffer is None:
+                        if exec_info is not None and not graph_task.should_execute(nxt):
+                            continue
+                        buffer = not_ready[nxt] = InputBuffer(len(nxt.input_metadata))
+                    buffer.add(input_nr, grad)
+                    continue
                 graph_task.outstanding_tasks += 1
-                self._ready_queue(graph_task, buffer.device).push(NodeTask(graph_task, nxt, buffer))
+                if device is _cpu or not multithreading:
+                    cpu_queue.push(graph_task, nxt, grads)
+                else:
+                    self._device_queue(device).push(graph_task, nxt, grads)
 
     # -- step 5 --------------------------------------------------------------------------------
     @staticmethod
@@ -542,10 +581,8 @@ class Engine:
         return captured
 
     # -- queues and threads --------------------------------------------------------------------
-    def _ready_queue(self, graph_task, device):
-        """The queue for work on ``device``: the owner's CPU queue, or the device's worker queue."""
-        if device is _cpu or not self.multithreading_enabled:
-            return graph_task.cpu_ready_queue
+    def _device_queue(self, device):
+        """The worker queue of a non-CPU device, starting its thread on first use."""
         queue = self._device_queues.get(device)
         if queue is None:
             queue = self._start_device_thread(device)
@@ -614,7 +651,7 @@ class Engine:
         gradient expected over the network), so the GraphTask could not complete before this
         task arrives.
         """
-        task.graph_task.cpu_ready_queue.push(task)
+        task.graph_task.cpu_ready_queue.push_task(task)
 
     def queue_callback(self, callback) -> None:
         """Runs ``callback()`` once the current backward pass has run all its nodes."""
@@ -634,7 +671,7 @@ class Engine:
             self._device_queues.clear()
             self._device_threads.clear()
         for queue in queues:
-            queue.push(NodeTask(None, None, None, is_shutdown=True))
+            queue.push_task(NodeTask(None, None, None, is_shutdown=True))
 
     def _after_fork(self) -> None:
         """In a forked child, the parent's engine threads do not exist: start afresh."""
@@ -700,7 +737,9 @@ def call_function(graph_task, node, grads):
             outputs = node.apply(list(grads))
         else:
             outputs = node.apply(grads)
-        outputs = validate_outputs(node.next_edges, list(outputs), node)
+        if type(outputs) is not list:
+            outputs = list(outputs)
+        outputs = validate_outputs(node.next_edges, outputs, node)
     finally:
         local.checkpoint_valid = prev_checkpoint_valid
     if post_hooks:
