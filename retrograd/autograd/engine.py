@@ -679,7 +679,7 @@ class Engine:
         self._device_queues = {}
         self._device_threads = {}
         self._pool = _ThreadPoolShared()
-        local.__init__()
+        local.__dict__.clear()  # back to the class defaults: this thread is not inside the engine
 
 
 def call_tensor_pre_hooks(node, grads):

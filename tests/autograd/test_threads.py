@@ -199,3 +199,22 @@ def test_first_error_wins_and_rest_of_task_is_drained():
     assert calls == []
     assert x.grad is None
     assert engine_mod.local.worker_device == engine_mod.NO_DEVICE
+
+
+def test_backward_works_in_a_forked_child_after_device_threads_started():
+    import os
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    x = rg.ones(2, requires_grad=True)
+    (x.to("fake:0") * 2).to("cpu").sum().backward()  # the parent has a device thread now
+    pid = os.fork()
+    if pid == 0:  # child: the parent's threads do not exist here; the engine must start afresh
+        code = 1
+        try:
+            y = rg.ones(2, requires_grad=True)
+            (y.to("fake:0") * 3).to("cpu").sum().backward()
+            code = 0 if y.grad.tolist() == [3.0, 3.0] else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
