@@ -281,9 +281,9 @@ def validate_outputs(edges, grads, node=None):
     one of another dtype is cast; anything else raises RuntimeError naming the node, the index
     and both shapes. Returns the (possibly new) list of gradients.
     """
-    prefix = "" if node is None else f"Function {node_name(node)} returned an "
     if len(grads) != len(edges):
-        raise RuntimeError(f"{prefix}invalid number of gradients - expected {len(edges)}, but got {len(grads)}")
+        raise RuntimeError(f"{_prefix(node)}invalid number of gradients - expected {len(edges)}, but got "
+                           f"{len(grads)}")
     for i, edge in enumerate(edges):
         grad = grads[i]
         if edge is None or grad is None:
@@ -294,19 +294,23 @@ def validate_outputs(edges, grads, node=None):
             continue  # the common case: nothing to reduce, cast or check
         if arr.shape != shape:
             if not _expandable_to(shape, arr.shape):
-                raise RuntimeError(f"{prefix}invalid gradient at index {i} - got {list(arr.shape)} but expected "
+                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - got {list(arr.shape)} but expected "
                                    f"shape compatible with {list(shape)}")
             grad = grad.sum_to_size(shape)
         if grad._device is not device:
-            raise RuntimeError(f"{prefix}invalid gradient at index {i} - expected device {device} but got "
+            raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
                                f"{grad._device}")
         if grad._data.dtype != np_dtype:
             if grad._data.dtype.kind != "f":
-                raise RuntimeError(f"{prefix}invalid gradient at index {i} - expected type {np_dtype} but got "
+                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected type {np_dtype} but got "
                                    f"{grad._data.dtype}")
             grad = grad.to(_dtype_of(np_dtype))
         grads[i] = grad
     return grads
+
+
+def _prefix(node):
+    return "" if node is None else f"Function {node_name(node)} returned an "
 
 
 def _dtype_of(np_dtype):
@@ -432,43 +436,51 @@ class Engine:
     # -- step 3 --------------------------------------------------------------------------------
     def thread_main(self, graph_task) -> None:
         """Pops and runs tasks until ``graph_task`` completes (forever for a device thread)."""
-        queue = local.ready_queue
-        while graph_task is None or not graph_task.completed:
-            kind, _, _, _, gt, node, inputs = queue.pop()
-            if kind == 0:  # shutdown
-                break
-            if node is None:  # a wake-up: our GraphTask may have completed elsewhere
-                continue
-            if not gt.has_error:
-                self._run_task(gt, node, inputs)
-            inputs = None  # free the gradients before waiting for more work
-            with gt.lock:
-                gt.outstanding_tasks -= 1
-                done = gt.outstanding_tasks == 0 and not gt.completed
-            if done:
-                self._mark_completed(gt)
-                owner_queue = self._ready_queue_of_owner(gt)
-                if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
-                    owner_queue.push_task(NodeTask(gt, None, None))
+        state = local
+        queue = state.ready_queue
+        outer_task = current = state.current_graph_task
+        try:
+            while graph_task is None or not graph_task.completed:
+                kind, _, _, _, gt, node, inputs = queue.pop()
+                if kind == 0:  # shutdown
+                    break
+                if node is None:  # a wake-up: our GraphTask may have completed elsewhere
+                    continue
+                if not gt.has_error:
+                    if gt is not current:  # queue_callback and nested calls find the running pass here
+                        state.current_graph_task = current = gt
+                    self._run_task(gt, node, inputs)
+                inputs = None  # free the gradients before waiting for more work
+                with gt.lock:
+                    gt.outstanding_tasks -= 1
+                    done = gt.outstanding_tasks == 0 and not gt.completed
+                if done:
+                    self._mark_completed(gt)
+                    owner_queue = self._ready_queue_of_owner(gt)
+                    if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
+                        owner_queue.push_task(NodeTask(gt, None, None))
+        finally:
+            state.current_graph_task = outer_task
 
     def _run_task(self, gt, node, inputs) -> None:
         """Evaluates one node under its GraphTask's grad mode; errors go to the GraphTask."""
-        state = local
-        prev_task, prev_node = state.current_graph_task, state.current_node
-        state.current_graph_task = gt
-        state.current_node = node
+        grad_mode = gt.grad_mode
         prev_grad = _grad_state.grad_enabled
-        if prev_grad is not gt.grad_mode:
-            _grad_state.grad_enabled = gt.grad_mode
+        if prev_grad is not grad_mode:
+            _grad_state.grad_enabled = grad_mode
+        prev_node = None
+        if _Anomaly.enabled:  # nodes created in this backward record it as their parent
+            prev_node = local.current_node
+            local.current_node = node
         try:
             self.evaluate_function(gt, node, inputs)
         except BaseException as exc:  # noqa: BLE001 - every error travels to the caller
             gt.set_exception(exc, node)
         finally:
-            if prev_grad is not gt.grad_mode:
+            if prev_grad is not grad_mode:
                 _grad_state.grad_enabled = prev_grad
-            state.current_graph_task = prev_task
-            state.current_node = prev_node
+            if prev_node is not None or local.current_node is node:
+                local.current_node = prev_node
 
     # -- step 4 --------------------------------------------------------------------------------
     def evaluate_function(self, graph_task, node, inputs) -> None:
@@ -500,12 +512,11 @@ class Engine:
                 if edge is None:
                     continue
                 nxt, input_nr = edge
-                count = dependencies.get(nxt)
+                count = dependencies.pop(nxt, None)
                 if count is None:
                     raise RuntimeError(f"dependency not found for {node_name(nxt)}")
                 grad = outputs[i]
                 if count == 1:
-                    del dependencies[nxt]
                     buffer = not_ready.pop(nxt, None)
                     if buffer is None:
                         if exec_info is not None and not graph_task.should_execute(nxt):
@@ -714,9 +725,19 @@ def _checked_hook_result(hook, value, result):
 
 
 def call_function(graph_task, node, grads):
-    """Runs the node's hooks and the node itself; returns its validated outputs."""
-    prev_checkpoint_valid = local.checkpoint_valid
-    local.checkpoint_valid = prev_checkpoint_valid and graph_task.exec_info is None
+    """Runs the node's hooks and the node itself; returns its validated outputs.
+
+    Note [Checkpoint validity]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~
+    ``is_checkpoint_valid()`` is False while any GraphTask on this thread's stack is a pruned
+    ``.grad()`` pass: a reentrant checkpoint could not run its nested ``.backward()`` there.
+    It is set around each node of such a pass and restored afterwards, errors included.
+    """
+    # See Note [Checkpoint validity]: only a pruned (.grad()) pass changes it.
+    pruned = graph_task.exec_info is not None
+    if pruned:
+        prev_checkpoint_valid = local.checkpoint_valid
+        local.checkpoint_valid = False
     try:
         if node._tensor_pre_hooks is not None or node._retains_grad_hooks is not None or \
                 type(node) is AccumulateGrad:
@@ -729,7 +750,7 @@ def call_function(graph_task, node, grads):
                         raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
                                            f"(got {len(result)}, but expected {len(grads)})")
                     grads = list(result)
-        if not graph_task.keep_graph:
+        if not graph_task.keep_graph and node._will_release:
             node.will_release_variables()
         post_hooks = node._post_hooks
         if post_hooks:
@@ -741,7 +762,8 @@ def call_function(graph_task, node, grads):
             outputs = list(outputs)
         outputs = validate_outputs(node.next_edges, outputs, node)
     finally:
-        local.checkpoint_valid = prev_checkpoint_valid
+        if pruned:
+            local.checkpoint_valid = prev_checkpoint_valid
     if post_hooks:
         for hook in list(post_hooks.values()):
             result = hook(tuple(outputs), inputs)

@@ -121,6 +121,12 @@ class Node:
     def release_variables(self) -> None:
         """Frees what the node saved for backward; later use raises 'backward a second time'."""
 
+    _will_release = False  # set by subclasses that define will_release_variables
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._will_release = cls.will_release_variables is not Node.will_release_variables
+
     def will_release_variables(self) -> None:
         """Called before ``apply`` when the graph will not be kept."""
 

@@ -121,20 +121,21 @@ def _attach():
     T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
     # Operators.
-    T.__add__ = T.__radd__ = lambda self, other: add(self, other)
-    T.__sub__ = lambda self, other: sub(self, other)
+    # The op functions themselves where the operands keep their order (one call less per op).
+    T.__add__ = T.__radd__ = add
+    T.__sub__ = sub
     T.__rsub__ = lambda self, other: sub(other, self)
-    T.__mul__ = T.__rmul__ = lambda self, other: mul(self, other)
-    T.__truediv__ = lambda self, other: div(self, other)
+    T.__mul__ = T.__rmul__ = mul
+    T.__truediv__ = div
     T.__rtruediv__ = lambda self, other: div(other, self)
     T.__floordiv__ = lambda self, other: floor_divide(self, other)
     T.__rfloordiv__ = lambda self, other: floor_divide(other, self)
     T.__mod__ = lambda self, other: remainder(self, other)
-    T.__pow__ = lambda self, other: pow(self, other)
+    T.__pow__ = pow
     T.__rpow__ = lambda self, other: pow(other, self)
-    T.__matmul__ = lambda self, other: matmul(self, other)
+    T.__matmul__ = matmul
     T.__rmatmul__ = lambda self, other: matmul(other, self)
-    T.__neg__ = lambda self: neg(self)
+    T.__neg__ = neg
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: abs(self)
     T.__eq__ = lambda self, other: eq(self, other)

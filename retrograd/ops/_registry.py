@@ -26,6 +26,7 @@ from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
 from ..backends import get_backend
+from . import _codegen
 
 __all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op"]
 
@@ -424,6 +425,9 @@ def defop(name, forward, *, method=None, promote=None, view=False, tensor_args=N
                 device_param=device_param)
     op.index_lists = frozenset(op.index[p] for p in lists)
     REGISTRY[name] = op
+    fast_apply = _codegen.build_fast_apply(op) if op.differentiable else None
+    if fast_apply is not None:
+        op.node_cls.apply = fast_apply
     fn = _make_public(op)
     op.function = fn
     if method:
@@ -448,8 +452,11 @@ def _make_public(op):
             env[f"_d{i}"] = p.default
             params.append(f"{p.name}=_d{i}")
         names.append(p.name)
-    src = (f"def {op.name}({', '.join(params)}):\n"
-           f"    return _call(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
+    if _codegen.eligible(op):
+        src = _codegen.build_fast_call(op, ", ".join(params), names, env)
+    else:
+        src = (f"def {op.name}({', '.join(params)}):\n"
+               f"    return _call(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
     exec(src, env)  # noqa: S102 - generated from the op's own signature
     fn = env[op.name]
     fn.__doc__ = getattr(op.forward, "__doc__", None) or f"retrograd.{op.name}{op.signature}"
