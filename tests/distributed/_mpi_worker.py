@@ -1,0 +1,148 @@
+"""Scenarios run on every rank under ``mpiexec``: ``python _mpi_worker.py <scenario>``.
+
+Each scenario asserts what its rank sees and prints ``PASS <scenario> rank <r>``; the test
+that started mpiexec checks the exit status and those lines.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+import retrograd as rg
+import retrograd.distributed as dist
+
+
+def _raises(exc_type, fn, match):
+    try:
+        fn()
+    except exc_type as exc:
+        assert match in str(exc), f"{match!r} not in {exc!r}"
+        return exc
+    raise AssertionError(f"{fn} did not raise {exc_type.__name__}")
+
+
+def collectives():
+    dist.init_process_group("mpi")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    assert dist.is_initialized() and size == 2 and dist.get_backend() == "mpi"
+    t = rg.tensor([1.0, 2.0, 3.0], dtype=rg.float64) * (rank + 1)
+    version = t._version
+    dist.all_reduce(t)
+    np.testing.assert_array_equal(t.numpy(), [3.0, 6.0, 9.0])
+    assert t._version == version + 1
+    for op, expected in [(dist.ReduceOp.AVG, [1.5, 3.0]), (dist.ReduceOp.MAX, [2.0, 4.0]),
+                         (dist.ReduceOp.MIN, [1.0, 2.0]), (dist.ReduceOp.PRODUCT, [2.0, 8.0])]:
+        t = rg.tensor([1.0, 2.0]) * (rank + 1)
+        dist.all_reduce(t, op=op)
+        np.testing.assert_allclose(t.numpy(), expected, err_msg=str(op))
+    i = rg.tensor([rank, 10])
+    dist.all_reduce(i)
+    assert i.tolist() == [1, 20] and i.dtype == rg.int64
+    # a non-contiguous tensor is reduced through a copy and written back into its own memory
+    base = rg.arange(6, dtype=rg.float64).reshape(2, 3)
+    view = base.t()
+    dist.all_reduce(view)
+    np.testing.assert_array_equal(base.numpy(), 2 * np.arange(6).reshape(2, 3))
+    h = rg.tensor([0.5, 1.5], dtype=rg.float16)
+    dist.all_reduce(h)
+    assert h.dtype == rg.float16 and h.tolist() == [1.0, 3.0]
+
+    b = rg.full((2, 2), float(rank))
+    dist.broadcast(b, src=1)
+    np.testing.assert_array_equal(b.numpy(), np.ones((2, 2)))
+    _raises(ValueError, lambda: dist.broadcast(b, src=2), "src=2")
+
+    out = [rg.zeros(2, dtype=rg.int64) for _ in range(size)]
+    dist.all_gather(out, rg.tensor([rank, rank * 10]))
+    assert [o.tolist() for o in out] == [[0, 0], [1, 10]]
+    _raises(ValueError, lambda: dist.all_gather(out[:1], rg.tensor([1, 2])), "world_size (2)")
+
+    o = rg.zeros(2, dtype=rg.float64)
+    dist.reduce_scatter(o, [rg.tensor([1.0, 2.0], dtype=rg.float64) * (rank + 1),
+                            rg.tensor([3.0, 4.0], dtype=rg.float64) * (rank + 1)])
+    np.testing.assert_array_equal(o.numpy(), [[3.0, 6.0], [9.0, 12.0]][rank])
+    dist.barrier()
+
+    # several asynchronous collectives in flight at once, completed in any order
+    ts = [rg.full((1000,), float(rank + k), dtype=rg.float64) for k in range(4)]
+    works = [dist.all_reduce(x, async_op=True) for x in ts]
+    assert all(isinstance(w, dist.Work) for w in works)
+    b2 = rg.full((3,), float(rank))
+    wb = dist.broadcast(b2, src=0, async_op=True)
+    for w in reversed(works):
+        assert w.wait() is True
+        assert w.is_completed()
+    wb.wait()
+    for k, x in enumerate(ts):
+        np.testing.assert_array_equal(x.numpy(), np.full(1000, 2.0 * k + 1))
+    assert b2.tolist() == [0.0, 0.0, 0.0]
+    wbar = dist.barrier(async_op=True)
+    while not wbar.is_completed():
+        time.sleep(0.001)
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+    dist.init_process_group("mpi", world_size=2, rank=rank)  # a group may be created again
+    t = rg.ones(1)
+    dist.all_reduce(t)
+    assert t.item() == 2.0
+    dist.destroy_process_group()
+
+
+def before_init():
+    for fn in (lambda: dist.all_reduce(rg.ones(1)), dist.get_rank, dist.get_world_size, dist.barrier,
+               lambda: dist.broadcast(rg.ones(1), 0)):
+        _raises(RuntimeError, fn, "call init_process_group")
+    _raises(ValueError, lambda: dist.init_process_group("nccl"), "Invalid backend")
+    _raises(ValueError, lambda: dist.init_process_group("mpi", world_size=3), "world_size=3")
+    dist.init_process_group("mpi")
+    _raises(RuntimeError, lambda: dist.init_process_group("mpi"), "twice")
+    _raises(TypeError, lambda: dist.all_reduce([1.0]), "must be Tensor")
+    _raises(RuntimeError, lambda: dist.all_reduce(rg.ones(1, dtype=rg.int64), op=dist.ReduceOp.AVG),
+            "floating point")
+    dist.destroy_process_group()
+
+
+def mismatch():
+    dist.init_process_group("mpi", timeout=20)
+    rank = dist.get_rank()
+    t = rg.zeros(3 + rank)
+    e = _raises(RuntimeError, lambda: dist.all_reduce(t), "differ across ranks")
+    assert "rank 0 has float32 [3], rank 1 has float32 [4]" in str(e), e
+    e = _raises(RuntimeError, lambda: dist.broadcast(rg.zeros(2, dtype=[rg.float32, rg.float64][rank]), 0),
+                "rank 0 has float32 [2], rank 1 has float64 [2]")
+    w = dist.all_reduce(rg.zeros((2, rank + 1)), async_op=True)
+    _raises(RuntimeError, w.wait, "differ across ranks")
+    if rank == 0:
+        e = _raises(RuntimeError, lambda: dist.all_reduce(rg.zeros(2)), "different collectives")
+    else:
+        e = _raises(RuntimeError, lambda: dist.broadcast(rg.zeros(2), 0), "different collectives")
+    assert "rank 0 called all_reduce, rank 1 called broadcast" in str(e)
+    _raises(RuntimeError, lambda: dist.all_reduce(rg.ones(2), op=[dist.ReduceOp.SUM, dist.ReduceOp.MAX][rank]),
+            "different reduce ops")
+    # a mismatch fails that collective on every rank, and the group keeps working
+    t = rg.ones(2)
+    dist.all_reduce(t)
+    assert t.tolist() == [2.0, 2.0]
+    dist.destroy_process_group()
+
+
+def dead_rank():
+    dist.init_process_group("mpi", timeout=2)
+    rank = dist.get_rank()
+    dist.barrier()
+    if rank == 1:
+        raise SystemExit(3)  # this rank dies before the collective
+    start = time.monotonic()
+    _raises(RuntimeError, lambda: dist.all_reduce(rg.ones(4)), "timed out after 2 seconds on rank 0")
+    assert time.monotonic() - start < 15
+    _raises(RuntimeError, lambda: dist.all_reduce(rg.ones(4)), "unusable")
+    print(f"PASS dead_rank rank {rank}", flush=True)
+    os._exit(0)  # MPI_Finalize would wait for the dead rank
+
+
+if __name__ == "__main__":
+    scenario = sys.argv[1]
+    globals()[scenario]()
+    from mpi4py import MPI
+    print(f"PASS {scenario} rank {MPI.COMM_WORLD.Get_rank()}", flush=True)
