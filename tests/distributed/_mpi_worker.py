@@ -141,6 +141,128 @@ def dead_rank():
     os._exit(0)  # MPI_Finalize would wait for the dead rank
 
 
+# -- DistributedDataParallel --------------------------------------------------------------------
+SHAPES = [(4, 8), (8,), (8, 3), (3,)]
+
+
+def _make_params(seed, extra=0):
+    rng = np.random.default_rng(seed)
+    return [rg.tensor(rng.standard_normal(s), dtype=rg.float64, requires_grad=True)
+            for s in SHAPES + [(3,)] * extra]
+
+
+class Net:
+    """A two-layer perceptron on plain tensors; ``u`` (if any) is used on rank 0 only, ``v`` never."""
+
+    def __init__(self, params, rank=0):
+        self.params, self.rank = params, rank
+
+    def parameters(self):
+        return iter(self.params)
+
+    def __call__(self, x):
+        w1, b1, w2, b2 = self.params[:4]
+        out = (x @ w1 + b1).tanh() @ w2 + b2
+        if len(self.params) > 4 and self.rank == 0:
+            out = out + self.params[4]
+        return out
+
+
+def _data(n=16, seed=1):
+    rng = np.random.default_rng(seed)
+    return rg.tensor(rng.standard_normal((n, 4))), rg.tensor(rng.standard_normal((n, 3)))
+
+
+def _loss(out, y):
+    return ((out - y) ** 2).mean()
+
+
+def _sgd(params, lr=0.1):
+    with rg.no_grad():
+        for p in params:
+            p.sub_(lr * p.grad)
+            p.grad = None
+
+
+def _shard(t, rank, size):
+    n = t.shape[0] // size
+    return t[rank * n:(rank + 1) * n]
+
+
+def ddp_equivalence():
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group("mpi", timeout=20)
+    rank, size = dist.get_rank(), dist.get_world_size()
+    x, y = _data()
+    reference = _make_params(0)
+    ref_net = Net(reference)
+    for _ in range(3):
+        _loss(ref_net(x), y).backward()
+        _sgd(reference)
+    for cap in (25, 1e-5):  # one bucket for all; one bucket per parameter
+        params = _make_params(rank)  # each rank starts elsewhere: DDP copies rank 0's values
+        model = DDP(Net(params), bucket_cap_mb=cap)
+        for p, q in zip(params, _make_params(0), strict=True):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        assert len(model._buckets) == (1 if cap == 25 else 4)
+        if cap < 1:  # the first-used weight gets its gradient last: earlier buckets are already in flight
+            seen = []
+            model._grad_accs[0].register_prehook(lambda go: seen.append([b.work is not None for b in model._buckets]))
+        for _ in range(3):
+            _loss(model(_shard(x, rank, size)), _shard(y, rank, size)).backward()
+            _sgd(params)
+        if cap < 1:
+            assert seen[0] == [True, True, True, False], seen
+        for p, q in zip(params, reference, strict=True):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+    # no_sync: two micro-batches accumulate locally, the second backward averages the sum
+    ref = _make_params(0)
+    xs, ys = _data(32, seed=2)
+    for k in range(2):
+        _loss(Net(ref)(xs[16 * k:16 * (k + 1)]), ys[16 * k:16 * (k + 1)]).backward()
+    params = _make_params(0)
+    model = DDP(Net(params), bucket_cap_mb=1e-5)
+    with model.no_sync():
+        _loss(model(_shard(xs[:16], rank, size)), _shard(ys[:16], rank, size)).backward()
+    gathered = [rg.zeros(3, dtype=rg.float64) for _ in range(size)]
+    dist.all_gather(gathered, params[3].grad)
+    assert not np.allclose(gathered[0].numpy(), gathered[1].numpy())  # nothing was communicated
+    _loss(model(_shard(xs[16:], rank, size)), _shard(ys[16:], rank, size)).backward()
+    for p, q in zip(params, ref, strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12, atol=1e-14)
+    dist.destroy_process_group()
+
+
+def ddp_unused():
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group("mpi", timeout=20)
+    rank, size = dist.get_rank(), dist.get_world_size()
+    x, y = _data()
+    params = _make_params(0, extra=2)
+    model = DDP(Net(params, rank), bucket_cap_mb=1e-5, find_unused_parameters=True)
+    for step in range(2):
+        xr, yr = _shard(x, rank, size), _shard(y, rank, size)
+        local = [p.detach().clone().requires_grad_() for p in params]
+        grads = rg.autograd.grad(_loss(Net(local, rank)(xr), yr), local, allow_unused=True)
+        expected = []
+        for g, p in zip(grads, params, strict=True):
+            e = rg.zeros_like(p.detach()) if g is None else g
+            dist.all_reduce(e)
+            expected.append(e.numpy() / size)
+        _loss(model(xr), yr).backward()
+        for i in range(5):  # u (index 4) gets rank 0's gradient, averaged, on both ranks
+            np.testing.assert_allclose(params[i].grad.numpy(), expected[i], rtol=1e-12, atol=1e-14)
+        assert params[5].grad is None  # v is used nowhere: its grad stays untouched
+        _sgd(params[:5])
+
+    # without find_unused_parameters, a parameter that got no gradient is an error
+    params = _make_params(0, extra=2)
+    model = DDP(Net(params, rank))
+    _raises(RuntimeError, lambda: _loss(model(x), y).backward(), "find_unused_parameters=True")
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     scenario = sys.argv[1]
     globals()[scenario]()
