@@ -263,8 +263,190 @@ def ddp_unused():
     dist.destroy_process_group()
 
 
-if __name__ == "__main__":
-    scenario = sys.argv[1]
-    globals()[scenario]()
+# -- RPC and distributed autograd ---------------------------------------------------------------
+def _add(a, b):
+    return a + b
+
+
+def _where_am_i():
+    from retrograd.distributed import rpc
+    return rpc.get_worker_info().name
+
+
+def _call_back(x):
+    """Runs on worker1 and calls worker0 in turn: an RPC inside an RPC."""
+    from retrograd.distributed import rpc
+    return rpc.rpc_sync("worker0", _add, args=(x, 1.0)) * 10
+
+
+def _raise_value_error():
+    raise ValueError("remote boom")
+
+
+def rpc_basic():
+    from retrograd.distributed import rpc
     from mpi4py import MPI
+    rank = MPI.COMM_WORLD.Get_rank()
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2)
+    if rank == 0:
+        out = rpc.rpc_sync("worker1", _add, args=(rg.ones(2), rg.tensor([1.0, 2.0])))
+        assert out.tolist() == [2.0, 3.0]
+        fut = rpc.rpc_async(1, _where_am_i)
+        assert fut.wait() == "worker1"
+        assert rpc.rpc_sync("worker1", _call_back, args=(rg.tensor([1.0]),)).tolist() == [20.0]
+        rref = rpc.remote("worker1", _add, args=(rg.ones(3), 2.0))
+        assert rref.owner_name() == "worker1" and not rref.is_owner()
+        assert rref.to_here().tolist() == [3.0, 3.0, 3.0]
+        local = rpc.RRef(rg.zeros(1))
+        assert local.is_owner() and local.to_here().tolist() == [0.0]
+        e = _raises(rpc.RemoteError, lambda: rpc.rpc_sync("worker1", _raise_value_error), "remote boom")
+        assert "worker 'worker1'" in str(e) and "ValueError" in str(e)
+        _raises(ValueError, lambda: rpc.rpc_sync("nobody", _add, args=(1, 2)), "Unknown destination")
+    rpc.shutdown()
+    _raises(RuntimeError, lambda: rpc.rpc_sync("worker1", _add, args=(1, 2)), "init_rpc")
+
+
+class _BadBackward(rg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("bad backward")
+
+
+def _layer(w_rref, h):
+    return (h @ w_rref.local_value()).tanh()
+
+
+def _middle(w2_rref, w3_rref, h):
+    """worker1: its own layer, then worker0's last layer (the pass goes 0 -> 1 -> 0)."""
+    from retrograd.distributed import rpc
+    z = _layer(w2_rref, h)
+    return rpc.rpc_sync("worker0", _last, args=(w3_rref, z))
+
+
+def _last(w3_rref, z):
+    return z @ w3_rref.local_value()
+
+
+def _bad(h):
+    return _BadBackward.apply(h)
+
+
+def _grad_of(context_id, rref):
+    from retrograd.distributed import autograd as dist_autograd
+    grads = dist_autograd.get_gradients(context_id)
+    w = rref.local_value()
+    assert w.grad is None  # distributed backward never touches .grad
+    return grads[w]
+
+
+class _SGD:
+    def __init__(self, params, lr):
+        self.params, self.lr = params, lr
+
+    def step(self):
+        with rg.no_grad():
+            for p in self.params:
+                if p.grad is not None:
+                    p.sub_(self.lr * p.grad)
+
+
+def _split_model(seed):
+    rng = np.random.default_rng(seed)
+    return [rg.tensor(rng.standard_normal(s), requires_grad=True) for s in [(4, 5), (5, 6), (6, 3)]]
+
+
+def _forward(params, x, y, remote):
+    from retrograd.distributed import rpc
+    w1, w2, w3 = params
+    h = (x @ w1).tanh()
+    out = rpc.rpc_sync("worker1", _middle, args=remote + (h,)) if remote else _last(
+        rpc.RRef(w3), _layer(rpc.RRef(w2), h))
+    return ((out - y) ** 2).mean()
+
+
+def dist_autograd_split():
+    import threading
+    from retrograd.distributed import rpc, autograd as dist_autograd
+    from retrograd.distributed.optim import DistributedOptimizer
+    from mpi4py import MPI
+    rank = MPI.COMM_WORLD.Get_rank()
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2)
+    if rank == 0:
+        rg.set_default_dtype(rg.float64)
+        x, y = _data(8)
+        params = _split_model(0)
+        ref = [p.detach().clone().requires_grad_() for p in params]
+        expected = rg.autograd.grad(_forward(ref, x, y, remote=False), ref)
+        # w2 lives on worker1, w1 and w3 here
+        w2_rref = rpc.remote("worker1", rg.Tensor.requires_grad_, args=(params[1].detach().clone(),))
+        w3_rref = rpc.RRef(params[2])
+        with dist_autograd.context() as cid:
+            loss = _forward(params, x, y, remote=(w2_rref, w3_rref))
+            np.testing.assert_allclose(loss.item(), _forward(ref, x, y, remote=False).item(), rtol=1e-13)
+            dist_autograd.backward(cid, [loss])
+            grads = dist_autograd.get_gradients(cid)
+            assert params[0].grad is None and params[2].grad is None
+            np.testing.assert_allclose(grads[params[0]].numpy(), expected[0].numpy(), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(grads[params[2]].numpy(), expected[2].numpy(), rtol=1e-12, atol=1e-14)
+            g2 = rpc.rpc_sync("worker1", _grad_of, args=(cid, w2_rref))
+            np.testing.assert_allclose(g2.numpy(), expected[1].numpy(), rtol=1e-12, atol=1e-14)
+            opt = DistributedOptimizer(_SGD, [rpc.RRef(params[0]), w2_rref, w3_rref], lr=0.5)
+            opt.step(cid)
+            np.testing.assert_allclose(w2_rref.to_here().detach().numpy(),
+                                       (ref[1] - 0.5 * expected[1]).detach().numpy(), rtol=1e-12)
+            np.testing.assert_allclose(params[0].detach().numpy(),
+                                       (ref[0] - 0.5 * expected[0]).detach().numpy(), rtol=1e-12)
+            assert params[0].grad is None
+
+        # an error in a backward function on worker1 reaches the caller, naming worker1
+        with dist_autograd.context() as cid:
+            h = (x @ params[0]).tanh()
+            loss = rpc.rpc_sync("worker1", _bad, args=(h,)).sum()
+            e = _raises(rpc.RemoteError, lambda: dist_autograd.backward(cid, [loss]), "bad backward")
+            assert "worker 'worker1'" in str(e), e
+
+        # two contexts in flight at once (two threads) keep their gradients apart
+        w2 = params[1].detach().clone().requires_grad_()
+        w2_rref = rpc.remote("worker1", rg.Tensor.requires_grad_, args=(w2.detach().clone(),))
+        both_forward = threading.Barrier(2)
+        results = {}
+
+        def train(k):
+            xk = x * (k + 1)
+            local = [p.detach().clone().requires_grad_() for p in (params[0], w2, params[2])]
+            want = rg.autograd.grad(_forward(local, xk, y, remote=False), local)
+            with dist_autograd.context() as cid:
+                loss = _forward(params, xk, y, remote=(w2_rref, rpc.RRef(params[2])))
+                both_forward.wait(timeout=20)
+                dist_autograd.backward(cid, [loss])
+                got = dist_autograd.get_gradients(cid)
+                results[k] = (want, [got[params[0]], rpc.rpc_sync("worker1", _grad_of, args=(cid, w2_rref)),
+                                     got[params[2]]])
+        threads = [threading.Thread(target=train, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert sorted(results) == [0, 1], results
+        for want, got in results.values():
+            for w, g in zip(want, got, strict=True):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
+        assert not np.allclose(results[0][1][0].numpy(), results[1][1][0].numpy())
+    rpc.shutdown()
+
+
+if __name__ == "__main__":
+    import traceback
+    from mpi4py import MPI
+    scenario = sys.argv[1]
+    try:
+        globals()[scenario]()
+    except Exception:  # a failing rank takes the others down instead of leaving them waiting
+        traceback.print_exc()
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
     print(f"PASS {scenario} rank {MPI.COMM_WORLD.Get_rank()}", flush=True)
