@@ -1,0 +1,4 @@
+"""retrograd.nn.parallel: data-parallel training across processes."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
