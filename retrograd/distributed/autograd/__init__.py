@@ -160,7 +160,7 @@ def _fail(gt, exc) -> None:
     """Fails a GraphTask from any thread and wakes the thread that drives it."""
     from ...autograd.engine import NodeTask
     gt.set_exception(exc, None)
-    gt.cpu_ready_queue.push(NodeTask(gt, None, None))
+    gt.cpu_ready_queue.push_task(NodeTask(gt, None, None))
 
 
 # -- packing tensors into RPC messages ---------------------------------------------------------------
