@@ -129,8 +129,18 @@ class OpNode(Node):
         return out
 
     def release_variables(self):
-        if self._saved is not _NOTHING_SAVED:
-            self._saved = None
+        """Frees the saved tensors; saved shapes and scalars stay, so a node that saved no
+        tensor can run again (as in PyTorch, where only SavedVariables are released)."""
+        saved = self._saved
+        if saved is None or saved is _NOTHING_SAVED:
+            return
+        for value in saved.values():
+            if type(value) is SavedTensor:
+                value.release()
+            elif type(value) in (list, tuple):
+                for v in value:
+                    if type(v) is SavedTensor:
+                        v.release()
 
 
 _SECOND_TIME = (
