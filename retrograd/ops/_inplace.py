@@ -24,12 +24,15 @@ _grad_state = grad_mode.state
 
 def check_inplace(self, requires_grad_elsewhere=False):
     """PyTorch's forward-time errors for in-place ops on leaves that require grad."""
-    if self._grad_fn is None and self._requires_grad:
-        base = self._base
-        if base is not None and base._grad_fn is None and base._requires_grad:
+    if not self._requires_grad:
+        return
+    base = self._base
+    if base is not None:
+        # A view of a leaf has a grad_fn of its own (the view op), so test its base, not the view.
+        if base._grad_fn is None and base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        if base is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    elif self._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def apply_inplace(op, args):
