@@ -463,3 +463,113 @@ def test_input_buffer_does_not_modify_incoming_gradients():
     y = x * 1
     rg.autograd.backward([y, y, y], [g, g, g])
     assert g.tolist() == [1.0, 1.0] and x.grad.tolist() == [3.0, 3.0]
+
+
+# -- API.md "Details users rely on": callbacks and checkpoint validity ----------------------------
+def test_callback_queued_from_a_callback_runs_in_the_same_pass():
+    order = []
+    x = rg.ones(1, requires_grad=True)
+    y = x * 2
+
+    def second():
+        order.append("second")
+
+    def first():
+        order.append("first")
+        rg.autograd.queue_callback(second)
+    y.grad_fn.register_prehook(lambda g: rg.autograd.queue_callback(first))
+    y.backward()
+    assert order == ["first", "second"]
+
+
+def test_callback_queued_in_a_nested_pass_runs_when_that_pass_ends():
+    order = []
+
+    class Nested(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            inner = rg.ones(1, requires_grad=True)
+            with rg.enable_grad():
+                z = inner * 3
+            z.grad_fn.register_prehook(lambda g: rg.autograd.queue_callback(lambda: order.append("inner")))
+            z.backward()
+            order.append("nested pass returned")
+            rg.autograd.queue_callback(lambda: order.append("outer"))
+            return grad
+    x = rg.ones(1, requires_grad=True)
+    Nested.apply(x).backward()
+    assert order == ["inner", "nested pass returned", "outer"]
+
+
+def test_queue_callback_outside_backward_raises():
+    with pytest.raises(RuntimeError, match="^Final callbacks can only be installed during backward pass."):
+        rg.autograd.queue_callback(lambda: None)
+
+
+def test_is_checkpoint_valid_is_false_inside_grad_only():
+    seen = []
+    x = rg.ones(1, requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda g: seen.append(rg.autograd.is_checkpoint_valid()))
+    y.backward(retain_graph=True)
+    rg.autograd.grad(y, x)
+    assert seen == [True, False] and rg.autograd.is_checkpoint_valid()
+
+
+def test_reentrant_checkpoint_reached_from_grad_raises():
+    try:
+        from retrograd.utils.checkpoint import checkpoint
+    except ImportError:
+        pytest.skip("retrograd.utils.checkpoint.checkpoint is not implemented on this branch yet")
+    x = rg.ones(2, requires_grad=True)
+    y = checkpoint(lambda t: (t * t).sum(), x, use_reentrant=True)
+    with pytest.raises(RuntimeError, match="^Checkpointing is not compatible with .grad()"):
+        rg.autograd.grad(y, x)
+
+
+# -- higher derivatives ---------------------------------------------------------------------------
+def test_third_derivative_of_x_to_the_fourth():
+    x = rg.tensor([1.0, 2.0, -3.0], dtype=rg.float64, requires_grad=True)
+    (d1,) = rg.autograd.grad((x ** 4).sum(), x, create_graph=True)
+    (d2,) = rg.autograd.grad(d1.sum(), x, create_graph=True)
+    (d3,) = rg.autograd.grad(d2.sum(), x)
+    assert d1.tolist() == [4.0, 32.0, -108.0]
+    assert d2.tolist() == [12.0, 48.0, 108.0]
+    assert d3.tolist() == [24.0, 48.0, -72.0]
+
+
+def test_mixed_second_derivative():
+    x = rg.tensor(2.0, dtype=rg.float64, requires_grad=True)
+    y = rg.tensor(3.0, dtype=rg.float64, requires_grad=True)
+    f = x ** 2 * y ** 3  # d2f/dxdy = 6 x y^2
+    (dx,) = rg.autograd.grad(f, x, create_graph=True)
+    (dxy,) = rg.autograd.grad(dx, y)
+    assert dx.item() == 2 * 2.0 * 27.0 and dxy.item() == 6 * 2.0 * 9.0
+
+
+def test_double_backward_through_matmul_and_tanh():
+    rg.manual_seed(1)
+    a = rg.randn(3, 4, dtype=rg.float64, requires_grad=True)
+    b = rg.randn(4, 2, dtype=rg.float64, requires_grad=True)
+    assert rg.autograd.gradgradcheck(lambda p, q: (p @ q).tanh(), (a, b))
+
+
+def test_double_backward_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    a_np = np.array([[0.5, -1.0], [2.0, 0.25]])
+    b_np = np.array([[1.0, 0.5], [-0.5, 1.5]])
+
+    def run(lib, make):
+        a, b = make(a_np), make(b_np)
+        out = (a @ b).tanh().sum()
+        ga, gb = lib.autograd.grad(out, (a, b), create_graph=True)
+        ((ga * ga).sum() + (gb * gb).sum()).backward()
+        return a.grad.detach().numpy(), b.grad.detach().numpy()
+    ours = run(rg, lambda v: rg.tensor(v, requires_grad=True))
+    theirs = run(torch, lambda v: torch.tensor(v, requires_grad=True))
+    for o, t in zip(ours, theirs, strict=True):
+        assert np.allclose(o, t, rtol=1e-10, atol=1e-12)

@@ -235,3 +235,58 @@ def test_repr_matches_pytorch():
     for data in ([1.0, 2.0], [[0.1, 20.0], [3.0, -4.5]], [1e-5, 1.0], 2.0, [1, -20, 3]):
         assert repr(rg.tensor(data)) == repr(torch.tensor(data))
     assert repr(rg.tensor([1.0, 2.0], requires_grad=True)) == repr(torch.tensor([1.0, 2.0], requires_grad=True))
+
+
+# -- API.md "Details users rely on": shape and reduction conventions ------------------------------
+def test_squeeze_of_a_dimension_whose_size_is_not_one_is_unchanged():
+    x = rg.ones(2, 3, requires_grad=True)
+    y = x.squeeze(0)
+    assert y.shape == (2, 3)
+    assert rg.ones(2, 1).squeeze(1).shape == (2,)
+    y.sum().backward()
+    assert x.grad.shape == (2, 3)
+
+
+def test_t_works_on_0d_and_1d_tensors():
+    assert rg.tensor(2.0).t().shape == () and rg.tensor(2.0).t().item() == 2.0
+    assert rg.tensor([1.0, 2.0]).t().tolist() == [1.0, 2.0]
+    assert rg.ones(2, 3).t().shape == (3, 2)
+
+
+def test_transpose_of_a_dimension_with_itself_is_allowed():
+    x = rg.ones(2, 3, requires_grad=True)
+    y = x.transpose(1, 1)
+    assert y.shape == (2, 3)
+    y.sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin", "var", "std"])
+def test_reductions_take_a_tuple_of_dims(name):
+    data = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    x = rg.tensor(data, requires_grad=True)
+    y = getattr(rg, name)(x, dim=(0, 2))
+    kwargs = {"ddof": 1} if name in ("var", "std") else {}
+    np_name = {"amax": "max", "amin": "min"}.get(name, name)
+    assert y.shape == (3,)
+    assert np.allclose(y.detach().numpy(), getattr(np, np_name)(data, axis=(0, 2), **kwargs))
+    y.sum().backward()
+    assert x.grad.shape == (2, 3, 4)
+    keep = getattr(rg, name)(x, dim=(0, 2), keepdim=True)
+    assert keep.shape == (1, 3, 1)
+
+
+@pytest.mark.parametrize("name", ["sign", "round"])
+def test_piecewise_constant_ops_require_grad_and_get_zero_gradient(name):
+    x = rg.tensor([-1.5, 0.3, 2.7], requires_grad=True)
+    y = getattr(x, name)()
+    assert y.requires_grad and y.grad_fn is not None
+    (y * x).sum().backward()  # d(f(x) * x)/dx = f(x), the f'(x) term is zero
+    assert x.grad.tolist() == y.tolist()
+
+
+def test_comparisons_and_argmax_do_not_require_grad():
+    x = rg.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    for out in (x > 1, x == 3, x <= x, x.argmax(), x.argmin(), rg.argmax(x, dim=0)):
+        assert not out.requires_grad and out.grad_fn is None
+    assert (x > 1).dtype is rg.bool and x.argmax().dtype is rg.int64
