@@ -24,7 +24,9 @@ class _Tracked(np.ndarray):
     """An ndarray that can be weakly referenced (plain ndarrays cannot)."""
 
 
+@pytest.mark.timeout(600)  # about 20 s of CPU; more on a loaded machine
 def test_million_op_chain_backward_and_delete(no_gc):
+    # See Note [Deleting deep graphs]
     assert sys.getrecursionlimit() <= 10_000  # the default limit, not a raised one
     x = rg.ones(1, requires_grad=True)
     y = x
