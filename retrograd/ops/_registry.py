@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import cpu as _cpu
-from .._tensor import Tensor, gradient_edge
+from .._tensor import Tensor, gradient_edge, move_retains_grad
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
@@ -269,6 +269,8 @@ def call_op(op: OpInfo, args, inplace=None):
         node, saved_inputs = _make_node(op, args, vals, inplace)
         if node is None:
             record = False
+        elif inplace is not None and inplace._retains_grad:
+            rebased = (inplace._grad_fn, inplace._output_nr)
 
     if inplace is not None:
         results = (_write_inplace(op, inplace, arrays[0]),)
@@ -295,6 +297,8 @@ def call_op(op: OpInfo, args, inplace=None):
                 else SavedTensor(results[0], is_output=True))
         if inplace is not None:
             inplace._view_version = inplace._version_counter.version
+            if inplace._retains_grad:
+                move_retains_grad(inplace, *rebased)
     return results if op.multi_output else results[0]
 
 
