@@ -208,3 +208,61 @@ def test_accumulate_grad_post_hook_sees_the_leaf_gradient():
     acc.register_hook(lambda gi, go: seen.append((gi, go[0].tolist())))
     (x * 4).sum().backward()
     assert seen == [((), [4.0, 4.0])] and x.grad.tolist() == [4.0, 4.0]
+
+
+def test_retain_grad_follows_the_tensor_through_an_inplace_op():
+    x = rg.ones(2, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.mul_(3)
+    (y * 5).sum().backward()
+    assert y.grad.tolist() == [5.0, 5.0] and x.grad.tolist() == [30.0, 30.0]
+
+
+def test_retain_grad_of_a_base_follows_it_through_copy_slices():
+    x = rg.ones(3, requires_grad=True)
+    base = x * 1
+    base.retain_grad()
+    base[1:].mul_(2)
+    (base * rg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert base.grad.tolist() == [1.0, 2.0, 3.0] and x.grad.tolist() == [1.0, 4.0, 6.0]
+
+
+def test_retain_grad_of_a_view_follows_its_regenerated_history():
+    x = rg.ones(3, requires_grad=True)
+    base = x * 1
+    view = base[1:]
+    view.retain_grad()
+    base.mul_(2)
+    (view * rg.tensor([2.0, 3.0])).sum().backward()
+    assert view.grad.tolist() == [2.0, 3.0] and x.grad.tolist() == [0.0, 4.0, 6.0]
+
+
+def test_retain_grad_follows_a_custom_function_that_marks_the_tensor_dirty():
+    class Triple(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            t.mul_(3)
+            ctx.mark_dirty(t)
+            return t
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+    x = rg.ones(1, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    Triple.apply(y)
+    (y * 5).backward()
+    assert y.grad.tolist() == [5.0] and x.grad.tolist() == [30.0]
+
+
+def test_hooks_registered_before_an_inplace_op_stay_with_the_old_value():
+    seen = []
+    x = rg.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: seen.append(("old", g.tolist())))
+    y.mul_(3)
+    y.register_hook(lambda g: seen.append(("new", g.tolist())))
+    (y * 5).sum().backward()
+    assert seen == [("new", [5.0, 5.0]), ("old", [15.0, 15.0])]
