@@ -17,7 +17,7 @@ from ._device import device as _device_cls, cpu as _cpu
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, Edge, _HookDict, add_hook, make_edge
 
-__all__ = ["Tensor", "VersionCounter", "grad_accumulator", "gradient_edge"]
+__all__ = ["Tensor", "VersionCounter", "grad_accumulator", "gradient_edge", "move_retains_grad"]
 
 
 class VersionCounter:
@@ -65,6 +65,24 @@ def gradient_edge(tensor):
     if tensor._requires_grad:
         return make_edge(Edge, (grad_accumulator(tensor), 0))
     return None
+
+
+def move_retains_grad(tensor, old_fn, old_nr: int) -> None:
+    """Moves ``tensor``'s retain_grad hook from ``old_fn`` to its current grad_fn.
+
+    Called when an in-place op rebases the tensor's history: ``.grad`` then records the gradient
+    of the tensor's new value, as in PyTorch, while hooks registered before stay with the old node.
+    """
+    if not tensor._retains_grad or old_fn is None or old_fn is tensor._grad_fn:
+        return
+    hooks = old_fn._retains_grad_hooks
+    hook = hooks.pop(old_nr, None) if hooks else None
+    new_fn = tensor._grad_fn
+    if hook is None or new_fn is None:
+        return
+    if new_fn._retains_grad_hooks is None:
+        new_fn._retains_grad_hooks = {}
+    new_fn._retains_grad_hooks[tensor._output_nr] = hook
 
 
 class Tensor:

@@ -97,10 +97,10 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
     result = get_default_engine().execute(roots, grads, keep_graph, create_graph, output_edges,
                                           accumulate_grad=accumulate_grad)
     if not accumulate_grad and not allow_unreachable:
-        for r in result:
+        for i, r in enumerate(result):
             if r is None:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
     return result
 
 

@@ -223,11 +223,15 @@ def _record(ctx, args, outputs, Tensor):
         if id(o) in nondiff or o._data.dtype.kind != "f":
             o._requires_grad = o._requires_grad and o._grad_fn is not None and id(o) in dirty
             continue
+        rebased = (o._grad_fn, o._output_nr)
         o._grad_fn = ctx
         o._output_nr = i
         o._requires_grad = True
         if o._base is not None:
             o._view_version = o._version_counter.version
+        if o._retains_grad:
+            from .._tensor import move_retains_grad
+            move_retains_grad(o, *rebased)
     ctx.input_metadata = tuple(metadata)
     out_ids = {id(o) for o in outs}
     to_save = ctx.to_save

@@ -14,7 +14,7 @@ a replayable chain of view ops from their base; a view whose base changed versio
 """
 from __future__ import annotations
 
-from .._tensor import Tensor, gradient_edge
+from .._tensor import Tensor, gradient_edge, move_retains_grad
 from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ._registry import call_op, replay_view
@@ -24,12 +24,15 @@ _grad_state = grad_mode.state
 
 def check_inplace(self, requires_grad_elsewhere=False):
     """PyTorch's forward-time errors for in-place ops on leaves that require grad."""
-    if self._grad_fn is None and self._requires_grad:
-        base = self._base
-        if base is not None and base._grad_fn is None and base._requires_grad:
+    if not self._requires_grad:
+        return
+    base = self._base
+    if base is not None:
+        # A view of a leaf has a grad_fn of its own (the view op), so test its base, not the view.
+        if base._grad_fn is None and base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        if base is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    elif self._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def apply_inplace(op, args):
@@ -81,9 +84,11 @@ def _inplace_on_view(op, view, args):
     with grad_mode.no_grad():
         call_op(_copy_op(), (view, result), inplace=view)
     node = CopySlices(base, view._view_fn, result)
+    rebased = (base._grad_fn, base._output_nr)
     base._grad_fn = node
     base._output_nr = 0
     base._requires_grad = True
+    move_retains_grad(base, *rebased)
     regenerate_view_grad_fn(view)
     return view
 
@@ -97,8 +102,10 @@ def regenerate_view_grad_fn(view):
     """Recomputes a stale view's ``grad_fn`` by replaying its view chain on the base."""
     with grad_mode.enable_grad():
         fresh = replay_view(view._view_fn, view._base)
+    rebased = (view._grad_fn, view._output_nr)
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
     view._requires_grad = fresh._requires_grad
     view._view_version = view._version_counter.version
+    move_retains_grad(view, *rebased)
     return view._grad_fn

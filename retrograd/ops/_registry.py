@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import cpu as _cpu
-from .._tensor import Tensor, gradient_edge
+from .._tensor import Tensor, gradient_edge, move_retains_grad
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
@@ -130,8 +130,18 @@ class OpNode(Node):
         return out
 
     def release_variables(self):
-        if self._saved is not _NOTHING_SAVED:
-            self._saved = None
+        """Frees the saved tensors; saved shapes and scalars stay, so a node that saved no
+        tensor can run again (as in PyTorch, where only SavedVariables are released)."""
+        saved = self._saved
+        if saved is None or saved is _NOTHING_SAVED:
+            return
+        for value in saved.values():
+            if type(value) is SavedTensor:
+                value.release()
+            elif type(value) in (list, tuple):
+                for v in value:
+                    if type(v) is SavedTensor:
+                        v.release()
 
 
 _SECOND_TIME = (
@@ -260,6 +270,8 @@ def call_op(op: OpInfo, args, inplace=None):
         node, saved_inputs = _make_node(op, args, vals, inplace)
         if node is None:
             record = False
+        elif inplace is not None and inplace._retains_grad:
+            rebased = (inplace._grad_fn, inplace._output_nr)
 
     if inplace is not None:
         results = (_write_inplace(op, inplace, arrays[0]),)
@@ -286,6 +298,8 @@ def call_op(op: OpInfo, args, inplace=None):
                 else SavedTensor(results[0], is_output=True))
         if inplace is not None:
             inplace._view_version = inplace._version_counter.version
+            if inplace._retains_grad:
+                move_retains_grad(inplace, *rebased)
     return results if op.multi_output else results[0]
 
 
