@@ -344,9 +344,24 @@ def test_ready_queue_pops_by_descending_sequence_nr():
     task = GraphTask(False, False, 0)
     q = ReadyQueue()
     for n in (nodes[1], nodes[0], nodes[2], _acc(x)):
-        q.push(NodeTask(task, n, None))
-    popped = [q.pop().node for _ in range(4)]
+        q.push_task(NodeTask(task, n, []))
+    popped = [q.pop()[5] for _ in range(4)]  # entries are (kind, -depth, -seq, order, task, node, inputs)
     assert popped == [_acc(x), nodes[2], nodes[1], nodes[0]]
+
+
+def test_ready_queue_puts_shutdown_then_wakeups_then_deeper_tasks_first():
+    x = rg.ones(1, requires_grad=True)
+    late = (x * 1).grad_fn
+    early_deep = GraphTask(False, False, 3)
+    shallow = GraphTask(False, False, 0)
+    q = ReadyQueue()
+    q.push(shallow, late, [])
+    q.push(early_deep, (x * 2).grad_fn, [])
+    q.push_task(NodeTask(shallow, None, None))
+    q.push_task(NodeTask(None, None, None, is_shutdown=True))
+    kinds = [q.pop() for _ in range(4)]
+    assert [k[0] for k in kinds] == [0, 1, 2, 2]
+    assert kinds[2][4] is early_deep and kinds[3][5] is late
 
 
 # -- validate_outputs ---------------------------------------------------------------------------
