@@ -30,6 +30,7 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from . import utils
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
+from . import optim
 
 clip = clamp
 absolute = abs
