@@ -31,6 +31,7 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
 from . import utils
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from . import optim
+from .serialization import save, load
 
 clip = clamp
 absolute = abs
