@@ -189,3 +189,16 @@ def test_torch_save_files_are_refused(tmp_path):
     with pytest.raises(UnpicklingError, match="retrograd.load: "):
         rg.load(path)
     assert os.path.getsize(path) > 0
+
+
+def test_module_state_dict_round_trip_keeps_parameters_and_order():
+    nn = pytest.importorskip("retrograd.nn")
+    net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    state = _round_trip(net.state_dict())
+    assert list(state) == list(net.state_dict())
+    fresh = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    fresh.load_state_dict(state)
+    x = rg.randn(5, 3)
+    np.testing.assert_array_equal(fresh(x).detach().numpy(), net(x).detach().numpy())
+    param = _round_trip(net[0].weight)
+    assert isinstance(param, nn.Parameter) and param.requires_grad and param.is_leaf
