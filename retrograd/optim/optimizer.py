@@ -11,12 +11,13 @@ and calls ``backward``. State tensors are created lazily, on the first step that
 from __future__ import annotations
 
 import copy
-import math
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd.graph import _HookDict, add_hook
 
 __all__ = ["Optimizer", "required"]
 
@@ -51,8 +52,15 @@ class Optimizer:
         tensor([1., 1.], requires_grad=True)
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _with_step_hooks(cls.__dict__["step"])
+
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
+        self._step_pre_hooks = _HookDict()
+        self._step_post_hooks = _HookDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {type(params).__module__}.{type(params).__name__}")
@@ -150,9 +158,25 @@ class Optimizer:
         """
         raise NotImplementedError
 
+    def register_step_pre_hook(self, hook):
+        """Registers ``hook(optimizer, args, kwargs)``, run before each ``step``; it may return
+        ``(new_args, new_kwargs)`` to replace the step's arguments.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
+        return add_hook(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """Registers ``hook(optimizer, args, kwargs)``, run after each ``step``.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
+        return add_hook(self._step_post_hooks, hook)
+
     def _eval_closure(self, closure):
-        """Starts a step: runs the closure with grad mode on. See Note [Optimizer updates]."""
-        self._opt_called = True  # lets an LR scheduler warn when it is stepped before the optimizer
+        """Runs the closure with grad mode on. See Note [Optimizer updates]."""
         if closure is None:
             return None
         with grad_mode.enable_grad():
@@ -241,6 +265,27 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._step_pre_hooks = _HookDict()
+        self._step_post_hooks = _HookDict()
+
+
+def _with_step_hooks(step):
+    """Wraps a subclass's ``step`` so that it runs the step hooks and marks the optimizer stepped."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        for hook in tuple(self._step_pre_hooks.values()):
+            replaced = hook(self, args, kwargs)
+            if replaced is not None:
+                if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                    raise RuntimeError(f"optimizer step pre-hook must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {replaced}.")
+                args, kwargs = replaced
+        result = step(self, *args, **kwargs)
+        self._opt_called = True  # lets an LR scheduler warn when it is stepped before the optimizer
+        for hook in tuple(self._step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return result
+    return wrapper
 
 
 def _cast_state(param, value, key):

@@ -202,3 +202,16 @@ def test_load_state_dict_rejects_mismatched_groups():
 def test_differentiable_is_refused():
     with pytest.raises(NotImplementedError, match="differentiable=True"):
         rg.optim.Adam([rg.zeros(1, requires_grad=True)], differentiable=True)
+
+
+def test_step_hooks_run_around_the_step_and_can_be_removed():
+    w = rg.tensor([1.0], requires_grad=True)
+    opt = rg.optim.SGD([w], lr=0.5)
+    seen = []
+    pre = opt.register_step_pre_hook(lambda o, args, kwargs: seen.append(("pre", o is opt, w.item())))
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append(("post", w.item())))
+    w.grad = rg.tensor([1.0])
+    opt.step()
+    pre.remove()
+    opt.step()
+    assert seen == [("pre", True, 1.0), ("post", 0.5), ("post", 0.0)]
