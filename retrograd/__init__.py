@@ -29,7 +29,10 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   scatter_add, index_select, masked_fill, softmax, log_softmax, logsumexp, cumsum, flip, roll, tril,
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from . import utils
+from . import nn
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
+from . import optim
+from .serialization import save, load
 
 clip = clamp
 absolute = abs

@@ -212,8 +212,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def __getattr__(name):
     if name == "functional":
-        from . import functional
-        return functional
+        # import_module, not `from . import functional`: the latter looks the name up on this
+        # package first, re-entering this __getattr__ forever.
+        import importlib
+        return importlib.import_module(".functional", __name__)
     if name in ("gradcheck", "gradgradcheck"):
         from . import gradcheck as _gc
         return getattr(_gc, name)

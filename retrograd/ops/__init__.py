@@ -6,6 +6,7 @@ import inspect
 from .. import _creation
 from .._tensor import Tensor
 from . import composite, indexing, linalg, pointwise, reduction, shape
+from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from ._inplace import apply_inplace
 from ._registry import REGISTRY, call_op, defop
 from .composite import narrow, select, square, std, std_mean, var, var_mean

@@ -1,0 +1,11 @@
+"""The layers of ``retrograd.nn``."""
+from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d
+from .linear import Identity, Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .misc import AdaptiveAvgPool2d, AvgPool2d, Dropout, Embedding, Flatten, MaxPool2d, Unflatten
+from .module import Module, RemovableHandle
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+
+__all__ = ['ELU', 'GELU', 'LeakyReLU', 'LogSoftmax', 'ReLU', 'SiLU', 'Sigmoid', 'Softmax', 'Softplus', 'Tanh', 'ModuleDict', 'ModuleList', 'Sequential', 'Conv1d', 'Conv2d', 'Identity', 'Linear', 'BCELoss', 'BCEWithLogitsLoss', 'CrossEntropyLoss', 'L1Loss', 'MSELoss', 'NLLLoss', 'AdaptiveAvgPool2d', 'AvgPool2d', 'Dropout', 'Embedding', 'Flatten', 'MaxPool2d', 'Unflatten', 'Module', 'RemovableHandle', 'BatchNorm1d', 'BatchNorm2d', 'LayerNorm']

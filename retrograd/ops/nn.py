@@ -1,0 +1,464 @@
+"""Neural-network primitives: convolution, pooling, normalization, activations, embedding, padding.
+
+These are the ops ``retrograd.nn.functional`` is built on. They are private to the registry
+(not exported from ``retrograd``): the functional layer gives them PyTorch's signatures and
+argument checks. Every formula is written with retrograd ops, so double backward works.
+
+Note [Convolution as im2col]
+Convolution unfolds its input into columns (``im2col``: for each output position, the
+receptive field as one column, PyTorch's ``F.unfold`` layout ``(N, C*kh*kw, L)``) and
+multiplies them by the weight reshaped to a matrix. ``im2col`` and ``col2im`` (``F.fold``) are
+each other's adjoint, so each is the other's gradient: the gradient of the input is
+``col2im(W^T @ grad)`` and that of the weight ``grad @ cols^T``, both built from registered
+ops, which makes higher derivatives exact.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._registry import defop
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_A = 0.044715
+
+
+def _ops():
+    from .. import ops
+    return ops
+
+
+def _zeros(shape, like):
+    from .._creation import zeros
+    return zeros(tuple(shape), dtype=like.dtype, device=like.device)
+
+
+# -- im2col / col2im ----------------------------------------------------------------------------------
+def conv_out_size(size, kernel, stride, padding, dilation):
+    """Output length of a convolution or pooling window sweep (floor mode)."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
+    n, c, h, w = input.shape
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(w, kw, sw, pw, dw)
+    if ph or pw:
+        x = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=input.dtype)
+        x[:, :, ph:ph + h, pw:pw + w] = input
+    else:
+        x = input
+    cols = xp.empty((n, c, kh, kw, oh, ow), dtype=input.dtype)
+    for i in range(kh):  # kh*kw strided copies beat one copy through a 6-d transposed window view
+        for j in range(kw):
+            cols[:, :, i, j] = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+    return cols.reshape(n, c * kh * kw, oh * ow)
+
+
+def _col2im_array(xp, input, output_size, kernel_size, dilation, padding, stride):
+    n, ckk, length = input.shape
+    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = output_size, kernel_size, dilation, padding, stride
+    oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(w, kw, sw, pw, dw)
+    if ckk % (kh * kw) or oh * ow != length:
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), "
+                           f"padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, but got "
+                           f"input.size(2)={length}.")
+    c = ckk // (kh * kw)
+    cols = input.reshape(n, c, kh, kw, oh, ow)
+    out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=input.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
+    return xp.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + w]) if ph or pw else out
+
+
+im2col = defop("im2col", _im2col_array, public=False,
+               input=lambda grad, input_shape, kernel_size, dilation, padding, stride:
+               col2im(grad, tuple(input_shape[2:]), kernel_size, dilation, padding, stride))
+col2im = defop("col2im", _col2im_array, public=False,
+               input=lambda grad, kernel_size, dilation, padding, stride:
+               im2col(grad, kernel_size, dilation, padding, stride))
+
+
+# -- convolution (PyTorch: ConvolutionBackward0) --------------------------------------------------------
+def _convolution(xp, input, weight, bias, stride, padding, dilation, groups):
+    n, _, h, w = input.shape
+    o, cg, kh, kw = weight.shape
+    oh, ow = conv_out_size(h, kh, stride[0], padding[0], dilation[0]), conv_out_size(w, kw, stride[1], padding[1],
+                                                                                      dilation[1])
+    cols = _im2col_array(xp, input, (kh, kw), dilation, padding, stride)
+    if groups == 1:
+        out = xp.matmul(weight.reshape(o, cg * kh * kw), cols)
+    else:
+        out = xp.matmul(weight.reshape(groups, o // groups, cg * kh * kw),
+                        cols.reshape(n, groups, cg * kh * kw, oh * ow))
+    out = out.reshape(n, o, oh, ow)
+    if bias is not None:
+        out += bias.reshape(1, o, 1, 1)
+    return out
+
+
+def conv_input_backward(grad, weight, input_shape, stride, padding, dilation, groups):
+    """Gradient of the input of a 2-d convolution: the columns' gradient folded back (col2im)."""
+    n, c, h, w = input_shape
+    o, cg, kh, kw = weight.shape
+    g = grad.reshape(n, groups, o // groups, grad.shape[2] * grad.shape[3])
+    cols = weight.reshape(groups, o // groups, cg * kh * kw).mT.matmul(g)  # (N, G, Cg*kh*kw, L)
+    return col2im(cols.reshape(n, c * kh * kw, g.shape[3]), (h, w), (kh, kw), dilation, padding, stride)
+
+
+def conv_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
+    """Gradient of the weight of a 2-d convolution: the output gradient times the input's columns."""
+    n = input.shape[0]
+    o, cg, kh, kw = weight_shape
+    length = grad.shape[2] * grad.shape[3]
+    cols = im2col(input, (kh, kw), dilation, padding, stride).reshape(n, groups, cg * kh * kw, length)
+    g = grad.reshape(n, groups, o // groups, length)
+    if groups == 1:  # one matrix product over the batch and positions together
+        g2 = g.reshape(n, o, length).permute(1, 0, 2).reshape(o, n * length)
+        c2 = cols.reshape(n, cg * kh * kw, length).permute(0, 2, 1).reshape(n * length, cg * kh * kw)
+        return g2.matmul(c2).reshape(weight_shape)
+    return g.matmul(cols.mT).sum(0).reshape(weight_shape)
+
+
+convolution = defop("convolution", _convolution, public=False, promote="binary",
+                    input=conv_input_backward, weight=conv_weight_backward,
+                    bias=lambda grad: grad.sum((0, 2, 3)))
+
+
+# -- pooling ------------------------------------------------------------------------------------------
+def pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
+    """Output length of a pooling sweep, with PyTorch's ceil_mode rule (the last window starts in bounds)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    n, c, h, w = input.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    oh = pool_out_size(h, kh, sh, ph, dh, ceil_mode)
+    ow = pool_out_size(w, kw, sw, pw, dw, ceil_mode)
+    hp = max(h + 2 * ph, (oh - 1) * sh + dh * (kh - 1) + 1)
+    wp = max(w + 2 * pw, (ow - 1) * sw + dw * (kw - 1) + 1)
+    low = -xp.inf if input.dtype.kind == "f" else xp.iinfo(input.dtype).min
+    x = xp.full((n, c, hp, wp), low, dtype=input.dtype)
+    x[:, :, ph:ph + h, pw:pw + w] = input
+    best = idx = None
+    for i in range(kh):
+        for j in range(kw):
+            v = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+            if best is None:
+                best, idx = v.copy(), xp.zeros(v.shape, dtype=xp.int64)
+                continue
+            take = v > best  # strict: the first maximum wins, as PyTorch; NaN propagates
+            if input.dtype.kind == "f":
+                take |= xp.isnan(v)
+            best = xp.where(take, v, best)
+            idx = xp.where(take, i * kw + j, idx)
+    rows = xp.arange(oh).reshape(oh, 1) * sh - ph + (idx // kw) * dh
+    cols = xp.arange(ow).reshape(1, ow) * sw - pw + (idx % kw) * dw
+    return best, rows * w + cols
+
+
+def _max_pool2d_backward(grads, input_shape, result):
+    n, c = input_shape[0], input_shape[1]
+    grad, indices = grads[0], result[1]
+    flat = _zeros((n, c, input_shape[2] * input_shape[3]), grad)
+    return flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(input_shape)
+
+
+max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=False, multi_output=True,
+                                nondiff_outputs=(1,), node_name="MaxPool2DWithIndices",
+                                input=_max_pool2d_backward)
+
+
+# -- padding (PyTorch: ConstantPadNdBackward0) -----------------------------------------------------------
+def _constant_pad_nd(xp, input, pad, value=0):
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}" if len(pad) % 2 else
+                           f"Length of pad should be no more than twice the number of dimensions of the input. "
+                           f"Pad length is {len(pad)} while the input has {input.ndim} dimensions.")
+    crop = [slice(None)] * input.ndim
+    widths = [(0, 0)] * input.ndim
+    for k in range(len(pad) // 2):
+        d = input.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        size = input.shape[d]
+        if size + lo + hi < 0:
+            raise RuntimeError(f"The input size {size}, plus negative padding {lo} and {hi} resulted in a negative "
+                               f"output size, which is invalid. Check dimension {d} of your input.")
+        crop[d] = slice(max(-lo, 0), size - max(-hi, 0))
+        widths[d] = (max(lo, 0), max(hi, 0))
+    x = input[tuple(crop)]
+    if any(a or b for a, b in widths):
+        return xp.pad(x, widths, mode="constant", constant_values=value)
+    return x.copy()
+
+
+constant_pad_nd = defop("constant_pad_nd", _constant_pad_nd, public=False,
+                        input=lambda grad, pad: constant_pad_nd(grad, tuple(-p for p in pad)))
+
+
+# -- normalization (PyTorch: NativeLayerNormBackward0, NativeBatchNormBackward0) ---------------------
+def _normalize_array(xp, input, axes, eps):
+    mean = input.mean(axis=axes, keepdims=True)
+    centered = input - mean
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    return centered / xp.sqrt(var + eps), mean, var
+
+
+def norm_input_backward(grad, input, weight, dims, eps, weight_shape):
+    """Gradient of ``(x - mean) / sqrt(var + eps) * weight`` over ``dims`` (statistics of the batch)."""
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = centered * rstd
+    g = grad if weight is None else grad * weight.reshape(weight_shape)
+    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
+def _xhat(input, dims, eps):
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    return centered * ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+
+
+def _ln_dims(input_shape, normalized_shape):
+    return tuple(range(len(input_shape) - len(normalized_shape), len(input_shape)))
+
+
+def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    out, _, _ = _normalize_array(xp, input, _ln_dims(input.shape, normalized_shape), eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _ln_lead(input_shape, normalized_shape):
+    return tuple(range(len(input_shape) - len(normalized_shape)))
+
+
+layer_norm = defop(
+    "layer_norm", _layer_norm, public=False, node_name="NativeLayerNorm", promote="binary",
+    input=lambda grad, input, normalized_shape, weight, eps: norm_input_backward(
+        grad, input, weight, _ln_dims(input.shape, normalized_shape), eps, tuple(normalized_shape)),
+    weight=lambda grad, input, normalized_shape, eps: (grad * _xhat(
+        input, _ln_dims(input.shape, normalized_shape), eps)).sum(_ln_lead(input.shape, normalized_shape)),
+    bias=lambda grad, input_shape, normalized_shape: grad.sum(_ln_lead(input_shape, normalized_shape)))
+
+
+def _bn_dims(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def _bn_shape(ndim, c):
+    return (1, c) + (1,) * (ndim - 2)
+
+
+def _batch_norm_train(xp, input, weight=None, bias=None, eps=1e-5):
+    dims = _bn_dims(input.ndim)
+    out, mean, var = _normalize_array(xp, input, dims, eps)
+    shape = _bn_shape(input.ndim, input.shape[1])
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out, mean.reshape(-1), var.reshape(-1)
+
+
+# Training-mode batch norm; returns (output, batch mean, biased batch variance) for the running stats.
+native_batch_norm = defop(
+    "native_batch_norm", _batch_norm_train, public=False, multi_output=True, nondiff_outputs=(1, 2),
+    promote="binary",
+    input=lambda grads, input, weight, eps: norm_input_backward(
+        grads[0], input, weight, _bn_dims(input.dim()), eps, _bn_shape(input.dim(), input.shape[1])),
+    weight=lambda grads, input, eps: (grads[0] * _xhat(input, _bn_dims(input.dim()), eps)).sum(
+        _bn_dims(input.dim())),
+    bias=lambda grads, input_shape: grads[0].sum(_bn_dims(len(input_shape))))
+
+
+# -- embedding (PyTorch: EmbeddingBackward0) ----------------------------------------------------------
+def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.dtype} instead (while checking arguments for embedding)")
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    return xp.take(weight, indices, axis=0)
+
+
+def embedding_backward(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+    """Gradient of the embedding table: each looked-up row's gradient added into its row."""
+    from .._creation import tensor
+    flat = indices.reshape(-1)
+    g = grad.reshape(-1, weight_shape[1])
+    if padding_idx is not None:
+        g = g.masked_fill((flat == padding_idx).unsqueeze(1), 0.)
+    if scale_grad_by_freq:
+        idx = flat._host()
+        counts = np.bincount(idx, minlength=weight_shape[0])[idx].astype(np.float64)
+        g = g / tensor(counts, dtype=g.dtype, device=g.device).unsqueeze(1)
+    return _zeros(weight_shape, grad).index_add(0, flat, g)
+
+
+embedding = defop("embedding", _embedding, public=False, tensor_args=("weight", "indices"),
+                  weight=embedding_backward)
+
+
+def _one_hot(xp, input, num_classes=-1):
+    if input.dtype != xp.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if input.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(input.max()) + 1
+    if input.size and (input.min() < 0 or input.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes." if input.min() >= 0
+                           else "Class values must be non-negative.")
+    return (input[..., None] == xp.arange(num_classes)).astype(xp.int64)
+
+
+one_hot = defop("one_hot", _one_hot, public=False)  # integer result: not differentiable
+
+
+# -- activations --------------------------------------------------------------------------------------
+def _log1p_exp(xp, z):
+    return xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))  # log(1 + e^z) without overflow
+
+
+def _softplus(xp, input, beta=1.0, threshold=20.0):
+    z = input * beta
+    return xp.where(z > threshold, input, _log1p_exp(xp, z) / beta).astype(input.dtype, copy=False)
+
+
+# PyTorch: SoftplusBackward0; the composite log1p(exp(x)) overflows.
+softplus = defop("softplus", _softplus, public=False,
+                 input=lambda grad, input, beta, threshold:
+                 _ops().where(input * beta > threshold, grad, grad * (input * beta).sigmoid()))
+
+
+def _erf_array(xp, x):
+    """erf to double precision: erf(x) = 2/sqrt(pi) e^(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!! (positive terms)."""
+    a = xp.minimum(xp.abs(x.astype(xp.float64)), 6.0)  # erf(6) == 1 in double precision
+    a2 = a * a
+    term = a.copy()
+    total = a.copy()
+    n = 0
+    while True:
+        n += 1
+        term = term * (2 * a2 / (2 * n + 1))
+        total += term
+        if not (term > total * 1e-17).any() or n > 200:
+            break
+    return (xp.sign(x) * (2 / math.sqrt(math.pi)) * xp.exp(-a2) * total).astype(x.dtype, copy=False)
+
+
+def _gelu(xp, input, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * input * (1 + xp.tanh(_SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)))
+    if approximate != "none":
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return 0.5 * input * (1 + _erf_array(xp, input / math.sqrt(2.0)))
+
+
+def _gelu_backward(xp, grad_output, input, approximate="none"):
+    if approximate == "tanh":
+        u = _SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)
+        t = xp.tanh(u)
+        du = _SQRT_2_OVER_PI * (1 + 3 * _GELU_A * input * input)
+        return grad_output * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * du)
+    cdf = 0.5 * (1 + _erf_array(xp, input / math.sqrt(2.0)))
+    return grad_output * (cdf + input * xp.exp(-0.5 * input * input) * _INV_SQRT_2PI)
+
+
+def _gelu_second(grad, grad_output, input, approximate):
+    """d/dx of gelu_backward: grad * grad_output * gelu''(x)."""
+    if approximate == "tanh":
+        t = ((input + input ** 3 * _GELU_A) * _SQRT_2_OVER_PI).tanh()
+        du = (input * input * (3 * _GELU_A) + 1) * _SQRT_2_OVER_PI
+        d2u = input * (6 * _GELU_A * _SQRT_2_OVER_PI)
+        return grad * grad_output * (1 - t * t) * (du + input * 0.5 * (d2u - t * du * du * 2))
+    pdf = (input * input * -0.5).exp() * _INV_SQRT_2PI
+    return grad * grad_output * pdf * (2 - input * input)
+
+
+# PyTorch's own pair: gelu's formula is gelu_backward, itself an op (GeluBackwardBackward0).
+gelu_backward = defop("gelu_backward", _gelu_backward, public=False, promote="binary",
+                      grad_output=lambda grad, input, approximate: gelu_backward(grad, input, approximate),
+                      input=_gelu_second)
+gelu = defop("gelu", _gelu, public=False,
+             input=lambda grad, input, approximate: gelu_backward(grad, input, approximate))
+
+
+def _sigmoid_array(xp, x):
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _silu_grad(grad, input):
+    s = input.sigmoid()
+    return grad * s * (1 + input * (1 - s))
+
+
+# PyTorch: SiluBackward0 (one node instead of sigmoid and mul).
+silu = defop("silu", lambda xp, input: input * _sigmoid_array(xp, input), public=False, input=_silu_grad)
+# PyTorch: LeakyReluBackward0 and EluBackward0 (piecewise; a composite needs where and two branches).
+leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
+                   xp.where(input > 0, input, input * negative_slope).astype(input.dtype, copy=False),
+                   public=False,
+                   input=lambda grad, input, negative_slope: _ops().where(input > 0, grad, grad * negative_slope))
+elu = defop("elu", lambda xp, input, alpha=1.0:
+            xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0))).astype(input.dtype, copy=False),
+            public=False,
+            input=lambda grad, input, alpha: _ops().where(input > 0, grad, grad * alpha * input.exp()))
+
+
+# -- losses with dedicated formulas -------------------------------------------------------------------
+def _bce(xp, input, target):
+    if input.size and ((input < 0).any() or (input > 1).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = xp.maximum(xp.log(input), -100)  # PyTorch clamps the logs at -100
+    log_1mx = xp.maximum(xp.log1p(-input), -100)
+    return -(target * log_x + (1 - target) * log_1mx)
+
+
+# PyTorch: BinaryCrossEntropyBackward0; the clamped logs would give a composite zero gradients at 0 and 1.
+binary_cross_entropy = defop(
+    "binary_cross_entropy", _bce, public=False, promote="binary",
+    input=lambda grad, input, target: grad * (input - target) / ((1 - input) * input).clamp(min=1e-12),
+    target=lambda grad, input: grad * ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100)))
+
+
+def _bce_logits(xp, input, target, pos_weight=None):
+    sp = _log1p_exp(xp, -input)  # -log(sigmoid(x)), stable
+    if pos_weight is None:
+        return (1 - target) * input + sp
+    return (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
+
+
+def _bce_logits_input(grad, input, target, pos_weight):
+    if pos_weight is None:
+        return grad * (input.sigmoid() - target)
+    return grad * ((1 - target) - (1 + (pos_weight - 1) * target) * (-input).sigmoid())
+
+
+def _softplus_neg(input):
+    return softplus(-input)
+
+
+# PyTorch: BinaryCrossEntropyWithLogitsBackward0; the stable composite uses |x|, whose gradient is wrong at 0.
+binary_cross_entropy_with_logits = defop(
+    "binary_cross_entropy_with_logits", _bce_logits, public=False, promote="binary",
+    tensor_args=("input", "target", "pos_weight"),
+    input=_bce_logits_input,
+    target=lambda grad, input, pos_weight: grad * (-input if pos_weight is None
+                                                   else -input + (pos_weight - 1) * _softplus_neg(input)),
+    pos_weight=lambda grad, input, target: grad * target * _softplus_neg(input))

@@ -1,0 +1,130 @@
+"""Adam and AdamW: adaptive moment estimation, with L2 or decoupled weight decay and AMSGrad."""
+from __future__ import annotations
+
+import math
+
+from .._creation import tensor, zeros_like
+from .. import _dtype
+from ..autograd import grad_mode
+from ..ops import maximum
+from .optimizer import Optimizer, _check_differentiable, _check_hyper
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam``.
+
+    Per parameter with gradient ``g`` (negated when ``maximize``), at step ``t``::
+
+        p = p * (1 - lr * weight_decay)      if decoupled_weight_decay (AdamW)
+        g = g + weight_decay * p             otherwise
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        v_max = max(v_max, v)                with amsgrad (then v_max replaces v below)
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    Args:
+        params (iterable): tensors or parameter groups to optimize.
+        lr (float): learning rate (default 1e-3).
+        betas (tuple of float): decay rates of the first and second moments (default (0.9, 0.999)).
+        eps (float): added to the denominator for stability (default 1e-8).
+        weight_decay (float): weight decay (default 0).
+        amsgrad (bool): use the running maximum of the second moment (default False).
+        maximize (bool): ascend the objective instead of descending it.
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW (default False).
+        foreach, capturable, differentiable, fused: PyTorch's implementation switches.
+
+    Raises:
+        ValueError: a negative ``lr``, ``eps`` or ``weight_decay``, or a beta outside [0, 1).
+
+    Example::
+        >>> import retrograd as rg
+        >>> w = rg.tensor([1.0], requires_grad=True)
+        >>> opt = rg.optim.Adam([w], lr=0.1)
+        >>> (w * w).sum().backward(); opt.step(); w
+        tensor([0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        _check_hyper(lr, f"Invalid learning rate: {lr}")
+        _check_hyper(eps, f"Invalid epsilon value: {eps}")
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        _check_hyper(weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_differentiable(type(self).__name__, differentiable)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        if not state:
+            # "step" is a float32 scalar tensor, the type PyTorch's state dicts carry.
+            state["step"] = tensor(0.0, dtype=_dtype.float32)
+            state["exp_avg"] = zeros_like(p)
+            state["exp_avg_sq"] = zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """Performs one Adam update. See Note [Optimizer updates] in optimizer.py.
+
+        Args:
+            closure (callable, optional): re-evaluates the model and returns the loss.
+
+        Returns:
+            The closure's loss, or None.
+        """
+        loss = self._eval_closure(closure)
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+                beta1, beta2 = group["betas"]
+                for p, grad in self._params_with_grad(group):
+                    state = self._init_state(p, group)
+                    state["step"].add_(1)
+                    t = state["step"].item()
+                    if weight_decay != 0:
+                        if group["decoupled_weight_decay"]:
+                            p.mul_(1 - lr * weight_decay)
+                        else:
+                            grad = grad.add(p, alpha=weight_decay)
+                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                    exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
+                    exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                    if group["amsgrad"]:
+                        second = state["max_exp_avg_sq"]
+                        second.copy_(maximum(second, exp_avg_sq))
+                    else:
+                        second = exp_avg_sq
+                    step_size = lr / (1 - beta1 ** t)
+                    denom = (second.sqrt() / math.sqrt(1 - beta2 ** t)).add_(eps)
+                    p.add_(exp_avg / denom, alpha=-step_size)
+        return loss
+
+
+class AdamW(Adam):
+    """AdamW: Adam with decoupled weight decay, as ``torch.optim.AdamW``.
+
+    Same arguments as ``Adam`` (without ``decoupled_weight_decay``, which is always on), except
+    that ``weight_decay`` defaults to 1e-2.
+
+    Example::
+        >>> import retrograd as rg
+        >>> w = rg.tensor([1.0], requires_grad=True)
+        >>> opt = rg.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+        >>> (w * w).sum().backward(); opt.step(); w
+        tensor([0.8500], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

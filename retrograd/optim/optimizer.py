@@ -1,0 +1,321 @@
+"""Optimizer: parameter groups, per-parameter state, and the state_dict format shared by every optimizer.
+
+Note [Optimizer updates]
+~~~~~~~~~~~~~~~~~~~~~~~~
+Every ``step()`` runs its arithmetic under ``no_grad`` and writes into the parameters and the state
+tensors with in-place ops (``add_``, ``mul_``, ``copy_``), so a parameter keeps its identity (modules,
+hooks and other optimizers holding it see the new values), its ``_version`` counts the updates, and
+no graph is recorded. The closure, when given, runs under ``enable_grad`` because it computes a loss
+and calls ``backward``. State tensors are created lazily, on the first step that sees a gradient.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+from collections import defaultdict
+from collections.abc import Iterable
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.graph import _HookDict, add_hook
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a default that every parameter group must provide (as ``torch.optim.optimizer.required``)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class Optimizer:
+    """Base class of all optimizers, as ``torch.optim.Optimizer``.
+
+    Args:
+        params (iterable): tensors to optimize, ``(name, tensor)`` pairs, or dicts defining
+            parameter groups (each with a ``"params"`` entry and optional per-group options).
+        defaults (dict): the options used by groups that do not set them.
+
+    Raises:
+        TypeError: ``params`` is a single tensor, or holds something other than tensors.
+        ValueError: the parameter list is empty, or a parameter appears in two groups.
+
+    Example::
+        >>> import retrograd as rg
+        >>> w = rg.zeros(2, requires_grad=True)
+        >>> opt = rg.optim.SGD([w], lr=0.5)
+        >>> (w - 1).pow(2).sum().backward(); opt.step(); w
+        tensor([1., 1.], requires_grad=True)
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _with_step_hooks(cls.__dict__["step"])
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = defaults
+        self._step_pre_hooks = _HookDict()
+        self._step_post_hooks = _HookDict()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {type(params).__module__}.{type(params).__name__}")
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # -- groups ---------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict) -> None:
+        """Adds a group of parameters, with its own options, to ``param_groups``.
+
+        Args:
+            param_group (dict): ``{"params": tensors, **options}``; missing options take the defaults.
+
+        Raises:
+            TypeError: the params are a set, or not tensors.
+            ValueError: a parameter is not a leaf, a required option is missing, or a parameter is
+                already in another group.
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            params = list(params)
+        group = dict(param_group)
+        if params and all(isinstance(p, tuple) and len(p) == 2 for p in params):
+            group["param_names"] = [name for name, _ in params]
+            params = [p for _, p in params]
+        group["params"] = params
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__module__}.{type(p).__name__}")
+            if not (self.defaults.get("differentiable", False) or p.is_leaf):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter "
+                                 f"{name}")
+            group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        if self.param_groups and ("param_names" in group) != ("param_names" in self.param_groups[0]):
+            raise ValueError("all optimizer param groups with named parameters must have names, or none of them")
+        self.param_groups.append(group)
+
+    # -- gradients ------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every optimized tensor.
+
+        Args:
+            set_to_none (bool): set ``.grad`` to None (the default, cheaper) instead of filling
+                it with zeros in place.
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p._grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                    continue
+                if grad._grad_fn is not None:
+                    grad.detach_()
+                else:
+                    grad.requires_grad_(False)
+                with grad_mode.no_grad():
+                    grad.zero_()
+
+    def step(self, closure=None):
+        """Performs one update of every parameter that has a gradient (see the subclasses).
+
+        Args:
+            closure (callable, optional): re-evaluates the model and returns the loss.
+
+        Returns:
+            The closure's loss, or None.
+        """
+        raise NotImplementedError
+
+    def register_step_pre_hook(self, hook):
+        """Registers ``hook(optimizer, args, kwargs)``, run before each ``step``; it may return
+        ``(new_args, new_kwargs)`` to replace the step's arguments.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
+        return add_hook(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """Registers ``hook(optimizer, args, kwargs)``, run after each ``step``.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+        """
+        return add_hook(self._step_post_hooks, hook)
+
+    def _eval_closure(self, closure):
+        """Runs the closure with grad mode on. See Note [Optimizer updates]."""
+        if closure is None:
+            return None
+        with grad_mode.enable_grad():
+            return closure()
+
+    def _params_with_grad(self, group):
+        """The group's parameters that have a gradient, each with its (possibly negated) gradient."""
+        for p in group["params"]:
+            if p._grad is None:
+                continue
+            yield p, (-p._grad if group.get("maximize", False) else p._grad)
+
+    # -- state dict -----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Returns the optimizer's state as ``{"state": {index: {...}}, "param_groups": [...]}``.
+
+        Parameters are replaced by their index in the order of ``param_groups``, so the dict can be
+        loaded into an optimizer built over other tensors of the same shapes. The state tensors are
+        the live ones (not copies), as in PyTorch.
+        """
+        index_of: dict[int, int] = {}
+        start = 0
+        packed_groups = []
+        for group in self.param_groups:
+            for i, p in enumerate(group["params"], start):
+                index_of.setdefault(id(p), i)
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            packed_groups.append(packed)
+        state = {(index_of[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": packed_groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Loads a dict made by ``state_dict``, cast to each parameter's dtype and device.
+
+        The loaded state tensors are copies, so two optimizers loaded from the same dict never
+        share (and corrupt) each other's state. ``"step"`` entries keep their own dtype.
+
+        Raises:
+            ValueError: the number of groups or of parameters in a group differs.
+        """
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for g, sg in zip(groups, saved_groups, strict=True):
+            if len(g["params"]) != len(sg["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+        id_map = {old: p for g, sg in zip(groups, saved_groups, strict=True)
+                  for old, p in zip(sg["params"], g["params"], strict=True)}
+        state: defaultdict = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in id_map:
+                param = id_map[key]
+                state[param] = {k: _cast_state(param, v, k) for k, v in value.items()}
+            else:
+                state[key] = value
+        new_groups = []
+        for g, sg in zip(groups, saved_groups, strict=True):
+            sg["params"] = g["params"]
+            if "param_names" in g and "param_names" not in sg:
+                sg["param_names"] = g["param_names"]
+            new_groups.append(sg)
+        self.state = state
+        self.param_groups = new_groups
+        for group in self.param_groups:  # dicts saved by older versions may lack newer options
+            for name, default in self.defaults.items():
+                if default is not required:
+                    group.setdefault(name, default)
+
+    # -- printing -------------------------------------------------------------------------------
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key not in ("params", "param_names"):
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._step_pre_hooks = _HookDict()
+        self._step_post_hooks = _HookDict()
+
+
+def _with_step_hooks(step):
+    """Wraps a subclass's ``step`` so that it runs the step hooks and marks the optimizer stepped."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        for hook in tuple(self._step_pre_hooks.values()):
+            replaced = hook(self, args, kwargs)
+            if replaced is not None:
+                if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                    raise RuntimeError(f"optimizer step pre-hook must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {replaced}.")
+                args, kwargs = replaced
+        result = step(self, *args, **kwargs)
+        self._opt_called = True  # lets an LR scheduler warn when it is stepped before the optimizer
+        for hook in tuple(self._step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return result
+    return wrapper
+
+
+def _cast_state(param, value, key):
+    """A copy of one state entry on the parameter's device (and dtype, for floating state)."""
+    if isinstance(value, Tensor):
+        if key == "step":
+            return value.clone()
+        if param.is_floating_point() and value.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device, copy=True)
+        return value.to(device=param.device, copy=True)
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        return type(value)(_cast_state(param, v, key) for v in value)
+    return value
+
+
+def _check_hyper(value, message):
+    """Raises ValueError(message) if a hyper-parameter is negative (NaN passes, as in PyTorch)."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if value < 0:
+        raise ValueError(message)
+
+
+def _check_differentiable(name, differentiable):
+    """Refuses differentiable=True: retrograd's updates are never recorded in the graph.
+
+    ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: they choose among
+    PyTorch kernels that compute the same numbers.
+    """
+    if differentiable:
+        raise NotImplementedError(f"{name}: differentiable=True is not supported by retrograd")

@@ -1,0 +1,81 @@
+"""SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay."""
+from __future__ import annotations
+
+from ..autograd import grad_mode
+from .optimizer import Optimizer, _check_differentiable, _check_hyper
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, as ``torch.optim.SGD``.
+
+    Per parameter with gradient ``g`` (negated when ``maximize``)::
+
+        g = g + weight_decay * p
+        buf = g                                   (first step)
+        buf = momentum * buf + (1 - dampening) * g (later steps)
+        g = g + momentum * buf if nesterov else buf   (when momentum != 0)
+        p = p - lr * g
+
+    Args:
+        params (iterable): tensors or parameter groups to optimize.
+        lr (float): learning rate (default 1e-3).
+        momentum (float): momentum factor (default 0).
+        dampening (float): dampening of the momentum (default 0).
+        weight_decay (float): L2 penalty (default 0).
+        nesterov (bool): use Nesterov momentum (default False).
+        maximize (bool): ascend the objective instead of descending it.
+        foreach, differentiable, fused: PyTorch's implementation switches; see ``_check_differentiable``.
+
+    Raises:
+        ValueError: a negative hyper-parameter, or ``nesterov`` without momentum or with dampening.
+
+    Example::
+        >>> import retrograd as rg
+        >>> w = rg.tensor([1.0], requires_grad=True)
+        >>> opt = rg.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward(); opt.step(); w
+        tensor([0.8000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        _check_hyper(lr, f"Invalid learning rate: {lr}")
+        _check_hyper(momentum, f"Invalid momentum value: {momentum}")
+        _check_hyper(weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _check_differentiable("SGD", differentiable)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """Performs one SGD update. See Note [Optimizer updates] in optimizer.py.
+
+        Args:
+            closure (callable, optional): re-evaluates the model and returns the loss.
+
+        Returns:
+            The closure's loss, or None.
+        """
+        loss = self._eval_closure(closure)
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+                for p, grad in self._params_with_grad(group):
+                    if weight_decay != 0:
+                        grad = grad.add(p, alpha=weight_decay)
+                    if momentum != 0:
+                        state = self.state[p]
+                        buf = state.get("momentum_buffer")
+                        if buf is None:
+                            buf = state["momentum_buffer"] = grad.clone()
+                        else:
+                            buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                        grad = grad.add(buf, alpha=momentum) if nesterov else buf
+                    p.add_(grad, alpha=-lr)
+        return loss

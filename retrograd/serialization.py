@@ -1,0 +1,299 @@
+"""save / load: tensors and nested containers in a zip of ``.npy`` arrays plus a JSON manifest.
+
+Note [Safe serialization]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+``torch.save`` writes a pickle, and unpickling a file can run any code its author chose. This
+format cannot: the archive holds ``manifest.json`` (a tree of tagged JSON values) and one
+``.npy`` file per distinct tensor. ``load`` parses the JSON, accepts only the tags listed in
+``_DECODERS`` (anything else raises ``UnpicklingError``, the type ``torch.load(weights_only=True)``
+raises for a forbidden global), and reads each array with ``numpy.load(allow_pickle=False)``, so
+object arrays are refused too. No name from the file is ever imported or called.
+
+Identity is kept within one file: a tensor object reached twice (a parameter shared by two
+modules, an optimizer state entry) is stored once and loaded as one tensor. Distinct tensors
+that share memory (views) are stored, and loaded, as independent copies.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import zipfile
+from collections import OrderedDict
+from pickle import UnpicklingError
+
+import numpy as np
+
+from . import _dtype
+from ._device import device as _device_cls
+from ._size import Size
+from ._tensor import Tensor
+
+__all__ = ["save", "load"]
+
+_FORMAT = "retrograd"
+_VERSION = 1
+_MANIFEST = "manifest.json"
+
+
+# -- encoding -------------------------------------------------------------------------------------
+class _Encoder:
+    """Turns an object tree into tagged JSON values, collecting tensor arrays by identity."""
+
+    def __init__(self):
+        self.arrays: list[np.ndarray] = []
+        self.index_of: dict[int, int] = {}
+        self.keep_alive: list = []  # ids stay unique while the encoder lives
+
+    def encode(self, obj):
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, int):
+            return int(obj)  # JSON keeps Python ints exact, however large
+        if isinstance(obj, float):
+            return obj if math.isfinite(obj) else {"type": "float", "value": repr(obj)}
+        if isinstance(obj, Tensor):
+            return self._tensor(obj)
+        if isinstance(obj, _dtype.dtype):
+            return {"type": "dtype", "name": obj.name}
+        if isinstance(obj, _device_cls):
+            return {"type": "device", "name": str(obj)}
+        if isinstance(obj, Size):
+            return {"type": "size", "items": list(obj)}
+        if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+            return {"type": type(obj).__name__, "items": [self.encode(v) for v in obj]}
+        if isinstance(obj, dict) and type(obj) in (dict, OrderedDict):
+            tag = "ordered_dict" if isinstance(obj, OrderedDict) else "dict"
+            return {"type": tag, "items": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        raise TypeError(f"retrograd.save cannot store an object of type {type(obj).__module__}."
+                        f"{type(obj).__qualname__}; it stores tensors, None, bool, int, float, str, dtypes, "
+                        "devices, and lists, tuples and dicts of those")
+
+    def _tensor(self, t):
+        key = id(t)
+        if key not in self.index_of:
+            self.index_of[key] = len(self.arrays)
+            self.arrays.append(t._host())
+            self.keep_alive.append(t)
+        entry = {"type": "tensor", "ref": self.index_of[key], "dtype": t.dtype.name, "shape": list(t.shape),
+                 "device": str(t.device), "requires_grad": t.requires_grad}
+        if _is_parameter(t):
+            entry["parameter"] = True
+        return entry
+
+
+def _is_parameter(t) -> bool:
+    param_cls = _parameter_class()
+    return param_cls is not None and isinstance(t, param_cls)
+
+
+def _parameter_class():
+    try:
+        from .nn.parameter import Parameter
+    except ImportError:
+        return None
+    return Parameter
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True) -> None:
+    """Saves tensors and nested containers of them to a file that loads without running code.
+
+    Stores tensors (dtype, shape, device, requires_grad, and whether it is an ``nn.Parameter``),
+    None, bool, int, float, str, dtypes, devices, Sizes, and lists, tuples, dicts and OrderedDicts
+    of these: a module's or an optimizer's ``state_dict()``. See Note [Safe serialization].
+
+    Args:
+        obj: what to save.
+        f (str, os.PathLike or binary file): where to write.
+        pickle_module, pickle_protocol: accepted for PyTorch compatibility and ignored (no pickle).
+
+    Raises:
+        TypeError: ``obj`` contains a value of another type.
+
+    Example::
+        >>> import io, retrograd as rg
+        >>> buf = io.BytesIO()
+        >>> rg.save({"w": rg.ones(2), "step": 3}, buf); _ = buf.seek(0)
+        >>> rg.load(buf)
+        {'w': tensor([1., 1.]), 'step': 3}
+    """
+    encoder = _Encoder()
+    manifest = {"format": _FORMAT, "version": _VERSION, "root": encoder.encode(obj)}
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            _write(fh, manifest, encoder.arrays)
+    else:
+        _write(f, manifest, encoder.arrays)
+
+
+def _write(fh, manifest, arrays):
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr(_MANIFEST, json.dumps(manifest, allow_nan=False))
+        for i, array in enumerate(arrays):
+            buf = io.BytesIO()
+            np.save(buf, array, allow_pickle=False)
+            zf.writestr(f"tensors/{i}.npy", buf.getvalue())
+
+
+# -- decoding -------------------------------------------------------------------------------------
+class _Decoder:
+    """Rebuilds the object tree from the manifest; only the tags in ``_DECODERS`` are accepted."""
+
+    def __init__(self, zf, map_location):
+        self.zf = zf
+        self.map_location = map_location
+        self.tensors: dict[int, Tensor] = {}
+
+    def decode(self, value):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, dict):
+            tag = value.get("type")
+            decoder = _DECODERS.get(tag) if isinstance(tag, str) else None
+            if decoder is None:
+                raise UnpicklingError(f"retrograd.load: unsupported type {tag!r} in the file; it loads only "
+                                      f"{', '.join(sorted(_DECODERS))} and plain JSON values")
+            return decoder(self, value)
+        raise UnpicklingError(f"retrograd.load: malformed manifest entry of type {type(value).__name__}")
+
+    def items(self, value):
+        items = value.get("items")
+        if not isinstance(items, list):
+            raise UnpicklingError("retrograd.load: malformed manifest: a container without a list of items")
+        return items
+
+    def tensor(self, value):
+        ref = value.get("ref")
+        if not isinstance(ref, int) or isinstance(ref, bool):
+            raise UnpicklingError("retrograd.load: malformed tensor entry")
+        if ref not in self.tensors:
+            self.tensors[ref] = self._read_tensor(ref, value)
+        return self.tensors[ref]
+
+    def _read_tensor(self, ref, value):
+        from ._creation import tensor as make_tensor
+        name = value.get("dtype")
+        if name not in _dtype._BY_NAME:
+            raise UnpicklingError(f"retrograd.load: unsupported dtype {name!r}")
+        try:
+            raw = self.zf.read(f"tensors/{ref}.npy")
+        except KeyError:
+            raise UnpicklingError(f"retrograd.load: the file lacks the array of tensor {ref}") from None
+        try:
+            array = np.load(io.BytesIO(raw), allow_pickle=False)
+        except ValueError as e:
+            raise UnpicklingError(f"retrograd.load: tensor {ref} is not a plain array ({e})") from None
+        dtype = _dtype._BY_NAME[name]
+        if array.dtype != dtype.np or list(array.shape) != value.get("shape"):
+            raise UnpicklingError(f"retrograd.load: tensor {ref}'s array ({array.dtype}, {list(array.shape)}) "
+                                  f"does not match its manifest entry ({name}, {value.get('shape')})")
+        device = self._device(value.get("device", "cpu"))
+        requires_grad = value.get("requires_grad") is True
+        t = make_tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
+        if value.get("parameter") is True:
+            param_cls = _parameter_class()
+            if param_cls is not None:
+                t = param_cls(t, requires_grad=requires_grad)
+        return t
+
+    def _device(self, recorded):
+        loc = self.map_location
+        if loc is None:
+            return _device_cls(recorded)
+        if isinstance(loc, dict):
+            return _device_cls(loc.get(recorded, recorded))
+        if isinstance(loc, (str, _device_cls)):
+            return _device_cls(loc)
+        if callable(loc):
+            raise TypeError("retrograd.load: a callable map_location is not supported; pass a device, a "
+                            "string or a dict")
+        raise TypeError(f"retrograd.load: map_location must be a device, str or dict, not {type(loc).__name__}")
+
+
+def _decode_float(dec, value):
+    text = value.get("value")
+    if text not in ("nan", "inf", "-inf"):
+        raise UnpicklingError(f"retrograd.load: malformed float {text!r}")
+    return float(text)
+
+
+def _decode_dict(cls):
+    def decode(dec, value):
+        out = cls()
+        for pair in dec.items(value):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise UnpicklingError("retrograd.load: malformed dict entry")
+            key = dec.decode(pair[0])
+            if isinstance(key, (list, dict, Tensor)):
+                raise UnpicklingError("retrograd.load: unhashable dict key")
+            out[key] = dec.decode(pair[1])
+        return out
+    return decode
+
+
+def _decode_dtype(dec, value):
+    if value.get("name") not in _dtype._BY_NAME:
+        raise UnpicklingError(f"retrograd.load: unsupported dtype {value.get('name')!r}")
+    return _dtype._BY_NAME[value["name"]]
+
+
+_DECODERS = {
+    "tensor": _Decoder.tensor,
+    "list": lambda dec, v: [dec.decode(x) for x in dec.items(v)],
+    "tuple": lambda dec, v: tuple(dec.decode(x) for x in dec.items(v)),
+    "size": lambda dec, v: Size(int(x) for x in dec.items(v)),
+    "dict": _decode_dict(dict),
+    "ordered_dict": _decode_dict(OrderedDict),
+    "float": _decode_float,
+    "dtype": _decode_dtype,
+    "device": lambda dec, v: _device_cls(str(v.get("name"))),
+}
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
+    """Loads an object saved by ``retrograd.save``; never runs code from the file.
+
+    Args:
+        f (str, os.PathLike or binary file): where to read.
+        map_location (str, device or dict, optional): the device to put every tensor on, or a
+            ``{saved_device: new_device}`` mapping; by default each tensor's saved device.
+        pickle_module, weights_only, mmap: accepted for PyTorch compatibility; loading is always
+            as safe as ``weights_only=True``.
+
+    Returns:
+        The saved object, with tensors as new leaves (``nn.Parameter`` where one was saved).
+
+    Raises:
+        UnpicklingError: the file is not a retrograd archive, or holds a type outside the
+            supported set (see Note [Safe serialization]).
+
+    Example::
+        >>> import io, retrograd as rg
+        >>> buf = io.BytesIO(); rg.save([rg.zeros(1), "x"], buf); _ = buf.seek(0)
+        >>> rg.load(buf)
+        [tensor([0.]), 'x']
+    """
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return _read(fh, map_location)
+    return _read(f, map_location)
+
+
+def _read(fh, map_location):
+    try:
+        zf = zipfile.ZipFile(fh, "r")
+    except zipfile.BadZipFile:
+        raise UnpicklingError("retrograd.load: the file is not a retrograd archive (a zip with a JSON manifest); "
+                              "pickled files, such as torch.save's, are refused because loading them can "
+                              "run code") from None
+    with zf:
+        try:
+            manifest = json.loads(zf.read(_MANIFEST))
+        except (KeyError, ValueError):
+            raise UnpicklingError("retrograd.load: the archive has no readable manifest.json") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+            raise UnpicklingError("retrograd.load: the archive is not in retrograd's format")
+        if manifest.get("version") != _VERSION:
+            raise UnpicklingError(f"retrograd.load: unsupported format version {manifest.get('version')!r}")
+        return _Decoder(zf, map_location).decode(manifest.get("root"))

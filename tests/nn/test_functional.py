@@ -1,0 +1,274 @@
+"""retrograd.nn.functional: gradcheck in float64, and forward and gradients equal to PyTorch's.
+
+Each case is one call written once for both libraries (``F`` is ``retrograd.nn.functional`` or
+``torch.nn.functional``) on NumPy inputs; floating inputs require grad unless wrapped in ``Const``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+import retrograd.nn.functional as RF
+from retrograd.autograd import gradcheck, gradgradcheck
+
+_rng = np.random.default_rng(7)
+
+
+def A(*shape, low=-2.0, high=2.0):
+    return _rng.uniform(low, high, shape)
+
+
+def I(high, *shape):  # noqa: E743
+    return _rng.integers(0, high, shape).astype(np.int64)
+
+
+class Const:
+    def __init__(self, array):
+        self.array = np.asarray(array, dtype=np.float64)
+
+
+def case(name, call, *inputs, grad=True, gradgrad=True, atol=1e-5):
+    """``grad=False``: no finite-difference check (the op's gradient is not the derivative by design)."""
+    return pytest.param(call, inputs, (grad, gradgrad), atol, id=name)
+
+
+CASES = [
+    case("conv2d", lambda F, x, w, b: F.conv2d(x, w, b), A(2, 3, 5, 5), A(4, 3, 3, 3), A(4)),
+    case("conv2d_stride_pad_dil", lambda F, x, w: F.conv2d(x, w, stride=2, padding=(1, 2), dilation=(2, 1)),
+         A(2, 2, 6, 5), A(3, 2, 2, 3)),
+    case("conv2d_groups", lambda F, x, w, b: F.conv2d(x, w, b, padding=1, groups=2), A(1, 4, 4, 4), A(6, 2, 3, 3),
+         A(6)),
+    case("conv2d_same", lambda F, x, w: F.conv2d(x, w, padding="same"), A(1, 1, 4, 5), A(2, 1, 2, 3)),
+    case("conv2d_unbatched", lambda F, x, w: F.conv2d(x, w), A(2, 4, 4), A(1, 2, 2, 2)),
+    case("conv1d", lambda F, x, w, b: F.conv1d(x, w, b, stride=2, padding=1), A(2, 3, 7), A(2, 3, 3), A(2)),
+    case("conv1d_groups_dil", lambda F, x, w: F.conv1d(x, w, dilation=2, groups=3), A(1, 3, 8), A(3, 1, 3)),
+    case("unfold", lambda F, x: F.unfold(x, (2, 3), dilation=1, padding=1, stride=(2, 1)), A(2, 2, 4, 5)),
+    case("fold", lambda F, x: F.fold(x, (4, 5), (2, 3), padding=1, stride=(2, 1)), A(2, 12, 15)),
+    case("max_pool2d", lambda F, x: F.max_pool2d(x, 2), A(2, 3, 4, 6)),
+    case("max_pool2d_opts", lambda F, x: F.max_pool2d(x, 3, stride=2, padding=1, dilation=1, ceil_mode=True),
+         A(1, 2, 6, 7)),
+    case("max_pool2d_dilation", lambda F, x: F.max_pool2d(x, (2, 2), stride=1, dilation=2), A(1, 1, 5, 5)),
+    case("max_pool2d_indices", lambda F, x: F.max_pool2d(x, 2, return_indices=True), A(1, 2, 4, 4)),
+    case("avg_pool2d", lambda F, x: F.avg_pool2d(x, 2), A(2, 2, 4, 6)),
+    case("avg_pool2d_pad", lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1), A(1, 2, 5, 6)),
+    case("avg_pool2d_nopadcount_ceil", lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                                                  count_include_pad=False), A(1, 1, 6, 6)),
+    case("avg_pool2d_ceil", lambda F, x: F.avg_pool2d(x, 2, ceil_mode=True), A(1, 1, 5, 5)),
+    case("avg_pool2d_divisor", lambda F, x: F.avg_pool2d(x, 2, divisor_override=3), A(1, 1, 4, 4)),
+    case("adaptive_avg_pool2d", lambda F, x: F.adaptive_avg_pool2d(x, (3, 2)), A(2, 2, 5, 7)),
+    case("adaptive_avg_pool2d_even", lambda F, x: F.adaptive_avg_pool2d(x, 2), A(1, 2, 4, 6)),
+    case("embedding", lambda F, w, i: F.embedding(i, w), A(5, 3), I(5, 2, 4)),
+    case("embedding_padding", lambda F, w, i: F.embedding(i, w, padding_idx=1), A(5, 3),
+         np.array([[1, 2, 1], [0, 4, 2]]), grad=False),  # the padding row gets no gradient
+    case("embedding_scale_freq", lambda F, w, i: F.embedding(i, w, scale_grad_by_freq=True), A(4, 2),
+         np.array([0, 0, 3, 1, 0]), grad=False),  # gradients scaled by 1/frequency by design
+    case("layer_norm", lambda F, x, w, b: F.layer_norm(x, (4,), w, b), A(3, 4), A(4), A(4)),
+    case("layer_norm_2d_noaffine", lambda F, x: F.layer_norm(x, (2, 3), eps=1e-3), A(2, 2, 3)),
+    case("batch_norm_train", lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+         A(4, 3), A(3), A(3)),
+    case("batch_norm_train_4d", lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-3),
+         A(2, 2, 3, 2), A(2), A(2)),
+    case("batch_norm_eval", lambda F, x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+         A(3, 2, 2), Const(A(2)), Const(A(2, low=0.5, high=2.0)), A(2), A(2)),
+    case("linear", lambda F, x, w, b: F.linear(x, w, b), A(2, 3, 4), A(5, 4), A(5)),
+    case("linear_nobias_1d", lambda F, x, w: F.linear(x, w), A(4), A(2, 4)),
+    case("pad_constant", lambda F, x: F.pad(x, (1, 2, 0, 1), value=0.5), A(2, 3, 3)),
+    case("pad_negative", lambda F, x: F.pad(x, (-1, 2, 1, -2)), A(2, 4, 5)),
+    case("pad_reflect", lambda F, x: F.pad(x, (2, 1, 1, 2), mode="reflect"), A(1, 2, 4, 4)),
+    case("pad_replicate", lambda F, x: F.pad(x, (2, 1, 1, 3), mode="replicate"), A(1, 2, 3, 4)),
+    case("pad_circular", lambda F, x: F.pad(x, (2, 1, 1, 0), mode="circular"), A(1, 2, 3, 4)),
+    case("softplus", lambda F, x: F.softplus(x), A(3, 4, low=-5, high=5)),
+    case("softplus_beta", lambda F, x: F.softplus(x, beta=2.0, threshold=3.0), np.array([-3., -0.5, 0.3, 1.4, 2.5])),
+    case("gelu", lambda F, x: F.gelu(x), A(3, 4, low=-4, high=4)),
+    case("gelu_tanh", lambda F, x: F.gelu(x, approximate="tanh"), A(3, 4, low=-4, high=4)),
+    case("silu", lambda F, x: F.silu(x), A(3, 4, low=-5, high=5)),
+    case("leaky_relu", lambda F, x: F.leaky_relu(x, 0.2), np.array([-2., -0.5, 0.3, 1.5])),
+    case("elu", lambda F, x: F.elu(x, alpha=1.5), np.array([-2., -0.5, 0.3, 1.5])),
+    case("relu", lambda F, x: F.relu(x), np.array([-2., -0.5, 0.3, 1.5])),
+    case("softmax", lambda F, x: F.softmax(x, dim=1), A(2, 3)),
+    case("log_softmax", lambda F, x: F.log_softmax(x, dim=-1), A(2, 3)),
+    case("cross_entropy", lambda F, x, t: F.cross_entropy(x, t), A(4, 5), I(5, 4)),
+    case("cross_entropy_opts", lambda F, x, t, w: F.cross_entropy(x, t, w, ignore_index=2, label_smoothing=0.2),
+         A(5, 4), np.array([0, 2, 3, 1, 2]), Const(A(4, low=0.5, high=1.5))),
+    case("cross_entropy_smoothing", lambda F, x, t: F.cross_entropy(x, t, ignore_index=1, label_smoothing=0.1),
+         A(4, 3), np.array([0, 1, 2, 2])),
+    case("cross_entropy_sum_nd", lambda F, x, t: F.cross_entropy(x, t, reduction="sum"), A(2, 3, 2, 2),
+         I(3, 2, 2, 2)),
+    case("cross_entropy_none_smooth_w", lambda F, x, t, w: F.cross_entropy(x, t, w, reduction="none",
+                                                                          label_smoothing=0.3),
+         A(3, 4), np.array([3, 0, 1]), Const(A(4, low=0.5, high=1.5))),
+    case("cross_entropy_probs", lambda F, x, t: F.cross_entropy(x, t, label_smoothing=0.1), A(3, 4),
+         Const(_rng.dirichlet(np.ones(4), 3))),
+    case("cross_entropy_unbatched", lambda F, x, t: F.cross_entropy(x, t), A(4), np.array(2)),
+    case("nll_loss", lambda F, x, t, w: F.nll_loss(x, t, w, ignore_index=0), A(4, 3), np.array([0, 1, 2, 1]),
+         Const(A(3, low=0.5, high=1.5))),
+    case("nll_loss_none", lambda F, x, t: F.nll_loss(x, t, reduction="none"), A(3, 3, 2), I(3, 3, 2)),
+    case("mse_loss", lambda F, x, y: F.mse_loss(x, y), A(3, 4), A(3, 4)),
+    case("mse_loss_sum", lambda F, x, y: F.mse_loss(x, y, reduction="sum"), A(3, 4), A(3, 4)),
+    case("l1_loss", lambda F, x, y: F.l1_loss(x, y, reduction="none"), A(3, 4), A(3, 4)),
+    case("binary_cross_entropy", lambda F, x, y, w: F.binary_cross_entropy(x, y, w),
+         A(3, 4, low=0.05, high=0.95), A(3, 4, low=0, high=1), Const(A(3, 4, low=0.5, high=1.5))),
+    case("bce_with_logits", lambda F, x, y: F.binary_cross_entropy_with_logits(x, y), A(3, 4, low=-4, high=4),
+         A(3, 4, low=0, high=1)),
+    case("bce_with_logits_pos_weight", lambda F, x, y, w, p: F.binary_cross_entropy_with_logits(
+        x, y, w, pos_weight=p, reduction="sum"), A(3, 4, low=-4, high=4), A(3, 4, low=0, high=1), Const(A(4)), Const(A(4, low=0.5, high=3))),
+]
+
+
+def _tensors(lib, inputs, requires_grad=True):
+    out = []
+    for a in inputs:
+        if isinstance(a, Const):
+            out.append(lib.tensor(a.array.copy()))
+        elif np.asarray(a).dtype.kind == "f":
+            out.append(lib.tensor(np.array(a, dtype=np.float64), requires_grad=requires_grad))
+        else:
+            out.append(lib.tensor(np.array(a)))
+    return out
+
+
+def _outputs(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+@pytest.mark.parametrize("call,inputs,gradgrad,atol", CASES)
+def test_gradcheck(call, inputs, gradgrad, atol):
+    grad, gradgrad = gradgrad
+    if not grad:
+        pytest.skip("gradient differs from the derivative by design")
+    xs = _tensors(rg, inputs)
+    fn = lambda *a: call(RF, *a)  # noqa: E731
+    assert gradcheck(fn, xs, atol=atol)
+    if gradgrad:
+        assert gradgradcheck(fn, xs, atol=atol)
+
+
+@pytest.mark.parametrize("call,inputs,gradgrad,atol", CASES)
+def test_matches_torch(call, inputs, gradgrad, atol):
+    torch = pytest.importorskip("torch")
+    TF = torch.nn.functional
+    xs = _tensors(rg, inputs)
+    ts = _tensors(torch, inputs)
+    outs = _outputs(call(RF, *xs))
+    touts = _outputs(call(TF, *ts))
+    assert len(outs) == len(touts)
+    for o, t in zip(outs, touts, strict=True):
+        assert tuple(o.shape) == tuple(t.shape)
+        assert str(o.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    # Gradients of every differentiable input, for the same random output gradient.
+    diff = [i for i, a in enumerate(inputs) if not isinstance(a, Const) and np.asarray(a).dtype.kind == "f"]
+    seeds = [_rng.standard_normal(tuple(t.shape)) for t in touts if t.requires_grad]
+    rg_outs = [o for o in outs if o.requires_grad]
+    t_outs = [t for t in touts if t.requires_grad]
+    grads = rg.autograd.grad(rg_outs, [xs[i] for i in diff], [rg.tensor(s) for s in seeds], allow_unused=True)
+    tgrads = torch.autograd.grad(t_outs, [ts[i] for i in diff], [torch.tensor(s) for s in seeds],
+                                 allow_unused=True)
+    for g, tg in zip(grads, tgrads, strict=True):
+        if tg is None:
+            assert g is None or not np.any(g.numpy())
+            continue
+        np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def test_bce_with_logits_pos_weight_gradient():
+    # PyTorch does not differentiate pos_weight; retrograd does, checked by finite differences.
+    x, y = rg.tensor(A(3, 4, low=-3, high=3)), rg.tensor(A(3, 4, low=0, high=1))
+    p = rg.tensor(A(4, low=0.5, high=3), requires_grad=True)
+    assert gradcheck(lambda p: RF.binary_cross_entropy_with_logits(x, y, pos_weight=p), (p,))
+    assert gradgradcheck(lambda p: RF.binary_cross_entropy_with_logits(x, y, pos_weight=p), (p,))
+
+
+def test_bce_with_logits_gradient_at_zero_logit():
+    x = rg.tensor([0.0], dtype=rg.float64, requires_grad=True)
+    RF.binary_cross_entropy_with_logits(x, rg.tensor([0.25], dtype=rg.float64)).backward()
+    assert x.grad.tolist() == [0.25]  # sigmoid(0) - target
+
+
+def test_softplus_and_bce_logits_do_not_overflow():
+    x = rg.tensor([-1000.0, 1000.0], requires_grad=True)
+    out = RF.softplus(x)
+    out.sum().backward()
+    assert out.tolist() == [0.0, 1000.0]
+    assert x.grad.tolist() == [0.0, 1.0]
+    loss = RF.binary_cross_entropy_with_logits(x, rg.tensor([1.0, 0.0]), reduction="none")
+    assert loss.tolist() == [1000.0, 1000.0]
+
+
+def test_gelu_erf_is_double_precision():
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-7, 7, 141)
+    np.testing.assert_allclose(RF.gelu(rg.tensor(x)).numpy(), torch.nn.functional.gelu(torch.tensor(x)).numpy(),
+                               rtol=1e-13, atol=1e-14)  # 1 + erf cancels for x << 0, in both
+
+
+def test_grad_fn_names_match_pytorch():
+    x = rg.randn(1, 2, 4, 4, requires_grad=True)
+    w = rg.randn(3, 2, 3, 3, requires_grad=True)
+    assert RF.conv2d(x, w).grad_fn.name() == "ConvolutionBackward0"
+    assert RF.max_pool2d(x, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert RF.layer_norm(x, (4,)).grad_fn.name() == "NativeLayerNormBackward0"
+    assert RF.embedding(rg.tensor([0]), w.reshape(3, -1)).grad_fn.name() == "EmbeddingBackward0"
+    assert RF.gelu(x).grad_fn.name() == "GeluBackward0"
+
+
+def test_dropout_reproducible_with_seed_and_rng_state():
+    x = rg.ones(1000, requires_grad=True)
+    rg.manual_seed(3)
+    a = RF.dropout(x, 0.3)
+    state = rg.get_rng_state()
+    b = RF.dropout(x, 0.3)
+    rg.set_rng_state(state)
+    c = RF.dropout(x, 0.3)
+    rg.manual_seed(3)
+    d = RF.dropout(x, 0.3)
+    assert np.array_equal(b.detach().numpy(), c.detach().numpy())
+    assert np.array_equal(a.detach().numpy(), d.detach().numpy())
+    assert not np.array_equal(a.detach().numpy(), b.detach().numpy())
+    kept = a.detach().numpy()
+    assert set(np.unique(kept).tolist()) == {0.0, np.float32(1 / 0.7).item()}
+    assert 0.2 < (kept == 0).mean() < 0.4
+    a.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), kept)
+    assert RF.dropout(x, 0.3, training=False) is x
+
+
+def test_dropout_rejects_bad_probability():
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        RF.dropout(rg.ones(2), 1.5)
+
+
+def test_batch_norm_updates_running_stats_like_torch():
+    torch = pytest.importorskip("torch")
+    x = A(5, 3, 2)
+    rm, rv = rg.zeros(3, dtype=rg.float64), rg.ones(3, dtype=rg.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    for _ in range(2):
+        RF.batch_norm(rg.tensor(x), rm, rv, training=True, momentum=0.2)
+        torch.nn.functional.batch_norm(torch.tensor(x), trm, trv, training=True, momentum=0.2)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-12)
+
+
+def test_conv2d_shape_errors_match_pytorch():
+    with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[2, 3, 3, 3\], expected input"
+                                           r"\[1, 2, 5, 5\] to have 3 channels, but got 2 channels instead"):
+        RF.conv2d(rg.ones(1, 2, 5, 5), rg.ones(2, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
+        RF.conv2d(rg.ones(1, 1, 2, 2), rg.ones(1, 1, 3, 3))
+
+
+def test_one_hot_matches_torch():
+    torch = pytest.importorskip("torch")
+    idx = np.array([[0, 3], [2, 1]])
+    out = RF.one_hot(rg.tensor(idx))
+    assert out.dtype == rg.int64 and not out.requires_grad
+    np.testing.assert_array_equal(out.numpy(), torch.nn.functional.one_hot(torch.tensor(idx)).numpy())
+    np.testing.assert_array_equal(RF.one_hot(rg.tensor(idx), 6).numpy(),
+                                  torch.nn.functional.one_hot(torch.tensor(idx), 6).numpy())
+
+
+def test_float32_conv_stays_float32():
+    out = RF.conv2d(rg.randn(1, 1, 4, 4), rg.randn(2, 1, 3, 3), rg.randn(2))
+    assert out.dtype == rg.float32
