@@ -54,7 +54,6 @@ _reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E73
 
 view = defop("view", _view, view=True, input=_reshape_grad)
 reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
-_unsafe_view = defop("_unsafe_view", _reshape, public=False, node_name="UnsafeView", input=_reshape_grad)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
