@@ -75,10 +75,11 @@ def _attach():
                  "unflatten", "split", "chunk", "unbind", "roll", "tril", "triu", "movedim", "moveaxis", "clone",
                  "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "gather", "scatter_add",
                  "scatter", "index_select", "index_add", "index_put", "masked_fill", "masked_select", "expand_as",
-                 "where", "t", "swapaxes", "to", "contiguous", "bitwise_not"):
+                 "t", "swapaxes", "to", "contiguous", "bitwise_not"):
         fn = globals().get(name) or getattr(pointwise, name)
         setattr(T, name, fn)
     T.clip = clamp
+    T.where = lambda self, condition, other: where(condition, self, other)
     T.absolute = abs
     T.multiply = mul
     T.subtract = sub

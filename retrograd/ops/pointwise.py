@@ -137,10 +137,22 @@ where = defop("where", lambda xp, condition, input, other: xp.where(condition, i
 _where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
 
 # Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.
-for _name, _np_name in (("floor", "floor"), ("ceil", "ceil"), ("round", "round"), ("trunc", "trunc")):
-    globals()[_name] = defop(_name, lambda xp, input, _f=_np_name: getattr(xp, _f)(input), method=True,
-                             input=lambda grad: grad * 0)
-del _name, _np_name
+def _rounding(np_name):
+    def forward(xp, input):
+        return getattr(xp, np_name)(input) if input.dtype.kind == "f" else input.copy()  # integers stay as they are
+    return forward
+
+
+def _round(xp, input, *, decimals=0):
+    if input.dtype.kind != "f":
+        return input.copy()
+    return xp.round(input, decimals)
+
+
+floor = defop("floor", _rounding("floor"), method=True, input=lambda grad: grad * 0)
+ceil = defop("ceil", _rounding("ceil"), method=True, input=lambda grad: grad * 0)
+trunc = defop("trunc", _rounding("trunc"), method=True, input=lambda grad: grad * 0)
+round = defop("round", _round, method=True, input=lambda grad: grad * 0)  # noqa: A001
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
 eq = defop("eq", lambda xp, input, other: xp.equal(input, other), method=True)

@@ -16,7 +16,7 @@ def _unary(name, np_fn, gen=A, **kw):
         Sample(lambda m, x: getattr(x, name)(), gen(4), ref=ref, note="method", **kw))
 
 
-def _binary(name, np_fn, gen=A, gen2=None, **kw):
+def _binary(name, np_fn, gen=A, gen2=None, scalar=True, **kw):
     """The standard binary cases: broadcasting, 0-d, Python scalars, empty and non-contiguous."""
     gen2 = gen2 or gen
     call = lambda m, x, y: getattr(m, name)(x, y)  # noqa: E731
@@ -27,8 +27,8 @@ def _binary(name, np_fn, gen=A, gen2=None, **kw):
         Sample(call, gen(), gen2(2), ref=ref, note="0-d", **kw),
         Sample(call, gen(0, 3), gen2(3), ref=ref, note="empty", **kw),
         Sample(call, nc(gen(2, 3)), nc(gen2(2, 3)), ref=ref, note="non-contiguous", **kw),
-        Sample(lambda m, x: getattr(m, name)(x, 1.5), gen(3), ref=(lambda x: np_fn(x, 1.5)) if np_fn else None,
-               note="python scalar", **kw),
+        *([Sample(lambda m, x: getattr(m, name)(x, 1.5), gen(3), ref=(lambda x: np_fn(x, 1.5)) if np_fn else None,
+                  note="python scalar", **kw)] if scalar else []),
         Sample(lambda m, x, y: getattr(x, name)(y), gen(3), Const(gen2(3)), note="method, constant other", **kw))
 
 
@@ -127,8 +127,8 @@ add("clamp",
            ref=np.clip, note="tensor bounds"),
     Sample(lambda m, x, lo: m.clamp(x, min=lo), A(2, 3), A(2, 1), ref=np.maximum),
     Sample(lambda m, x: m.clamp(x, 1, 3), I(5, 4), ref=lambda x: np.clip(x, 1, 3), note="integers"))
-_binary("maximum", np.maximum)
-_binary("minimum", np.minimum)
+_binary("maximum", np.maximum, scalar=False)  # PyTorch takes only tensors here
+_binary("minimum", np.minimum, scalar=False)
 _ties = np.array([1., 2., 3.])
 add("maximum", Sample(lambda m, x, y: m.maximum(x, y), _ties, np.array([1., 0., 3.]), grad=False,
                       note="ties share the gradient"))

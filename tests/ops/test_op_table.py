@@ -25,19 +25,11 @@ CASES = [pytest.param(name, i, id=f"{name}-{i}") for name in sorted(SAMPLES) for
 
 # Known wrong results, fixed op by op; each is a strict xfail, so a fix must also remove it here.
 KNOWN_BROKEN = {
-    "test_forward[cumprod-2]",
-    "test_forward[cumsum-2]",
     "test_forward[gather-2]",
     "test_forward[index_select-2]",
     "test_forward[index_select-3]",
-    "test_forward[maximum-5]",
-    "test_forward[minimum-5]",
-    "test_forward[round-5]",
     "test_forward[scatter-3]",
     "test_forward[split-3]",
-    "test_forward[where-4]",
-    "test_gradcheck[cumprod-4]",
-    "test_gradcheck[cumprod-5]",
     "test_gradcheck[einsum-10]",
     "test_gradcheck[einsum-11]",
     "test_gradcheck[einsum-12]",
@@ -52,17 +44,9 @@ KNOWN_BROKEN = {
     "test_gradcheck[index_select-3]",
     "test_gradcheck[matmul-1]",
     "test_gradcheck[norm-7]",
-    "test_gradcheck[prod-5]",
-    "test_gradcheck[prod-6]",
-    "test_gradcheck[prod-7]",
-    "test_gradcheck[prod-8]",
     "test_gradcheck[scatter-3]",
     "test_gradcheck[scatter_add-2]",
     "test_gradcheck[sign-5]",
-    "test_grads_match_torch[cumprod-2]",
-    "test_grads_match_torch[cumprod-4]",
-    "test_grads_match_torch[cumprod-5]",
-    "test_grads_match_torch[cumsum-2]",
     "test_grads_match_torch[einsum-10]",
     "test_grads_match_torch[einsum-11]",
     "test_grads_match_torch[einsum-12]",
@@ -76,17 +60,10 @@ KNOWN_BROKEN = {
     "test_grads_match_torch[index_select-2]",
     "test_grads_match_torch[index_select-3]",
     "test_grads_match_torch[matmul-1]",
-    "test_grads_match_torch[maximum-5]",
-    "test_grads_match_torch[minimum-5]",
     "test_grads_match_torch[norm-7]",
-    "test_grads_match_torch[prod-5]",
-    "test_grads_match_torch[prod-6]",
-    "test_grads_match_torch[prod-7]",
-    "test_grads_match_torch[prod-8]",
     "test_grads_match_torch[scatter-3]",
     "test_grads_match_torch[scatter_add-2]",
     "test_grads_match_torch[split-3]",
-    "test_grads_match_torch[where-4]",
 }
 
 
@@ -204,17 +181,18 @@ def test_forward(name, i):
 
 
 # -- gradients ------------------------------------------------------------------------------------------
-def _grad_cases():
+def _differentiable_cases(need_gradcheck):
     for p in CASES:
         name, i = p.values
         s = _sample(name, i)
         differentiable = name not in REGISTRY or REGISTRY[name].differentiable
         has_float = any(not isinstance(x, _samples.Const) and np.asarray(x).dtype.kind == "f" for x in s.inputs)
-        if s.grad and differentiable and has_float:
+        if differentiable and has_float and (s.grad if need_gradcheck else s.torch):
             yield p
 
 
-GRAD_CASES = list(_grad_cases())
+GRAD_CASES = list(_differentiable_cases(True))
+TORCH_GRAD_CASES = list(_differentiable_cases(False))  # kinks too: the gradient PyTorch picks there
 
 
 @pytest.mark.parametrize("name,i", _mark("test_gradcheck", GRAD_CASES))
@@ -229,7 +207,7 @@ def test_gradcheck(name, i):
         assert gradgradcheck(fn, tuple(tensors), eps=sample.eps, atol=sample.atol)
 
 
-@pytest.mark.parametrize("name,i", _mark("test_grads_match_torch", [p for p in GRAD_CASES if _sample(*p.values).torch]))
+@pytest.mark.parametrize("name,i", _mark("test_grads_match_torch", TORCH_GRAD_CASES))
 def test_grads_match_torch(name, i):
     """First derivatives, and second derivatives along a random direction, equal PyTorch's."""
     torch = pytest.importorskip("torch")
