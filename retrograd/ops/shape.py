@@ -232,7 +232,7 @@ def _split(xp, tensor, split_size_or_sections, dim=0):
         size = split_size_or_sections
         if size <= 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size and n else [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:

@@ -25,11 +25,6 @@ CASES = [pytest.param(name, i, id=f"{name}-{i}") for name in sorted(SAMPLES) for
 
 # Known wrong results, fixed op by op; each is a strict xfail, so a fix must also remove it here.
 KNOWN_BROKEN = {
-    "test_forward[gather-2]",
-    "test_forward[index_select-2]",
-    "test_forward[index_select-3]",
-    "test_forward[scatter-3]",
-    "test_forward[split-3]",
     "test_gradcheck[einsum-10]",
     "test_gradcheck[einsum-11]",
     "test_gradcheck[einsum-12]",
@@ -38,15 +33,8 @@ KNOWN_BROKEN = {
     "test_gradcheck[einsum-7]",
     "test_gradcheck[einsum-8]",
     "test_gradcheck[einsum-9]",
-    "test_gradcheck[gather-2]",
-    "test_gradcheck[gather-3]",
-    "test_gradcheck[index_select-2]",
-    "test_gradcheck[index_select-3]",
     "test_gradcheck[matmul-1]",
     "test_gradcheck[norm-7]",
-    "test_gradcheck[scatter-3]",
-    "test_gradcheck[scatter_add-2]",
-    "test_gradcheck[sign-5]",
     "test_grads_match_torch[einsum-10]",
     "test_grads_match_torch[einsum-11]",
     "test_grads_match_torch[einsum-12]",
@@ -55,15 +43,8 @@ KNOWN_BROKEN = {
     "test_grads_match_torch[einsum-7]",
     "test_grads_match_torch[einsum-8]",
     "test_grads_match_torch[einsum-9]",
-    "test_grads_match_torch[gather-2]",
-    "test_grads_match_torch[gather-3]",
-    "test_grads_match_torch[index_select-2]",
-    "test_grads_match_torch[index_select-3]",
     "test_grads_match_torch[matmul-1]",
     "test_grads_match_torch[norm-7]",
-    "test_grads_match_torch[scatter-3]",
-    "test_grads_match_torch[scatter_add-2]",
-    "test_grads_match_torch[split-3]",
 }
 
 
