@@ -314,7 +314,7 @@ def _norm_backward(grad, input, result, p, dim, keepdim):
     if p == 1:
         return g * input.sign()
     if p == 0:
-        return g * 0
+        return g.expand(input.shape) * 0
     if p in (float("inf"), float("-inf")):
         mask = input.abs() == r
         count = mask.sum(dim=dim, keepdim=True) if dim is not None else mask.sum()

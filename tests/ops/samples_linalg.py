@@ -38,9 +38,9 @@ add("trace",
     Sample(lambda m, x: x.trace(), I(5, 3, 3), ref=np.trace))
 
 
-def _e(equation, *arrays, **kw):
+def _e(equation, *arrays, note="", **kw):
     return Sample(lambda m, *xs: m.einsum(equation, *xs), *arrays, ref=lambda *xs: np.einsum(equation, *xs),
-                  note=equation, **kw)
+                  note=f"{equation} {note}", **kw)
 
 
 add("einsum",
@@ -63,3 +63,7 @@ add("einsum",
     _e("", A()),
     _e("i,i->i", A(0), A(0)),
     Sample(lambda m, x, y: m.einsum("ij,jk->ik", [x, y]), A(2, 3), A(3, 2), ref=np.matmul, note="list operands"))
+add("einsum",
+    _e("ij,ij->ij", A(1, 3), A(2, 3), note="a size-1 dim broadcasts"),
+    _e("...ij,...jk->...ik", A(2, 1, 2, 3), nc(A(3, 3, 2)), note="broadcast ellipsis"),
+    _e("ii,i->i", A(2, 2), A(1), note="repeat and broadcast"))

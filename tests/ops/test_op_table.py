@@ -25,26 +25,6 @@ CASES = [pytest.param(name, i, id=f"{name}-{i}") for name in sorted(SAMPLES) for
 
 # Known wrong results, fixed op by op; each is a strict xfail, so a fix must also remove it here.
 KNOWN_BROKEN = {
-    "test_gradcheck[einsum-10]",
-    "test_gradcheck[einsum-11]",
-    "test_gradcheck[einsum-12]",
-    "test_gradcheck[einsum-13]",
-    "test_gradcheck[einsum-14]",
-    "test_gradcheck[einsum-7]",
-    "test_gradcheck[einsum-8]",
-    "test_gradcheck[einsum-9]",
-    "test_gradcheck[matmul-1]",
-    "test_gradcheck[norm-7]",
-    "test_grads_match_torch[einsum-10]",
-    "test_grads_match_torch[einsum-11]",
-    "test_grads_match_torch[einsum-12]",
-    "test_grads_match_torch[einsum-13]",
-    "test_grads_match_torch[einsum-14]",
-    "test_grads_match_torch[einsum-7]",
-    "test_grads_match_torch[einsum-8]",
-    "test_grads_match_torch[einsum-9]",
-    "test_grads_match_torch[matmul-1]",
-    "test_grads_match_torch[norm-7]",
 }
 
 
