@@ -22,10 +22,48 @@ mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
             input=lambda grad, other: grad * other,
             other=lambda grad, input: grad * input)
 
-div = defop("div", lambda xp, input, other: xp.true_divide(input, other),
-            method=True, promote="float",
-            input=lambda grad, other: grad / other,
-            other=lambda grad, input, other: -grad * input / (other * other))
+_true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), promote="float",
+                  input=lambda grad, other: grad / other,
+                  other=lambda grad, input, other: -grad * input / (other * other))
+
+
+def _rounding_div(xp, input, other, rounding_mode):
+    if rounding_mode == "floor":
+        return xp.floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    if xp.result_type(input, other).kind == "f":
+        return xp.trunc(xp.true_divide(input, other))
+    q = xp.floor_divide(input, other)  # exact for integers: floor, then one step toward zero
+    return q + ((q < 0) & (q * other != input))
+
+
+# Piecewise constant in both inputs: zero gradients, as PyTorch.
+_div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Div", promote="binary",
+                      input=lambda grad: grad * 0, other=lambda grad: grad * 0)
+
+
+def div(input, other, *, rounding_mode=None):
+    """Divides ``input`` by ``other``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'.
+
+    Args:
+        input: the dividend (a Tensor or a number).
+        other: the divisor (a Tensor or a number); both broadcast.
+        rounding_mode: None (true division, integers give the default float dtype), 'trunc'
+            (toward zero) or 'floor' (toward minus infinity; integers stay integers).
+
+    Returns:
+        The quotient.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.div(rg.tensor([-7, 7]), 2, rounding_mode="trunc")
+        tensor([-3,  3])
+    """
+    if rounding_mode is None:
+        return _true_div(input, other)
+    return _div_rounding(input, other, rounding_mode)
 
 neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
             input=lambda grad: -grad)

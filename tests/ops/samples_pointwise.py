@@ -142,6 +142,13 @@ add("where",
     Sample(lambda m, c, x, y: x.where(c, y), B(2, 3), nc(A(2, 3)), A(), ref=lambda c, x, y: np.where(c, x, y)),
     Sample(lambda m, c, x, y: m.where(c, x, y), B(0, 3), A(0, 3), A(3), ref=np.where, note="empty"),
     Sample(lambda m, c, x, y: m.where(c, x, y), B(3), I(3, 3), A(3), ref=np.where, note="int and float"))
+add("div_rounding",
+    Sample(lambda m, x, y: m.div(x, y, rounding_mode="floor"), A(2, 3) * 3, P(3), ref=lambda x, y: np.floor(x / y)),
+    Sample(lambda m, x, y: m.div(x, y, rounding_mode="trunc"), A(2, 3) * 3, P(3), ref=lambda x, y: np.trunc(x / y)),
+    Sample(lambda m, x, y: x.div(y, rounding_mode="trunc"), I(9, 4, low=-9), I(4, 4, low=-4) * 2 + 1,
+           ref=lambda x, y: np.trunc(x / y).astype(np.int64), note="integers, toward zero"),
+    Sample(lambda m, x: m.div(x, 2, rounding_mode="floor"), I(9, 4, low=-9), ref=lambda x: x // 2),
+    Sample(lambda m, x: m.div(x, 0.5, rounding_mode="trunc"), A(), ref=lambda x: np.trunc(x / 0.5)))
 add("remainder",
     Sample(lambda m, x, y: m.remainder(x, y), A(2, 3) * 3, P(3), ref=np.remainder),
     Sample(lambda m, x: x % 1.5, A(4) * 3, ref=lambda x: np.remainder(x, 1.5)),
