@@ -12,7 +12,32 @@ add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if a
             input=lambda grad: grad,
             other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
 
-sub = defop("sub", lambda xp, input, other, *, alpha=1: xp.subtract(input, other if alpha == 1 else xp.multiply(other, alpha)),
+def _sub(xp, input, other, *, alpha=1):
+    if _kind(input) == "b" or _kind(other) == "b":
+        which = "two bool tensors" if _kind(input) == _kind(other) else "a bool tensor"
+        raise RuntimeError(f"Subtraction, the `-` operator, with {which} is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return xp.subtract(input, other if alpha == 1 else xp.multiply(other, alpha))
+
+
+def _kind(x):
+    """The NumPy kind letter of an array or Python scalar operand."""
+    if isinstance(x, bool):
+        return "b"
+    if isinstance(x, int):
+        return "i"
+    if isinstance(x, float):
+        return "f"
+    return x.dtype.kind
+
+
+def _check_int_divisor(xp, input, other):
+    """Integer division by zero raises, as PyTorch (NumPy would warn and return 0)."""
+    if _kind(input) in "biu" and _kind(other) in "biu" and not xp.all(other):
+        raise RuntimeError("ZeroDivisionError")
+
+
+sub = defop("sub", _sub,
             method=True, promote="binary",
             input=lambda grad: grad,
             other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
@@ -28,6 +53,7 @@ _true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), 
 
 
 def _rounding_div(xp, input, other, rounding_mode):
+    _check_int_divisor(xp, input, other)
     if rounding_mode == "floor":
         return xp.floor_divide(input, other)
     if rounding_mode != "trunc":
@@ -210,8 +236,18 @@ bitwise_not = defop("bitwise_not", lambda xp, input: xp.invert(input), method=Tr
 isnan = defop("isnan", lambda xp, input: xp.isnan(input), method=True)
 isinf = defop("isinf", lambda xp, input: xp.isinf(input), method=True)
 isfinite = defop("isfinite", lambda xp, input: xp.isfinite(input), method=True)
-floor_divide = defop("floor_divide", lambda xp, input, other: xp.floor_divide(input, other), method=True,
+def _floor_divide(xp, input, other):
+    _check_int_divisor(xp, input, other)
+    return xp.floor_divide(input, other)
+
+
+def _remainder(xp, input, other):
+    _check_int_divisor(xp, input, other)
+    return xp.remainder(input, other)
+
+
+floor_divide = defop("floor_divide", _floor_divide, method=True,
                      promote="binary")
-remainder = defop("remainder", lambda xp, input, other: xp.remainder(input, other), method=True, promote="binary",
+remainder = defop("remainder", _remainder, method=True, promote="binary",
                   input=lambda grad: grad,
                   other=lambda grad, input, other: -grad * (input / other).floor())
