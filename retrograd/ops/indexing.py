@@ -82,6 +82,9 @@ def getitem(self, index):
 
 
 def _index_put(xp, input, indices, values, accumulate=False):
+    if not isinstance(indices, tuple):
+        indices = tuple(indices)  # PyTorch takes a tuple (or list) of index tensors
+    indices = tuple(i._data if isinstance(i, Tensor) else i for i in indices)
     out = input.copy()
     values = xp.asarray(values, dtype=input.dtype)
     if accumulate:

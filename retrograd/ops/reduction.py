@@ -175,10 +175,12 @@ _min_all = defop("min_all", lambda xp, input: xp.amin(input), public=False, node
                  input=lambda grad, input, result: _evenly_distribute(grad, input, result))
 
 
-def max(input, dim=None, keepdim=False):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """max(input): the largest element; max(input, dim, keepdim=False): (values, indices) along ``dim``;
     max(input, other): the elementwise maximum."""
     from ..return_types import max as _max_t
+    if other is not None:
+        dim = other
     if dim is None:
         return _max_all(input)
     if hasattr(dim, "_data"):
@@ -187,10 +189,12 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
     return _max_t(*_max_dim_op(input, dim, keepdim))
 
 
-def min(input, dim=None, keepdim=False):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """min(input): the smallest element; min(input, dim, keepdim=False): (values, indices) along ``dim``;
     min(input, other): the elementwise minimum."""
     from ..return_types import min as _min_t
+    if other is not None:
+        dim = other
     if dim is None:
         return _min_all(input)
     if hasattr(dim, "_data"):

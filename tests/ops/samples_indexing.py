@@ -166,3 +166,5 @@ add("masked_select",
            ref=lambda x, b: np.broadcast_to(x, (2, 3))[np.broadcast_to(b, (2, 3))], note="broadcast mask"),
     Sample(lambda m, x, b: x.masked_select(b), A(3), B(2, 3),
            ref=lambda x, b: np.broadcast_to(x, (2, 3))[b], note="broadcast input"))
+add("index_put",
+    Sample(lambda m, x, i, v: x.index_put([i], v, accumulate=False), A(3), np.array([2]), A(1), note="list indices"))

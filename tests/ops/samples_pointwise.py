@@ -194,3 +194,8 @@ add("floor_divide",
     Sample(lambda m, x, y: m.floor_divide(x, y), I(20, 2, 3, low=-20), I(5, 3, low=1), ref=np.floor_divide),
     Sample(lambda m, x: x // 3, I(20, 4, low=-20), ref=lambda x: x // 3),
     Sample(lambda m, x, y: x // y, Const(A(2, 3) * 4), Const(P(3)), ref=np.floor_divide, note="floats"))
+add("maximum", Sample(lambda m, x, y: m.max(x, y), A(2, 3), A(3), note="max(input, other)"),
+    Sample(lambda m, x, y: x.max(other=y), A(3), A(3), note="max(other=)"))
+add("minimum", Sample(lambda m, x, y: m.min(x, y), A(2, 3), A(3), note="min(input, other)"))
+for _name in ("floor", "ceil", "round", "trunc"):
+    add(_name, Sample(lambda m, x, _n=_name: getattr(m, _n)(x), I(5, 4, low=-5), ref=lambda x: x, note="integers"))
