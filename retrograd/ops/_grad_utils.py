@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def normalize_dims(dim, ndim):
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
-    if dim is None:
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):  # dim=() reduces everything, as PyTorch
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)

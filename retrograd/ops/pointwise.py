@@ -96,7 +96,10 @@ neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
 
 
 def _pow_forward(xp, input, exponent):
-    return xp.power(input, exponent)
+    try:
+        return xp.power(input, exponent)
+    except ValueError as exc:  # integers to negative integer powers
+        raise RuntimeError(str(exc)) from None
 
 
 def _pow_input_grad(grad, input, exponent):

@@ -6,7 +6,7 @@ from ._registry import defop
 
 
 def _axis(dim, ndim):
-    if dim is None:
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return None
     return normalize_dims(dim, ndim) if ndim else None
 

@@ -165,3 +165,6 @@ add("norm",
     Sample(lambda m, x: m.norm(x, dim=1), A(0, 3), ref=_pnorm(2, 1)),
     Sample(lambda m, x: m.norm(x), np.zeros(3), ref=_pnorm(2), gradgrad=False, note="zero subgradient at 0"),
     Sample(lambda m, x: m.norm(x, 3), np.zeros(3), ref=_pnorm(3), gradgrad=False, note="zero subgradient at 0"))
+add("sum", Sample(lambda m, x: x.sum(dim=()), A(2, 3), ref=np.sum, note="dim=() reduces everything"))
+add("mean", Sample(lambda m, x: x.mean(dim=[], keepdim=True), A(2, 3), ref=lambda x: x.mean(keepdims=True),
+                   note="dim=[] reduces everything"))
