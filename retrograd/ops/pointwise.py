@@ -12,7 +12,32 @@ add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if a
             input=lambda grad: grad,
             other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
 
-sub = defop("sub", lambda xp, input, other, *, alpha=1: xp.subtract(input, other if alpha == 1 else xp.multiply(other, alpha)),
+def _sub(xp, input, other, *, alpha=1):
+    if _kind(input) == "b" or _kind(other) == "b":
+        which = "two bool tensors" if _kind(input) == _kind(other) else "a bool tensor"
+        raise RuntimeError(f"Subtraction, the `-` operator, with {which} is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return xp.subtract(input, other if alpha == 1 else xp.multiply(other, alpha))
+
+
+def _kind(x):
+    """The NumPy kind letter of an array or Python scalar operand."""
+    if isinstance(x, bool):
+        return "b"
+    if isinstance(x, int):
+        return "i"
+    if isinstance(x, float):
+        return "f"
+    return x.dtype.kind
+
+
+def _check_int_divisor(xp, input, other):
+    """Integer division by zero raises, as PyTorch (NumPy would warn and return 0)."""
+    if _kind(input) in "biu" and _kind(other) in "biu" and not xp.all(other):
+        raise RuntimeError("ZeroDivisionError")
+
+
+sub = defop("sub", _sub,
             method=True, promote="binary",
             input=lambda grad: grad,
             other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
@@ -22,17 +47,59 @@ mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
             input=lambda grad, other: grad * other,
             other=lambda grad, input: grad * input)
 
-div = defop("div", lambda xp, input, other: xp.true_divide(input, other),
-            method=True, promote="float",
-            input=lambda grad, other: grad / other,
-            other=lambda grad, input, other: -grad * input / (other * other))
+_true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), promote="float",
+                  input=lambda grad, other: grad / other,
+                  other=lambda grad, input, other: -grad * input / (other * other))
+
+
+def _rounding_div(xp, input, other, rounding_mode):
+    _check_int_divisor(xp, input, other)
+    if rounding_mode == "floor":
+        return xp.floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    if xp.result_type(input, other).kind == "f":
+        return xp.trunc(xp.true_divide(input, other))
+    q = xp.floor_divide(input, other)  # exact for integers: floor, then one step toward zero
+    return q + ((q < 0) & (q * other != input))
+
+
+# Piecewise constant in both inputs: zero gradients, as PyTorch.
+_div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Div", promote="binary",
+                      input=lambda grad: grad * 0, other=lambda grad: grad * 0)
+
+
+def div(input, other, *, rounding_mode=None):
+    """Divides ``input`` by ``other``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'.
+
+    Args:
+        input: the dividend (a Tensor or a number).
+        other: the divisor (a Tensor or a number); both broadcast.
+        rounding_mode: None (true division, integers give the default float dtype), 'trunc'
+            (toward zero) or 'floor' (toward minus infinity; integers stay integers).
+
+    Returns:
+        The quotient.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.div(rg.tensor([-7, 7]), 2, rounding_mode="trunc")
+        tensor([-3,  3])
+    """
+    if rounding_mode is None:
+        return _true_div(input, other)
+    return _div_rounding(input, other, rounding_mode)
 
 neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
             input=lambda grad: -grad)
 
 
 def _pow_forward(xp, input, exponent):
-    return xp.power(input, exponent)
+    try:
+        return xp.power(input, exponent)
+    except ValueError as exc:  # integers to negative integer powers
+        raise RuntimeError(str(exc)) from None
 
 
 def _pow_input_grad(grad, input, exponent):
@@ -137,10 +204,22 @@ where = defop("where", lambda xp, condition, input, other: xp.where(condition, i
 _where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
 
 # Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.
-for _name, _np_name in (("floor", "floor"), ("ceil", "ceil"), ("round", "round"), ("trunc", "trunc")):
-    globals()[_name] = defop(_name, lambda xp, input, _f=_np_name: getattr(xp, _f)(input), method=True,
-                             input=lambda grad: grad * 0)
-del _name, _np_name
+def _rounding(np_name):
+    def forward(xp, input):
+        return getattr(xp, np_name)(input) if input.dtype.kind == "f" else input.copy()  # integers stay as they are
+    return forward
+
+
+def _round(xp, input, *, decimals=0):
+    if input.dtype.kind != "f":
+        return input.copy()
+    return xp.round(input, decimals)
+
+
+floor = defop("floor", _rounding("floor"), method=True, input=lambda grad: grad * 0)
+ceil = defop("ceil", _rounding("ceil"), method=True, input=lambda grad: grad * 0)
+trunc = defop("trunc", _rounding("trunc"), method=True, input=lambda grad: grad * 0)
+round = defop("round", _round, method=True, input=lambda grad: grad * 0)  # noqa: A001
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
 eq = defop("eq", lambda xp, input, other: xp.equal(input, other), method=True)
@@ -160,8 +239,18 @@ bitwise_not = defop("bitwise_not", lambda xp, input: xp.invert(input), method=Tr
 isnan = defop("isnan", lambda xp, input: xp.isnan(input), method=True)
 isinf = defop("isinf", lambda xp, input: xp.isinf(input), method=True)
 isfinite = defop("isfinite", lambda xp, input: xp.isfinite(input), method=True)
-floor_divide = defop("floor_divide", lambda xp, input, other: xp.floor_divide(input, other), method=True,
+def _floor_divide(xp, input, other):
+    _check_int_divisor(xp, input, other)
+    return xp.floor_divide(input, other)
+
+
+def _remainder(xp, input, other):
+    _check_int_divisor(xp, input, other)
+    return xp.remainder(input, other)
+
+
+floor_divide = defop("floor_divide", _floor_divide, method=True,
                      promote="binary")
-remainder = defop("remainder", lambda xp, input, other: xp.remainder(input, other), method=True, promote="binary",
+remainder = defop("remainder", _remainder, method=True, promote="binary",
                   input=lambda grad: grad,
                   other=lambda grad, input, other: -grad * (input / other).floor())
