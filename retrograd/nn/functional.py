@@ -85,7 +85,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if h + 2 * padding[0] < eh or w + 2 * padding[1] < ew:
         raise RuntimeError(f"Calculated padded input size per channel: ({h + 2 * padding[0]} x {w + 2 * padding[1]})."
                            f" Kernel size: ({eh} x {ew}). Kernel size can't be greater than actual input size")
-    out = _nn.convolution(input, weight, bias, stride, padding, dilation, groups)
+    columns = _nn.im2col(input, (kh, kw), dilation, padding, stride)
+    out_size = (_nn.conv_out_size(h, kh, stride[0], padding[0], dilation[0]),
+                _nn.conv_out_size(w, kw, stride[1], padding[1], dilation[1]))
+    out = _nn.convolution(columns, weight, bias, out_size, groups)
     return out.squeeze(0) if unbatched else out
 
 
