@@ -84,4 +84,6 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype to which both ``a`` and ``b`` can be cast, as ``torch.promote_types``."""
     if a is b:
         return a
+    if a._category != b._category:  # bool < integers < floating; the higher category's type wins
+        return a if a._category > b._category else b
     return _BY_NP[np.promote_types(a.np, b.np)]

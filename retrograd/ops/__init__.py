@@ -73,13 +73,15 @@ def _attach():
                  "remainder", "floor_divide", "sum", "mean", "amax", "amin", "argmax", "argmin", "max", "min",
                  "logsumexp", "softmax", "log_softmax", "cumsum", "cumprod", "prod", "norm", "matmul", "mm", "bmm",
                  "mv", "dot", "outer", "trace", "transpose", "unsqueeze", "squeeze", "diagonal", "flatten",
-                 "unflatten", "split", "chunk", "unbind", "roll", "tril", "triu", "movedim", "moveaxis", "clone",
+                 "unflatten", "chunk", "unbind", "roll", "tril", "triu", "movedim", "moveaxis", "clone",
                  "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "gather", "scatter_add",
                  "scatter", "index_select", "index_add", "index_put", "masked_fill", "masked_select", "expand_as",
-                 "where", "t", "swapaxes", "to", "contiguous", "bitwise_not"):
+                 "t", "swapaxes", "to", "contiguous", "bitwise_not"):
         fn = globals().get(name) or getattr(pointwise, name)
         setattr(T, name, fn)
     T.clip = clamp
+    T.split = lambda self, split_size, dim=0: split(self, split_size, dim)
+    T.where = lambda self, condition, other: where(condition, self, other)
     T.absolute = abs
     T.multiply = mul
     T.subtract = sub
@@ -151,7 +153,10 @@ def _attach():
         pointwise.logical_not(self)
     T.__getitem__ = getitem
     # In-place forms.
-    for name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "neg", "exp", "log", "sqrt", "sin", "cos",
+    T.div_ = lambda self, other, *, rounding_mode=None: apply_inplace(
+        REGISTRY["div"] if rounding_mode is None else REGISTRY["div_rounding"],
+        (self, other) if rounding_mode is None else (self, other, rounding_mode))
+    for name in ("add", "sub", "mul", "pow", "clamp", "relu", "neg", "exp", "log", "sqrt", "sin", "cos",
                  "tanh", "sigmoid", "abs", "masked_fill", "index_put", "scatter_add", "scatter", "index_add",
                  "floor", "ceil", "round", "trunc", "reciprocal", "remainder"):
         setattr(T, name + "_", _make_inplace(REGISTRY[name], name + "_"))

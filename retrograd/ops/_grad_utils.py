@@ -53,6 +53,8 @@ def matmul_backward(grad, input, other, which):
     1-D operands are promoted to matrices as matmul does; broadcast batch dimensions are summed
     away by the engine's ``validate_outputs``.
     """
+    if input.dim() == 1 and other.dim() == 1:  # a dot product
+        return grad * (other if which == 0 else input)
     a = input.unsqueeze(0) if input.dim() == 1 else input
     b = other.unsqueeze(-1) if other.dim() == 1 else other
     g = grad

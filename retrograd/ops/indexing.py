@@ -99,8 +99,18 @@ index_put = defop("index_put", _index_put, tensor_args=("input", "values"),
 def _gather(xp, input, dim, index, *, sparse_grad=False):
     if index.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")
+    if input.ndim == 0:
+        _wrap_dim(dim, 0)
+        return xp.broadcast_to(input, index.shape).copy()
     d = _wrap_dim(dim, input.ndim)
-    return xp.take_along_axis(input, index, axis=d) if input.ndim else input.copy()
+    if index.ndim != input.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    # PyTorch reads only the leading index.size(k) entries of the other dims k.
+    part = input[tuple(slice(None) if k == d else slice(0, s) for k, s in enumerate(index.shape))]
+    if part.shape[:d] + part.shape[d + 1:] != index.shape[:d] + index.shape[d + 1:]:
+        raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be smaller "
+                           f"than self {list(input.shape)} apart from dimension {d}")
+    return xp.take_along_axis(part, index, axis=d)
 
 
 gather = defop("gather", _gather, method=True,
@@ -114,13 +124,27 @@ def _along(xp, index, dim):
     return tuple(grids)
 
 
-def _scatter_add(xp, input, dim, index, src):
-    out = input.copy()
-    if index.size:
-        d = _wrap_dim(dim, input.ndim)
-        src_part = src[tuple(slice(0, s) for s in index.shape)]
-        xp.add.at(out, _along(xp, index, d), src_part)
+def _scatter_into(xp, out, dim, index, source, accumulate):
+    """Writes (or adds) ``source`` (an array at least as large as ``index``, or a scalar) into ``out``."""
+    if not index.size:
+        return out
+    if out.ndim == 0:
+        _wrap_dim(dim, 0)
+        value = source.reshape(-1)[0] if getattr(source, "ndim", 0) else source
+        return out + value if accumulate else xp.full_like(out, value)
+    d = _wrap_dim(dim, out.ndim)
+    if getattr(source, "ndim", 0):
+        source = source[tuple(slice(0, s) for s in index.shape)]
+    where = _along(xp, index, d)
+    if accumulate:
+        xp.add.at(out, where, source)
+    else:
+        out[where] = source
     return out
+
+
+def _scatter_add(xp, input, dim, index, src):
+    return _scatter_into(xp, input.copy(), dim, index, src, True)
 
 
 scatter_add = defop("scatter_add", _scatter_add, method=True,
@@ -136,12 +160,11 @@ def _pad_to(g, shape):
 
 
 def _scatter(xp, input, dim, index, src=None, value=None, *, reduce=None):
-    out = input.copy()
-    if index.size:
-        d = _wrap_dim(dim, input.ndim)
-        source = src[tuple(slice(0, s) for s in index.shape)] if src is not None else value
-        out[_along(xp, index, d)] = source
-    return out
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add or scatter_reduce")
+    if value is None:  # scatter(input, dim, index, value) with a number in src's place, as PyTorch allows
+        value = src
+    return _scatter_into(xp, input.copy(), dim, index, value, False)
 
 
 scatter = defop("scatter", _scatter, method=True, tensor_args=("input", "src"),
@@ -152,7 +175,12 @@ scatter = defop("scatter", _scatter, method=True, tensor_args=("input", "src"),
 def _index_select(xp, input, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return xp.take(input, index, axis=_wrap_dim(dim, input.ndim)) if input.ndim else input[index.reshape(-1)[0:1]].reshape(())
+    if input.ndim == 0:  # the only valid index is 0
+        _wrap_dim(dim, 0)
+        if index.size != 1 or index.reshape(-1)[0] != 0:
+            raise IndexError("index_select(): Index out of range in self")
+        return input.copy()
+    return xp.take(input, index, axis=_wrap_dim(dim, input.ndim))
 
 
 index_select = defop("index_select", _index_select, method=True,
@@ -161,9 +189,12 @@ index_select = defop("index_select", _index_select, method=True,
 
 def _index_add(xp, input, dim, index, source, *, alpha=1):
     out = input.copy()
+    source = source if alpha == 1 else source * alpha
+    if input.ndim == 0:
+        _wrap_dim(dim, 0)
+        return out + source.sum()
     d = _wrap_dim(dim, input.ndim)
-    idx = (slice(None),) * d + (index,)
-    xp.add.at(out, idx, source if alpha == 1 else source * alpha)
+    xp.add.at(out, (slice(None),) * d + (index.reshape(-1),), source)
     return out
 
 

@@ -1,6 +1,8 @@
 """Linear algebra: matmul and its special cases, outer products, einsum and trace."""
 from __future__ import annotations
 
+import string
+
 from ._grad_utils import matmul_backward
 from ._registry import defop
 
@@ -102,55 +104,78 @@ def _einsum_forward(xp, equation, operands):
     return xp.einsum(equation, *operands)
 
 
-def _parse_einsum(equation, n):
+def _parse_einsum(equation, shapes):
+    """``equation`` with every ``...`` spelt out as letters: (input subscripts, output subscripts).
+
+    Ellipsis dims are aligned from the right, as broadcasting does; the implicit output is the
+    ellipsis dims, then the letters used once, in alphabetical order (NumPy's and PyTorch's rule).
+    """
     eq = equation.replace(" ", "")
-    if "->" in eq:
-        lhs, out = eq.split("->")
-    else:
-        lhs = eq
-        letters = lhs.replace(",", "").replace("...", "")
-        out = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
-    if len(ins) != n:
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation" if n > len(ins)
-                           else "einsum(): fewer operands were provided than specified in the equation")
-    return ins, out
+    if len(ins) != len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(shapes) > len(ins) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    used = set(eq) - set(".,->")
+    free = iter(c for c in string.ascii_letters if c not in used)
+    n_ell = max((len(shape) - (len(sub) - 3) for sub, shape in zip(ins, shapes, strict=True) if "..." in sub),
+                default=0)
+    ell = "".join(next(free) for _ in range(n_ell))
+    ins = [sub.replace("...", ell[n_ell - (len(shape) - (len(sub) - 3)):]) if "..." in sub else sub
+           for sub, shape in zip(ins, shapes, strict=True)]
+    if arrow:
+        out = out.replace("...", ell)
+    else:
+        letters = "".join(ins)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    return ins, out, free
 
 
 def _einsum_backward(grad, equation, operands):
-    """Gradient of each operand: an einsum of the output gradient with the other operands.
+    """Gradient of each operand: an einsum of the output's gradient with the other operands.
 
-    Letters of an operand that appear nowhere else are summed dims: the gradient is broadcast
-    along them. A letter repeated within one operand (a diagonal) is written back on the diagonal.
+    Letters of an operand found nowhere else were summed: the gradient is broadcast along them.
+    A dim of size 1 that broadcast against a larger one counts as such a letter of its own.
+    A letter repeated within one operand (a diagonal) puts the gradient back on that diagonal.
     """
-    ins, out = _parse_einsum(equation, len(operands))
+    shapes = [tuple(t.shape) for t in operands]
+    ins, out, free = _parse_einsum(equation, shapes)
+    sizes = {}
+    for sub, shape in zip(ins, shapes, strict=True):
+        for c, n in zip(sub, shape, strict=True):
+            sizes[c] = max(sizes.get(c, 1), n)
+    # Broadcast size-1 dims get a letter of their own (summed away in the forward).
+    ins = ["".join(c if n == sizes[c] else next(free) for c, n in zip(sub, shape, strict=True))
+           for sub, shape in zip(ins, shapes, strict=True)]
     grads = []
-    for k, sub in enumerate(ins):
-        if "..." in sub or "..." in out or len(set(sub)) != len(sub):
-            grads.append(_einsum_backward_general(grad, ins, out, operands, k))
+    for k, (sub, x) in enumerate(zip(ins, operands, strict=True)):
+        if not x.requires_grad:
+            grads.append(None)
             continue
         others = [(s, t) for j, (s, t) in enumerate(zip(ins, operands, strict=True)) if j != k]
-        present = set(out) | {c for s, _ in others for c in s}
-        kept = "".join(c for c in sub if c in present)
-        eq = ",".join([out] + [s for s, _ in others]) + "->" + kept
-        g = einsum(eq, [grad] + [t for _, t in others])
-        if kept != sub:
-            shape = []
-            j = 0
+        present = set(out).union(*[set(s) for s, _ in others])
+        unique = "".join(dict.fromkeys(sub))
+        kept = "".join(c for c in unique if c in present)
+        g = einsum(",".join([out] + [s for s, _ in others]) + "->" + kept, grad, *[t for _, t in others])
+        if kept != unique:  # letters only this operand had: the gradient is the same along them
+            g = g.reshape(tuple(sizes[c] if c in present else 1 for c in unique)).expand(
+                tuple(x.shape[sub.index(c)] for c in unique))
+        if unique != sub:  # repeated letters: back onto the diagonal, through identity matrices
+            spelt, eyes, seen = "", [], set()
             for c in sub:
-                if c in present:
-                    shape.append(g.shape[j])
-                    j += 1
+                if c in seen:
+                    fresh = next(free)
+                    eyes.append(c + fresh)
+                    spelt += fresh
                 else:
-                    shape.append(1)
-            g = g.reshape(tuple(shape)).expand(operands[k].shape)
+                    seen.add(c)
+                    spelt += c
+            from .._creation import eye
+            ids = [eye(sizes[e[0]], dtype=g.dtype, device=g.device) for e in eyes]
+            g = einsum(",".join([unique] + eyes) + "->" + spelt, g, *ids)
         grads.append(g)
     return grads
-
-
-def _einsum_backward_general(grad, ins, out, operands, k):
-    # Ellipses and repeated letters: differentiate through a one-hot embedding of the operand.
-    raise NotImplementedError("einsum backward with '...' or repeated subscripts in one operand is not supported yet")
 
 
 einsum_op = defop("einsum", _einsum_forward, public=False, lists=("operands",), tensor_args=("operands",),

@@ -22,10 +22,48 @@ mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
             input=lambda grad, other: grad * other,
             other=lambda grad, input: grad * input)
 
-div = defop("div", lambda xp, input, other: xp.true_divide(input, other),
-            method=True, promote="float",
-            input=lambda grad, other: grad / other,
-            other=lambda grad, input, other: -grad * input / (other * other))
+_true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), promote="float",
+                  input=lambda grad, other: grad / other,
+                  other=lambda grad, input, other: -grad * input / (other * other))
+
+
+def _rounding_div(xp, input, other, rounding_mode):
+    if rounding_mode == "floor":
+        return xp.floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    if xp.result_type(input, other).kind == "f":
+        return xp.trunc(xp.true_divide(input, other))
+    q = xp.floor_divide(input, other)  # exact for integers: floor, then one step toward zero
+    return q + ((q < 0) & (q * other != input))
+
+
+# Piecewise constant in both inputs: zero gradients, as PyTorch.
+_div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Div", promote="binary",
+                      input=lambda grad: grad * 0, other=lambda grad: grad * 0)
+
+
+def div(input, other, *, rounding_mode=None):
+    """Divides ``input`` by ``other``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'.
+
+    Args:
+        input: the dividend (a Tensor or a number).
+        other: the divisor (a Tensor or a number); both broadcast.
+        rounding_mode: None (true division, integers give the default float dtype), 'trunc'
+            (toward zero) or 'floor' (toward minus infinity; integers stay integers).
+
+    Returns:
+        The quotient.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.div(rg.tensor([-7, 7]), 2, rounding_mode="trunc")
+        tensor([-3,  3])
+    """
+    if rounding_mode is None:
+        return _true_div(input, other)
+    return _div_rounding(input, other, rounding_mode)
 
 neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
             input=lambda grad: -grad)
@@ -137,10 +175,22 @@ where = defop("where", lambda xp, condition, input, other: xp.where(condition, i
 _where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
 
 # Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.
-for _name, _np_name in (("floor", "floor"), ("ceil", "ceil"), ("round", "round"), ("trunc", "trunc")):
-    globals()[_name] = defop(_name, lambda xp, input, _f=_np_name: getattr(xp, _f)(input), method=True,
-                             input=lambda grad: grad * 0)
-del _name, _np_name
+def _rounding(np_name):
+    def forward(xp, input):
+        return getattr(xp, np_name)(input) if input.dtype.kind == "f" else input.copy()  # integers stay as they are
+    return forward
+
+
+def _round(xp, input, *, decimals=0):
+    if input.dtype.kind != "f":
+        return input.copy()
+    return xp.round(input, decimals)
+
+
+floor = defop("floor", _rounding("floor"), method=True, input=lambda grad: grad * 0)
+ceil = defop("ceil", _rounding("ceil"), method=True, input=lambda grad: grad * 0)
+trunc = defop("trunc", _rounding("trunc"), method=True, input=lambda grad: grad * 0)
+round = defop("round", _round, method=True, input=lambda grad: grad * 0)  # noqa: A001
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
 eq = defop("eq", lambda xp, input, other: xp.equal(input, other), method=True)

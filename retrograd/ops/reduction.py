@@ -199,13 +199,23 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
     return _min_t(*_min_dim_op(input, dim, keepdim))
 
 
-def _cumsum(xp, input, dim, *, dtype=None):
-    out = xp.cumsum(input, axis=dim)
-    return out.astype(dtype.np) if dtype is not None else out
+def _scan(xp_fn, input, dim, dtype):
+    """cumsum/cumprod along ``dim``: a 0-d input stays 0-d; integers accumulate in int64, as PyTorch."""
+    d = _wrap(dim, input.ndim)
+    if dtype is not None:
+        input = input.astype(dtype.np)
+    elif input.dtype.kind in "biu":
+        input = input.astype("int64")
+    return xp_fn(input, axis=d) if input.ndim else input.copy()
 
 
-cumsum = defop("cumsum", _cumsum, method=True,
-               input=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim))
+def _wrap(dim, ndim):
+    from .._tensor import _wrap_dim
+    return _wrap_dim(dim, ndim)
+
+
+cumsum = defop("cumsum", lambda xp, input, dim, *, dtype=None: _scan(xp.cumsum, input, dim, dtype), method=True,
+               input=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad)
 
 
 def _prod(xp, input, dim=None, keepdim=False, *, dtype=None):
@@ -245,17 +255,39 @@ def _prod_other(x, dim):
 prod = defop("prod", _prod, method=True, input=_prod_backward)
 
 
-def _cumprod(xp, input, dim, *, dtype=None):
-    out = xp.cumprod(input, axis=dim)
-    return out.astype(dtype.np) if dtype is not None else out
-
-
 def _cumprod_backward(grad, input, result, dim):
-    # Valid where the input has no zeros (PyTorch's general formula handles zeros at O(n^2)).
-    return (grad * result).flip(dim).cumsum(dim).flip(dim) / input
+    """Gradient of cumprod: sum_{j >= k} grad_j * prod_{i <= j, i != k} x_i.
+
+    Without zeros that is ``reverse_cumsum(grad * result) / x``. With zeros the division is
+    undefined, so build the products explicitly (quadratic in the scanned length, as PyTorch's
+    exact path); both branches are written with ops, so they differentiate again.
+    """
+    if input.dim() == 0 or input.numel() == 0:
+        return grad
+    if not (input._data == 0).any():  # a branch on the data, as PyTorch takes
+        return (grad * result).flip(dim).cumsum(dim).flip(dim) / input
+    from .._creation import ones
+    from .shape import cat
+    x = input.movedim(dim, -1)
+    g = grad.movedim(dim, -1)
+    n = x.shape[-1]
+    after = ones((n, n), dtype=_bool(), device=x.device).triu(1)  # [k, j]: j > k
+    upto = ones((n, n), dtype=_bool(), device=x.device).triu(0)   # [k, j]: j >= k
+    # prods[..., k, j] = prod_{k < i <= j} x_i for j >= k
+    prods = _where(after, x.unsqueeze(-2).expand(x.shape[:-1] + (n, n)), 1.).cumprod(-1)
+    one = ones(x.shape[:-1] + (1,), dtype=x.dtype, device=x.device)
+    before = cat([one, x.narrow(-1, 0, n - 1).cumprod(-1)], -1) if n > 1 else one  # prod_{i < k} x_i
+    terms = _where(upto, prods * g.unsqueeze(-2), 0.)
+    return (before * terms.sum(-1)).movedim(-1, dim)
 
 
-cumprod = defop("cumprod", _cumprod, method=True, input=_cumprod_backward)
+def _bool():
+    from .. import _dtype
+    return _dtype.bool
+
+
+cumprod = defop("cumprod", lambda xp, input, dim, *, dtype=None: _scan(xp.cumprod, input, dim, dtype), method=True,
+                input=_cumprod_backward)
 
 
 def _norm_forward(xp, input, p="fro", dim=None, keepdim=False):
@@ -282,7 +314,7 @@ def _norm_backward(grad, input, result, p, dim, keepdim):
     if p == 1:
         return g * input.sign()
     if p == 0:
-        return g * 0
+        return g.expand(input.shape) * 0
     if p in (float("inf"), float("-inf")):
         mask = input.abs() == r
         count = mask.sum(dim=dim, keepdim=True) if dim is not None else mask.sum()

@@ -54,7 +54,6 @@ _reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E73
 
 view = defop("view", _view, view=True, input=_reshape_grad)
 reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
-_unsafe_view = defop("_unsafe_view", _reshape, public=False, node_name="UnsafeView", input=_reshape_grad)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -233,7 +232,7 @@ def _split(xp, tensor, split_size_or_sections, dim=0):
         size = split_size_or_sections
         if size <= 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size and n else [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:

@@ -1,0 +1,196 @@
+"""Samples of the pointwise ops (retrograd/ops/pointwise.py); format in samples.py."""
+import numpy as np
+
+from samples import A, B, Const, I, P, Sample, add, nc
+
+
+def _unary(name, np_fn, gen=A, **kw):
+    """The standard unary cases: a matrix, 0-d, empty and non-contiguous."""
+    call = lambda m, x: getattr(m, name)(x)  # noqa: E731
+    ref = (lambda x: np_fn(x)) if np_fn is not None else None
+    add(name,
+        Sample(call, gen(2, 3), ref=ref, **kw),
+        Sample(call, gen(), ref=ref, **kw),
+        Sample(call, gen(0, 3), ref=ref, **kw),
+        Sample(call, nc(gen(3, 2)), ref=ref, note="non-contiguous", **kw),
+        Sample(lambda m, x: getattr(x, name)(), gen(4), ref=ref, note="method", **kw))
+
+
+def _binary(name, np_fn, gen=A, gen2=None, scalar=True, **kw):
+    """The standard binary cases: broadcasting, 0-d, Python scalars, empty and non-contiguous."""
+    gen2 = gen2 or gen
+    call = lambda m, x, y: getattr(m, name)(x, y)  # noqa: E731
+    ref = (lambda x, y: np_fn(x, y)) if np_fn is not None else None
+    add(name,
+        Sample(call, gen(2, 3), gen2(3), ref=ref, **kw),
+        Sample(call, gen(2, 1), gen2(1, 3), ref=ref, note="both broadcast", **kw),
+        Sample(call, gen(), gen2(2), ref=ref, note="0-d", **kw),
+        Sample(call, gen(0, 3), gen2(3), ref=ref, note="empty", **kw),
+        Sample(call, nc(gen(2, 3)), nc(gen2(2, 3)), ref=ref, note="non-contiguous", **kw),
+        *([Sample(lambda m, x: getattr(m, name)(x, 1.5), gen(3), ref=(lambda x: np_fn(x, 1.5)) if np_fn else None,
+                  note="python scalar", **kw)] if scalar else []),
+        Sample(lambda m, x, y: getattr(x, name)(y), gen(3), Const(gen2(3)), note="method, constant other", **kw))
+
+
+# -- arithmetic -------------------------------------------------------------------------------------------
+_binary("add", np.add)
+add("add",
+    Sample(lambda m, x, y: m.add(x, y, alpha=2), A(2, 3), A(3), ref=lambda x, y: x + 2 * y),
+    Sample(lambda m, x, y: x + y, A(2, 3), A(2, 3), ref=np.add),
+    Sample(lambda m, x: 2 + x, A(3), ref=lambda x: 2 + x),
+    Sample(lambda m, x, y: x + y, I(5, 3), I(5, 3), ref=np.add, note="integers"))
+_binary("sub", np.subtract)
+add("sub",
+    Sample(lambda m, x, y: m.sub(x, y, alpha=0.5), A(2, 3), A(3), ref=lambda x, y: x - 0.5 * y),
+    Sample(lambda m, x: 1 - x, A(3), ref=lambda x: 1 - x))
+_binary("mul", np.multiply)
+add("mul",
+    Sample(lambda m, x: x * 3, A(3), ref=lambda x: x * 3),
+    Sample(lambda m, x, y: x * y, A(3), I(4, 3), ref=np.multiply, note="float times int"),
+    Sample(lambda m, x, y: x * y, A(2, 2), B(2, 2), ref=np.multiply, note="float times bool"))
+_binary("div", np.divide, gen2=P)
+add("div",
+    Sample(lambda m, x: 2 / x, P(3), ref=lambda x: 2 / x),
+    Sample(lambda m, x, y: x / y, I(5, 3), I(5, 3, low=1), ref=np.divide, note="int / int is float"))
+_unary("neg", np.negative)
+add("neg", Sample(lambda m, x: -x, A(3), ref=np.negative))
+
+# pow: tensor ** scalar (integer exponents allow negative bases), tensor ** tensor, scalar ** tensor.
+add("pow",
+    Sample(lambda m, x: m.pow(x, 2), A(2, 3), ref=lambda x: x ** 2),
+    Sample(lambda m, x: x ** 3, A(3), ref=lambda x: x ** 3),
+    Sample(lambda m, x: x ** 0, A(3), ref=lambda x: x ** 0),
+    Sample(lambda m, x: x ** -1.5, P(3), ref=lambda x: x ** -1.5),
+    Sample(lambda m, x: x ** 0.5, P(), ref=lambda x: x ** 0.5),
+    Sample(lambda m, x, y: m.pow(x, y), P(2, 3), A(3), ref=np.power),
+    Sample(lambda m, x, y: x ** y, P(0, 3), A(3), ref=np.power, note="empty"),
+    Sample(lambda m, x, y: x.pow(y), nc(P(2, 3)), nc(A(2, 3)), ref=np.power, note="non-contiguous"),
+    Sample(lambda m, x: m.pow(2.5, x), A(3), ref=lambda x: 2.5 ** x),
+    Sample(lambda m, x: 2 ** x, A(2, 2), ref=lambda x: 2.0 ** x),
+    Sample(lambda m, x: x ** 2, I(5, 3), ref=lambda x: x ** 2, note="integers"))
+
+# -- exponentials, logarithms, trigonometry --------------------------------------------------------------
+_unary("exp", np.exp)
+_unary("log", np.log, P)
+_unary("log1p", np.log1p, P)
+_unary("expm1", np.expm1)
+_unary("sqrt", np.sqrt, P)
+_unary("rsqrt", lambda x: 1 / np.sqrt(x), P)
+_unary("reciprocal", np.reciprocal, P)
+_unary("sin", np.sin)
+_unary("cos", np.cos)
+_unary("tan", np.tan, lambda *s: A(*s, low=-1.2, high=1.2))
+_unary("tanh", np.tanh)
+_unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
+add("sigmoid", Sample(lambda m, x: m.sigmoid(x), np.array([-800., -30., 0., 30., 800.]), grad=False,
+                      ref=lambda x: 1 / (1 + np.exp(-x)), note="saturates without overflow"))
+add("exp", Sample(lambda m, x: m.exp(x), I(3, 4), ref=np.exp, note="integers become float"))
+add("sqrt", Sample(lambda m, x: m.sqrt(x), I(9, 4), ref=lambda x: np.sqrt(x).astype(np.float32),
+                   note="integers become float32"))
+
+
+def _away_from_zero(*shape):
+    x = A(*shape)
+    return np.where(np.abs(x) < 0.1, 0.5, x)
+
+
+_unary("relu", lambda x: np.maximum(x, 0), _away_from_zero)
+_unary("abs", np.abs, _away_from_zero)
+add("relu", Sample(lambda m, x: m.relu(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"))
+add("abs", Sample(lambda m, x: m.abs(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"),
+    Sample(lambda m, x: abs(x), I(5, 3, low=-5), ref=np.abs, note="integers"))
+# Piecewise constant: the result requires grad and its gradient is zero.
+_unary("sign", np.sign, _away_from_zero)
+add("sign", Sample(lambda m, x: m.sign(x), np.array([-1., 0., 2.]), ref=np.sign, grad=False, note="jump at 0"))
+
+
+def _not_half(*shape):
+    x = A(*shape) * 3
+    return np.where(np.abs(x - np.round(x)) < 0.1, 0.25, x)
+
+
+for _name in ("floor", "ceil", "round", "trunc"):
+    _unary(_name, getattr(np, _name), _not_half)
+add("round", Sample(lambda m, x: m.round(x, decimals=1), np.array([1.234, -2.345, 0.05]), grad=False,
+                    note="decimals"),
+    Sample(lambda m, x: m.round(x), np.array([0.5, 1.5, 2.5, -0.5]), ref=np.round, grad=False,
+           note="half to even"))
+
+# -- clamp, maximum, minimum, where ---------------------------------------------------------------------
+add("clamp",
+    Sample(lambda m, x: m.clamp(x, -0.5, 0.5), A(2, 3), ref=lambda x: np.clip(x, -0.5, 0.5)),
+    Sample(lambda m, x: m.clamp(x, min=0.1), A(3), ref=lambda x: np.maximum(x, 0.1)),
+    Sample(lambda m, x: x.clamp(max=0.1), A(), ref=lambda x: np.minimum(x, 0.1)),
+    Sample(lambda m, x: m.clamp(x, -1., 1.), A(0, 2), ref=lambda x: np.clip(x, -1, 1)),
+    Sample(lambda m, x: x.clip(-0.3, 0.3), nc(A(2, 3)), ref=lambda x: np.clip(x, -0.3, 0.3)),
+    Sample(lambda m, x, lo, hi: m.clamp(x, lo, hi), A(2, 3), A(3, low=-2, high=-0.5), A(3, low=0.5, high=2),
+           ref=np.clip, note="tensor bounds"),
+    Sample(lambda m, x, lo: m.clamp(x, min=lo), A(2, 3), A(2, 1), ref=np.maximum),
+    Sample(lambda m, x: m.clamp(x, 1, 3), I(5, 4), ref=lambda x: np.clip(x, 1, 3), note="integers"))
+_binary("maximum", np.maximum, scalar=False)  # PyTorch takes only tensors here
+_binary("minimum", np.minimum, scalar=False)
+_ties = np.array([1., 2., 3.])
+add("maximum", Sample(lambda m, x, y: m.maximum(x, y), _ties, np.array([1., 0., 3.]), grad=False,
+                      note="ties share the gradient"))
+add("minimum", Sample(lambda m, x, y: m.minimum(x, y), _ties, np.array([1., 5., 3.]), grad=False,
+                      note="ties share the gradient"))
+add("where",
+    Sample(lambda m, c, x, y: m.where(c, x, y), B(2, 3), A(2, 3), A(2, 3), ref=np.where),
+    Sample(lambda m, c, x, y: m.where(c, x, y), B(2, 1), A(3), A(2, 3), ref=np.where, note="broadcast"),
+    Sample(lambda m, c, x: m.where(c, x, 0.), B(3), A(3), ref=lambda c, x: np.where(c, x, 0.)),
+    Sample(lambda m, c, y: m.where(c, 1.5, y), B(3), A(2, 3), ref=lambda c, y: np.where(c, 1.5, y)),
+    Sample(lambda m, c, x, y: x.where(c, y), B(2, 3), nc(A(2, 3)), A(), ref=lambda c, x, y: np.where(c, x, y)),
+    Sample(lambda m, c, x, y: m.where(c, x, y), B(0, 3), A(0, 3), A(3), ref=np.where, note="empty"),
+    Sample(lambda m, c, x, y: m.where(c, x, y), B(3), I(3, 3), A(3), ref=np.where, note="int and float"))
+add("div_rounding",
+    Sample(lambda m, x, y: m.div(x, y, rounding_mode="floor"), A(2, 3) * 3, P(3), ref=lambda x, y: np.floor(x / y)),
+    Sample(lambda m, x, y: m.div(x, y, rounding_mode="trunc"), A(2, 3) * 3, P(3), ref=lambda x, y: np.trunc(x / y)),
+    Sample(lambda m, x, y: x.div(y, rounding_mode="trunc"), I(9, 4, low=-9), I(4, 4, low=-4) * 2 + 1,
+           ref=lambda x, y: np.trunc(x / y).astype(np.int64), note="integers, toward zero"),
+    Sample(lambda m, x: m.div(x, 2, rounding_mode="floor"), I(9, 4, low=-9), ref=lambda x: x // 2),
+    Sample(lambda m, x: m.div(x, 0.5, rounding_mode="trunc"), A(), ref=lambda x: np.trunc(x / 0.5)))
+add("remainder",
+    Sample(lambda m, x, y: m.remainder(x, y), A(2, 3) * 3, P(3), ref=np.remainder),
+    Sample(lambda m, x: x % 1.5, A(4) * 3, ref=lambda x: np.remainder(x, 1.5)),
+    Sample(lambda m, x, y: m.remainder(x, y), I(9, 4, low=-9), I(4, 4, low=1), ref=np.remainder, note="integers"),
+    Sample(lambda m, x: x % -2, np.array([-3., -1., 1., 3.5]), ref=lambda x: np.remainder(x, -2),
+           note="negative divisor"))
+
+# -- comparisons and logic: not differentiable ---------------------------------------------------------
+_cmp = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal}
+_ops = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__"}
+for _name, _fn in _cmp.items():
+    _x = np.array([[1., 2., 3.], [3., 2., 1.]])
+    add(_name,
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), _x, np.array([2., 2., 2.]), ref=_fn),
+        Sample(lambda m, x, _n=_name: getattr(x, _ops[_n])(2.), _x, ref=lambda x, _f=_fn: _f(x, 2.)),
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), I(3, 2, 3), np.array([1, 2, 0]), ref=_fn),
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), I(3, 0, 3), I(3, 3), ref=_fn, note="empty"),
+        Sample(lambda m, x, y, _n=_name: getattr(x, _n)(y), A(), nc(A(2, 2)), ref=_fn))
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    add(_name,
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), B(2, 3), B(3), ref=getattr(np, _name)),
+        Sample(lambda m, x, y, _n=_name: getattr(x, _n)(y), I(2, 4), A(4), ref=getattr(np, _name)))
+add("logical_not",
+    Sample(lambda m, x: m.logical_not(x), B(2, 3), ref=np.logical_not),
+    Sample(lambda m, x: ~x, B(3), ref=np.logical_not),
+    Sample(lambda m, x: x.logical_not(), A(3), ref=np.logical_not))
+for _name, _op in (("bitwise_and", "__and__"), ("bitwise_or", "__or__"), ("bitwise_xor", "__xor__")):
+    add(_name,
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), I(8, 2, 3), I(8, 3), ref=getattr(np, _name)),
+        Sample(lambda m, x, y, _o=_op: getattr(x, _o)(y), B(2, 3), B(2, 3), ref=getattr(np, _name)),
+        Sample(lambda m, x, _o=_op: getattr(x, _o)(5), I(8, 4), ref=lambda x, _n=_name: getattr(np, _n)(x, 5)))
+add("bitwise_not",
+    Sample(lambda m, x: m.bitwise_not(x), I(8, 2, 3, low=-8), ref=np.invert),
+    Sample(lambda m, x: ~x, I(8, 3), ref=np.invert),
+    Sample(lambda m, x: m.bitwise_not(x), B(3), ref=np.invert))
+_special = np.array([0., -1.5, np.nan, np.inf, -np.inf])
+for _name in ("isnan", "isinf", "isfinite"):
+    add(_name,
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x), _special, ref=getattr(np, _name)),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(), I(3, 2, 2), ref=getattr(np, _name)))
+add("floor_divide",
+    Sample(lambda m, x, y: m.floor_divide(x, y), I(20, 2, 3, low=-20), I(5, 3, low=1), ref=np.floor_divide),
+    Sample(lambda m, x: x // 3, I(20, 4, low=-20), ref=lambda x: x // 3),
+    Sample(lambda m, x, y: x // y, Const(A(2, 3) * 4), Const(P(3)), ref=np.floor_divide, note="floats"))

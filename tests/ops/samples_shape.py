@@ -1,0 +1,161 @@
+"""Samples of the shape ops (retrograd/ops/shape.py) and composites built on them; format in samples.py."""
+import numpy as np
+
+from samples import A, B, Const, I, Sample, add, nc
+
+add("view",
+    Sample(lambda m, x: x.view(3, 2), A(2, 3), ref=lambda x: x.reshape(3, 2)),
+    Sample(lambda m, x: x.view((-1,)), A(2, 3), ref=lambda x: x.reshape(-1)),
+    Sample(lambda m, x: x.view(1, -1, 1), A(), ref=lambda x: x.reshape(1, 1, 1)),
+    Sample(lambda m, x: x.view(()), A(1, 1), ref=lambda x: x.reshape(())),
+    Sample(lambda m, x: x.view(0, 2), A(0, 3, 2), ref=lambda x: x.reshape(0, 2)),
+    Sample(lambda m, x: x.view(2, 3), nc(A(6)), ref=lambda x: x.reshape(2, 3), note="strided 1-D"),
+    Sample(lambda m, x, y: x.view_as(y), A(6), Const(A(3, 2))),
+    Sample(lambda m, x: x.view(2, 3), I(5, 6), ref=lambda x: x.reshape(2, 3)))
+add("reshape",
+    Sample(lambda m, x: m.reshape(x, (3, 2)), A(2, 3), ref=lambda x: x.reshape(3, 2)),
+    Sample(lambda m, x: x.reshape(-1), nc(A(2, 3)), ref=lambda x: x.reshape(-1), note="copies"),
+    Sample(lambda m, x: x.reshape(2, -1), A(2, 3, 2), ref=lambda x: x.reshape(2, -1)),
+    Sample(lambda m, x: x.reshape(()), A(1), ref=lambda x: x.reshape(())),
+    Sample(lambda m, x: x.reshape(3, 0), A(0, 3), ref=lambda x: x.reshape(3, 0)),
+    Sample(lambda m, x, y: x.reshape_as(y), A(6), Const(A(2, 3))))
+add("flatten",
+    Sample(lambda m, x: m.flatten(x), A(2, 3, 2), ref=lambda x: x.reshape(-1)),
+    Sample(lambda m, x: x.flatten(1), A(2, 3, 2), ref=lambda x: x.reshape(2, 6)),
+    Sample(lambda m, x: x.flatten(0, -2), nc(A(2, 3, 2)), ref=lambda x: x.reshape(6, 2)),
+    Sample(lambda m, x: m.flatten(x), A(), ref=lambda x: x.reshape(1)))
+add("unflatten", Sample(lambda m, x: x.unflatten(1, (2, 3)), A(2, 6), ref=lambda x: x.reshape(2, 2, 3)))
+add("transpose",
+    Sample(lambda m, x: m.transpose(x, 0, 1), A(2, 3), ref=lambda x: x.T),
+    Sample(lambda m, x: x.transpose(-1, 0), A(2, 3, 2), ref=lambda x: np.swapaxes(x, -1, 0)),
+    Sample(lambda m, x: x.transpose(1, 1), A(2, 3), ref=lambda x: x, note="transpose(d, d)"),
+    Sample(lambda m, x: x.transpose(0, -1), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.transpose(0, 1), A(0, 3), ref=lambda x: x.T),
+    Sample(lambda m, x: x.mT, nc(A(2, 2, 3)), ref=lambda x: np.swapaxes(x, -1, -2)),
+    Sample(lambda m, x: m.swapaxes(x, 0, 1), A(2, 3), ref=lambda x: x.T),
+    Sample(lambda m, x: x.t(), A(2, 3), ref=lambda x: x.T),
+    Sample(lambda m, x: m.t(x), A(3), ref=lambda x: x, note="t() of a 1-D tensor"))
+add("alias", Sample(lambda m, x: m.t(x), A(), ref=lambda x: x, note="t() of a 0-d tensor"))
+add("permute",
+    Sample(lambda m, x: m.permute(x, (2, 0, 1)), A(2, 3, 2), ref=lambda x: x.transpose(2, 0, 1)),
+    Sample(lambda m, x: x.permute(1, -3, 2), nc(A(2, 3, 2)), ref=lambda x: x.transpose(1, 0, 2)),
+    Sample(lambda m, x: x.permute(()), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.T, A(2, 3, 4), ref=lambda x: x.transpose(2, 1, 0)),
+    Sample(lambda m, x: m.movedim(x, 0, -1), A(2, 3, 2), ref=lambda x: np.moveaxis(x, 0, -1)),
+    Sample(lambda m, x: m.permute(x, (1, 0)), A(0, 3), ref=lambda x: x.T))
+add("unsqueeze",
+    Sample(lambda m, x: m.unsqueeze(x, 1), A(2, 3), ref=lambda x: x[:, None]),
+    Sample(lambda m, x: x.unsqueeze(-1), nc(A(2, 3)), ref=lambda x: x[..., None]),
+    Sample(lambda m, x: x.unsqueeze(0), A(), ref=lambda x: x[None]),
+    Sample(lambda m, x: x.unsqueeze(-1), A(), ref=lambda x: x[None]),
+    Sample(lambda m, x: x.unsqueeze(0), A(0, 2), ref=lambda x: x[None]))
+add("squeeze",
+    Sample(lambda m, x: m.squeeze(x), A(1, 3, 1), ref=np.squeeze),
+    Sample(lambda m, x: x.squeeze(0), A(1, 3, 1), ref=lambda x: x[0]),
+    Sample(lambda m, x: x.squeeze(1), A(1, 3, 1), ref=lambda x: x, note="size is not 1: unchanged"),
+    Sample(lambda m, x: x.squeeze(-1), nc(A(2, 1)), ref=lambda x: x[:, 0]),
+    Sample(lambda m, x: x.squeeze((0, 2)), A(1, 3, 1), ref=lambda x: x[0, :, 0]),
+    Sample(lambda m, x: x.squeeze(0), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.squeeze(), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.squeeze(), A(1, 0), ref=lambda x: x.reshape(0)))
+add("expand",
+    Sample(lambda m, x: x.expand(2, 3), A(3), ref=lambda x: np.broadcast_to(x, (2, 3))),
+    Sample(lambda m, x: x.expand(2, -1, 3), A(2, 1), ref=lambda x: np.broadcast_to(x, (2, 2, 3))),
+    Sample(lambda m, x: x.expand((2, 2)), A(), ref=lambda x: np.broadcast_to(x, (2, 2))),
+    Sample(lambda m, x: m.broadcast_to(x, (3, 2)), nc(A(1, 2)), ref=lambda x: np.broadcast_to(x, (3, 2))),
+    Sample(lambda m, x, y: x.expand_as(y), A(2, 1), Const(A(2, 3)), ref=lambda x, y: np.broadcast_to(x, y.shape)),
+    Sample(lambda m, x: x.expand(0, 3), A(1, 3), ref=lambda x: np.broadcast_to(x, (0, 3))))
+add("diagonal",
+    Sample(lambda m, x: m.diagonal(x), A(3, 3), ref=np.diagonal),
+    Sample(lambda m, x: x.diagonal(1), A(3, 4), ref=lambda x: np.diagonal(x, 1)),
+    Sample(lambda m, x: x.diagonal(-1, 0, 1), A(3, 2), ref=lambda x: np.diagonal(x, -1)),
+    Sample(lambda m, x: x.diagonal(0, -1, 0), nc(A(2, 3, 2)), ref=lambda x: np.diagonal(x, 0, 2, 0)),
+    Sample(lambda m, x: x.diagonal(5), A(2, 3), ref=lambda x: np.diagonal(x, 5), note="empty diagonal"))
+add("diagonal_backward",
+    Sample(lambda m, g: m.ops._registry.REGISTRY["diagonal_backward"].function(g, (3, 4), 1, 0, 1), A(3),
+           torch_call=lambda m, g: m.ops.aten.diagonal_backward(g, (3, 4), 1, 0, 1)),
+    Sample(lambda m, g: m.ops._registry.REGISTRY["diagonal_backward"].function(g, (2, 3, 2), 0, -1, 0), A(3, 2),
+           torch_call=lambda m, g: m.ops.aten.diagonal_backward(g, (2, 3, 2), 0, -1, 0)))
+add("cat",
+    Sample(lambda m, x, y: m.cat([x, y]), A(2, 3), A(1, 3), ref=lambda x, y: np.concatenate([x, y])),
+    Sample(lambda m, x, y: m.cat((x, y), dim=-1), nc(A(2, 3)), A(2, 1), ref=lambda x, y: np.concatenate([x, y], 1)),
+    Sample(lambda m, x, y, z: m.cat([x, y, z], 1), A(2, 0), A(2, 2), Const(A(2, 1)),
+           ref=lambda x, y, z: np.concatenate([x, y, z], 1)),
+    Sample(lambda m, x, y: m.cat([x, y]), A(0), A(2, 3), ref=lambda x, y: y, note="legacy empty 1-D operand"),
+    Sample(lambda m, x: m.cat([x]), A(3), ref=lambda x: x),
+    Sample(lambda m, x, y: m.cat([x, y]), A(2), I(3, 2), ref=lambda x, y: np.concatenate([x, y]),
+           note="dtypes promote"),
+    Sample(lambda m, x, y: m.concat([x, y], 0), A(1, 2), A(1, 2), ref=lambda x, y: np.concatenate([x, y])))
+add("stack",
+    Sample(lambda m, x, y: m.stack([x, y]), A(2, 3), A(2, 3), ref=lambda x, y: np.stack([x, y])),
+    Sample(lambda m, x, y: m.stack((x, y), -1), nc(A(2, 3)), A(2, 3), ref=lambda x, y: np.stack([x, y], -1)),
+    Sample(lambda m, x, y: m.stack([x, y], 0), A(), Const(A()), ref=lambda x, y: np.stack([x, y])),
+    Sample(lambda m, x, y: m.stack([x, y], 1), A(0, 2), A(0, 2), ref=lambda x, y: np.stack([x, y], 1)))
+add("split",
+    Sample(lambda m, x: m.split(x, 2), A(5, 2), ref=lambda x: (x[:2], x[2:4], x[4:])),
+    Sample(lambda m, x: x.split([1, 3], 1), A(2, 4), ref=lambda x: (x[:, :1], x[:, 1:])),
+    Sample(lambda m, x: x.split(2, -1)[1], nc(A(2, 4)), ref=lambda x: x[:, 2:], note="one output used"),
+    Sample(lambda m, x: m.split(x, 3), A(0, 2), ref=lambda x: (x,)),
+    Sample(lambda m, x: m.chunk(x, 2, 1), A(2, 3), ref=lambda x: (x[:, :2], x[:, 2:])),
+    Sample(lambda m, x: x.chunk(3), A(6), ref=lambda x: (x[:2], x[2:4], x[4:])),
+    Sample(lambda m, x: m.split(x, [0, 2], 0), A(2, 2), ref=lambda x: (x[:0], x)))
+add("unbind",
+    Sample(lambda m, x: m.unbind(x), A(2, 3), ref=lambda x: (x[0], x[1])),
+    Sample(lambda m, x: x.unbind(-1), nc(A(2, 2)), ref=lambda x: (x[:, 0], x[:, 1])),
+    Sample(lambda m, x: x.unbind(1)[0], A(2, 3), ref=lambda x: x[:, 0], note="one output used"))
+add("flip",
+    Sample(lambda m, x: m.flip(x, (0,)), A(2, 3), ref=lambda x: x[::-1]),
+    Sample(lambda m, x: x.flip(0, -1), nc(A(2, 3)), ref=lambda x: x[::-1, ::-1]),
+    Sample(lambda m, x: x.flip([]), A(2, 3), ref=lambda x: x),
+    Sample(lambda m, x: x.flip(0), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.flip(1), A(0, 3), ref=lambda x: x))
+add("roll",
+    Sample(lambda m, x: m.roll(x, 1, 0), A(3, 2), ref=lambda x: np.roll(x, 1, 0)),
+    Sample(lambda m, x: x.roll(-1), nc(A(2, 3)), ref=lambda x: np.roll(x, -1)),
+    Sample(lambda m, x: x.roll((1, 2), (0, -1)), A(2, 3), ref=lambda x: np.roll(x, (1, 2), (0, 1))),
+    Sample(lambda m, x: x.roll(1, 0), A(0, 3), ref=lambda x: x))
+for _name in ("tril", "triu"):
+    _f = getattr(np, _name)
+    add(_name,
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x), A(3, 3), ref=_f),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(1), A(2, 3), ref=lambda x, _f=_f: _f(x, 1)),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(diagonal=-1), nc(A(2, 3, 3)), ref=lambda x, _f=_f: _f(x, -1)),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(), A(0, 3), ref=_f))
+add("clone",
+    Sample(lambda m, x: m.clone(x), A(2, 3), ref=lambda x: x),
+    Sample(lambda m, x: x.clone(), nc(A(2, 3)), ref=lambda x: x),
+    Sample(lambda m, x: x.clone(), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.contiguous(), nc(A(2, 2)), ref=lambda x: x),
+    Sample(lambda m, x: x.clone(), I(3, 2), ref=lambda x: x))
+add("_to_copy",
+    Sample(lambda m, x: x.to(m.float32).to(m.float64), A(2, 3), eps=1e-2, atol=1e-4,
+           ref=lambda x: x.astype(np.float32).astype(np.float64)),
+    Sample(lambda m, x: x.float(), A(3), grad=False, ref=lambda x: x.astype(np.float32)),
+    Sample(lambda m, x: x.to(dtype=m.float64), I(3, 3), ref=lambda x: x.astype(np.float64)),
+    Sample(lambda m, x: x.long(), Const(A(3) * 3), ref=lambda x: x.astype(np.int64)),
+    Sample(lambda m, x: x.bool(), I(2, 4), ref=lambda x: x.astype(bool)))
+
+
+def _copy_into(m, x, src):
+    y = x * 1
+    y.copy_(src)
+    return y
+
+
+def _fill(m, x, v):
+    y = x * 1
+    y[0].fill_(v) if v.dim() == 0 else None
+    return y
+
+
+add("copy",
+    Sample(_copy_into, A(2, 3), A(2, 3), ref=lambda x, s: s),
+    Sample(_copy_into, A(2, 3), nc(A(3)), ref=lambda x, s: np.broadcast_to(s, (2, 3)), note="broadcast src"),
+    Sample(_copy_into, A(3), I(3, 3), ref=lambda x, s: s.astype(np.float64), note="int src"),
+    Sample(lambda m, x, s: x.clone().copy_(s), Const(A(2)), A(2), ref=lambda x, s: s,
+           note="into a tensor that does not require grad"))
+add("fill",
+    Sample(lambda m, x: (x * 1).fill_(1.5), A(2, 3), ref=lambda x: np.full_like(x, 1.5)),
+    Sample(lambda m, x: (x * 1).zero_(), A(3), ref=np.zeros_like),
+    Sample(lambda m, x, v: (x * 1).fill_(v), A(2, 3), A(), ref=lambda x, v: np.full_like(x, v)),
+    Sample(_fill, A(2, 3), A(), note="fill_ on a view"))

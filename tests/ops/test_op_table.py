@@ -1,0 +1,212 @@
+"""The op sweep: every registered op, on every sample of tests/ops/samples*.py.
+
+For each sample: the forward matches NumPy (``ref``) and PyTorch (values, dtype, shape, and
+whether each output requires grad); gradcheck and gradgradcheck pass in float64; and the first
+and second derivatives match PyTorch's on the same numbers (skipped without torch).
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd.autograd import gradcheck, gradgradcheck
+from retrograd.ops._registry import REGISTRY
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import samples as _samples  # noqa: E402
+
+SAMPLES = _samples.SAMPLES
+CASES = [pytest.param(name, i, id=f"{name}-{i}") for name in sorted(SAMPLES) for i in range(len(SAMPLES[name]))]
+
+
+# Known wrong results, fixed op by op; each is a strict xfail, so a fix must also remove it here.
+KNOWN_BROKEN = {
+}
+
+
+def _mark(test, params):
+    return [pytest.param(*p.values, id=p.id, marks=pytest.mark.xfail(strict=True, reason="known broken"))
+            if f"{test}[{p.id}]" in KNOWN_BROKEN else p for p in params]
+
+
+# -- the table itself --------------------------------------------------------------------------------
+def test_every_registered_op_has_samples():
+    missing = sorted(name for name in REGISTRY if not SAMPLES.get(name))
+    assert not missing, f"registered ops without samples in tests/ops/samples*.py: {missing}"
+
+
+def test_every_sample_names_an_op():
+    unknown = sorted(name for name in SAMPLES if name not in REGISTRY and not callable(getattr(rg, name, None)))
+    assert not unknown, f"samples for names that are neither registered ops nor retrograd functions: {unknown}"
+
+
+# -- helpers ----------------------------------------------------------------------------------------------
+def _fresh(array):
+    """A copy of ``array`` with the same contiguity (gradcheck perturbs its inputs in place)."""
+    if array.flags.c_contiguous or array.ndim == 0 or array.size == 0:
+        return array.copy()
+    return _samples.nc(array)
+
+
+def _inputs(sample, lib, requires_grad=True):
+    """The sample's inputs as tensors of ``lib`` (retrograd or torch) sharing fresh arrays."""
+    from_numpy = lib.from_numpy
+    out = []
+    for inp in sample.inputs:
+        if isinstance(inp, _samples.Const):
+            out.append(from_numpy(_fresh(inp.array)))
+            continue
+        t = from_numpy(_fresh(np.asarray(inp)))
+        if requires_grad and inp.dtype.kind == "f":
+            t.requires_grad_(True)
+        out.append(t)
+    return out
+
+
+def _flat(out):
+    """The tensors of an op's result (a tensor, or a possibly nested tuple/list of them)."""
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def _array(t):
+    if hasattr(t, "_data"):
+        return np.asarray(t.detach().numpy())
+    return t.detach().numpy(force=True)  # force: PyTorch may hand back a lazy ZeroTensor
+
+
+def _diff_inputs(tensors):
+    return [t for t in tensors if t.requires_grad]
+
+
+def _call(sample, lib, tensors):
+    return sample.torch_call(lib, *tensors) if lib is not rg else sample.call(lib, *tensors)
+
+
+def _sample(name, i):
+    return SAMPLES[name][i]
+
+
+def _counting(name):
+    """Counts calls of op ``name``'s forward, to check that a sample exercises its op."""
+    op = REGISTRY.get(name)
+    calls = [0]
+    if op is None:
+        return None, calls
+    original = op.forward
+
+    def forward(*args):
+        calls[0] += 1
+        return original(*args)
+    op.forward = forward
+    return (op, original), calls
+
+
+# -- forward -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,i", _mark("test_forward", CASES))
+def test_forward(name, i):
+    sample = _sample(name, i)
+    tensors = _inputs(sample, rg)
+    patched, calls = _counting(name)
+    try:
+        out = _flat(sample.call(rg, *tensors))
+    finally:
+        if patched:
+            patched[0].forward = patched[1]
+    if patched:
+        assert calls[0], f"sample {i} of {name!r} does not call the op"
+    if sample.ref is not None:
+        ref = sample.ref(*[_fresh(np.asarray(getattr(x, "array", x))) for x in sample.inputs])
+        ref = _flat(ref)
+        assert len(ref) == len(out)
+        for o, r in zip(out, ref, strict=True):
+            r = np.asarray(r)
+            assert tuple(o.shape) == r.shape
+            np.testing.assert_allclose(_array(o), r, rtol=1e-7, atol=1e-12)
+    if not sample.torch:
+        return
+    torch = pytest.importorskip("torch")
+    expected = _flat(_call(sample, torch, _inputs(sample, torch)))
+    assert len(out) == len(expected)
+    for k, (o, e) in enumerate(zip(out, expected, strict=True)):
+        assert tuple(o.shape) == tuple(e.shape), f"output {k}: shape"
+        assert o.dtype.name == str(e.dtype).replace("torch.", ""), f"output {k}: dtype {o.dtype} vs {e.dtype}"
+        assert o.requires_grad == e.requires_grad, f"output {k}: requires_grad {o.requires_grad}"
+        np.testing.assert_allclose(_array(o), _array(e), rtol=1e-7, atol=1e-12, equal_nan=True,
+                                   err_msg=f"output {k}")
+
+
+# -- gradients ------------------------------------------------------------------------------------------
+def _differentiable_cases(need_gradcheck):
+    for p in CASES:
+        name, i = p.values
+        s = _sample(name, i)
+        differentiable = name not in REGISTRY or REGISTRY[name].differentiable
+        has_float = any(not isinstance(x, _samples.Const) and np.asarray(x).dtype.kind == "f" for x in s.inputs)
+        if differentiable and has_float and (s.grad if need_gradcheck else s.torch):
+            yield p
+
+
+GRAD_CASES = list(_differentiable_cases(True))
+TORCH_GRAD_CASES = list(_differentiable_cases(False))  # kinks too: the gradient PyTorch picks there
+
+
+@pytest.mark.parametrize("name,i", _mark("test_gradcheck", GRAD_CASES))
+def test_gradcheck(name, i):
+    sample = _sample(name, i)
+    tensors = _inputs(sample, rg)
+
+    def fn(*ts):
+        return tuple(t for t in _flat(sample.call(rg, *ts)) if t.is_floating_point())
+    assert gradcheck(fn, tuple(tensors), eps=sample.eps, atol=sample.atol)
+    if sample.gradgrad:
+        assert gradgradcheck(fn, tuple(tensors), eps=sample.eps, atol=sample.atol)
+
+
+@pytest.mark.parametrize("name,i", _mark("test_grads_match_torch", TORCH_GRAD_CASES))
+def test_grads_match_torch(name, i):
+    """First derivatives, and second derivatives along a random direction, equal PyTorch's."""
+    torch = pytest.importorskip("torch")
+    sample = _sample(name, i)
+    results = []
+    seed_rng = np.random.default_rng(7)
+    seeds = None
+    for lib in (rg, torch):
+        tensors = _inputs(sample, lib)
+        xs = _diff_inputs(tensors)
+        outs = [o for o in _flat(_call(sample, lib, tensors)) if o.requires_grad]
+        if seeds is None:
+            seeds = [seed_rng.standard_normal(tuple(o.shape)) for o in outs]
+            dirs = [seed_rng.standard_normal(tuple(x.shape)) for x in xs]
+        gos = [lib.from_numpy(s.copy()).requires_grad_(True) for s in seeds]
+        if not outs:
+            results.append(([], []))
+            continue
+        grads = lib.autograd.grad(outs, xs, gos, create_graph=sample.gradgrad, allow_unused=True)
+        first = [np.zeros(tuple(x.shape)) if g is None else _array(g) for g, x in zip(grads, xs, strict=True)]
+        second = []
+        if sample.gradgrad:
+            terms = [(g * lib.from_numpy(d.copy())).sum() for g, d in zip(grads, dirs, strict=True)
+                     if g is not None and g.requires_grad]
+            if terms:
+                total = terms[0]
+                for t in terms[1:]:
+                    total = total + t
+                gg = lib.autograd.grad([total], xs + gos, allow_unused=True)
+                second = [np.zeros(tuple(v.shape)) if g is None else _array(g)
+                          for g, v in zip(gg, xs + gos, strict=True)]
+        results.append((first, second))
+    (ours, ours2), (theirs, theirs2) = results
+    for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, err_msg=f"grad of input {k}")
+    if ours2 or theirs2:
+        assert len(ours2) == len(theirs2) or not (ours2 and theirs2)
+        ours2 = ours2 or [np.zeros_like(b) for b in theirs2]
+        theirs2 = theirs2 or [np.zeros_like(a) for a in ours2]
+        for k, (a, b) in enumerate(zip(ours2, theirs2, strict=True)):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, err_msg=f"second derivative, input {k}")
