@@ -158,11 +158,12 @@ def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     nan = input.dtype.kind == "f" and bool(xp.isnan(best).any())
     # Flat index into the unpadded H*W plane: the window's corner plus the offset of its element k.
     idx = xp.zeros(best.shape, dtype=xp.int64)
-    for k in range(len(views) - 1, -1, -1):  # backwards, so the first maximum (or NaN) wins, as PyTorch
-        hit = views[k] == best
-        if nan:
-            hit |= xp.isnan(views[k])
-        xp.putmask(idx, hit, (k // kw) * dh * w + (k % kw) * dw)
+    offsets = [(k // kw) * dh * w + (k % kw) * dw for k in range(len(views))]
+    for k in range(len(views) - 1, -1, -1):  # backwards, so the first maximum wins, as PyTorch
+        xp.putmask(idx, views[k] == best, offsets[k])
+    if nan:  # PyTorch takes every NaN it meets, so the last NaN of a window wins
+        for k in range(len(views)):
+            xp.putmask(idx, xp.isnan(views[k]), offsets[k])
     idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
     return best, idx
 
