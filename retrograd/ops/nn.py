@@ -8,9 +8,11 @@ Note [Convolution as im2col]
 Convolution unfolds its input into columns (``im2col``: for each output position, the
 receptive field as one column, PyTorch's ``F.unfold`` layout ``(N, C*kh*kw, L)``) and
 multiplies them by the weight reshaped to a matrix. ``im2col`` and ``col2im`` (``F.fold``) are
-each other's adjoint, so each is the other's gradient: the gradient of the input is
-``col2im(W^T @ grad)`` and that of the weight ``grad @ cols^T``, both built from registered
-ops, which makes higher derivatives exact.
+each other's adjoint, so each is the other's gradient. The ``convolution`` op takes the
+columns as its input (so they are saved for the weight's gradient, not recomputed): the
+gradient of the columns is ``W^T @ grad`` (which im2col's formula folds back onto the input)
+and that of the weight ``grad @ cols^T``, all built from registered ops, which makes higher
+derivatives exact.
 """
 from __future__ import annotations
 
