@@ -130,7 +130,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         >>> import retrograd as rg
         >>> from retrograd.nn import init
         >>> w = init.kaiming_uniform_(rg.empty(3, 4))
-        >>> bool((w.abs() <= (2.0 / (1 + 0.0)) ** 0.5 * (3 / 4) ** 0.5).all())
+        >>> bool((w.abs() <= 2 ** 0.5 * (3 / 4) ** 0.5).numpy().all())  # gain sqrt(2), fan_in 4
         True
     """
     if 0 in tuple(tensor.shape):

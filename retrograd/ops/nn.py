@@ -8,9 +8,11 @@ Note [Convolution as im2col]
 Convolution unfolds its input into columns (``im2col``: for each output position, the
 receptive field as one column, PyTorch's ``F.unfold`` layout ``(N, C*kh*kw, L)``) and
 multiplies them by the weight reshaped to a matrix. ``im2col`` and ``col2im`` (``F.fold``) are
-each other's adjoint, so each is the other's gradient: the gradient of the input is
-``col2im(W^T @ grad)`` and that of the weight ``grad @ cols^T``, both built from registered
-ops, which makes higher derivatives exact.
+each other's adjoint, so each is the other's gradient. The ``convolution`` op takes the
+columns as its input (so they are saved for the weight's gradient, not recomputed): the
+gradient of the columns is ``W^T @ grad`` (which im2col's formula folds back onto the input)
+and that of the weight ``grad @ cols^T``, all built from registered ops, which makes higher
+derivatives exact.
 """
 from __future__ import annotations
 
@@ -84,48 +86,46 @@ col2im = defop("col2im", _col2im_array, public=False,
 
 
 # -- convolution (PyTorch: ConvolutionBackward0) --------------------------------------------------------
-def _convolution(xp, input, weight, bias, stride, padding, dilation, groups):
-    n, _, h, w = input.shape
-    o, cg, kh, kw = weight.shape
-    oh, ow = conv_out_size(h, kh, stride[0], padding[0], dilation[0]), conv_out_size(w, kw, stride[1], padding[1],
-                                                                                      dilation[1])
-    cols = _im2col_array(xp, input, (kh, kw), dilation, padding, stride)
+def _conv_cols(xp, columns, weight, bias, output_size, groups):
+    n, _, length = columns.shape
+    o = weight.shape[0]
+    k = columns.shape[1] // groups
     if groups == 1:
-        out = xp.matmul(weight.reshape(o, cg * kh * kw), cols)
+        out = xp.matmul(weight.reshape(o, k), columns)
     else:
-        out = xp.matmul(weight.reshape(groups, o // groups, cg * kh * kw),
-                        cols.reshape(n, groups, cg * kh * kw, oh * ow))
-    out = out.reshape(n, o, oh, ow)
+        out = xp.matmul(weight.reshape(groups, o // groups, k), columns.reshape(n, groups, k, length))
+    out = out.reshape((n, o) + tuple(output_size))
     if bias is not None:
         out += bias.reshape(1, o, 1, 1)
     return out
 
 
-def conv_input_backward(grad, weight, input_shape, stride, padding, dilation, groups):
-    """Gradient of the input of a 2-d convolution: the columns' gradient folded back (col2im)."""
-    n, c, h, w = input_shape
-    o, cg, kh, kw = weight.shape
+def conv_columns_backward(grad, weight, groups):
+    """Gradient of the input's columns: the weight, transposed, times the output gradient."""
+    n, o = grad.shape[0], grad.shape[1]
+    k = weight.numel() // o
     g = grad.reshape(n, groups, o // groups, grad.shape[2] * grad.shape[3])
-    cols = weight.reshape(groups, o // groups, cg * kh * kw).mT.matmul(g)  # (N, G, Cg*kh*kw, L)
-    return col2im(cols.reshape(n, c * kh * kw, g.shape[3]), (h, w), (kh, kw), dilation, padding, stride)
+    cols = weight.reshape(groups, o // groups, k).mT.matmul(g)  # (N, G, k, L)
+    return cols.reshape(n, groups * k, g.shape[3])
 
 
-def conv_weight_backward(grad, input, weight_shape, stride, padding, dilation, groups):
-    """Gradient of the weight of a 2-d convolution: the output gradient times the input's columns."""
-    n = input.shape[0]
-    o, cg, kh, kw = weight_shape
+def conv_weight_backward(grad, columns, weight_shape, groups):
+    """Gradient of the weight: the output gradient times the input's columns, summed over the batch."""
+    n, o = grad.shape[0], grad.shape[1]
     length = grad.shape[2] * grad.shape[3]
-    cols = im2col(input, (kh, kw), dilation, padding, stride).reshape(n, groups, cg * kh * kw, length)
     g = grad.reshape(n, groups, o // groups, length)
-    if groups == 1:  # one matrix product over the batch and positions together
-        g2 = g.reshape(n, o, length).permute(1, 0, 2).reshape(o, n * length)
-        c2 = cols.reshape(n, cg * kh * kw, length).permute(0, 2, 1).reshape(n * length, cg * kh * kw)
-        return g2.matmul(c2).reshape(weight_shape)
+    cols = columns.reshape(n, groups, columns.shape[1] // groups, length)
+    # Per-sample products summed over the batch: measured faster here than one large product
+    # over transposed (copied) operands.
     return g.matmul(cols.mT).sum(0).reshape(weight_shape)
 
 
-convolution = defop("convolution", _convolution, public=False, promote="binary",
-                    input=conv_input_backward, weight=conv_weight_backward,
+# The product of the weight with the input's columns (im2col); see Note [Convolution as im2col].
+# The columns are saved for the weight's gradient, so backward does not unfold the input again.
+convolution = defop("convolution", _conv_cols, public=False, promote="binary",
+                    columns=lambda grad, weight, groups: conv_columns_backward(grad, weight, groups),
+                    weight=lambda grad, columns, weight_shape, groups:
+                    conv_weight_backward(grad, columns, weight_shape, groups),
                     bias=lambda grad: grad.sum((0, 2, 3)))
 
 
@@ -146,31 +146,56 @@ def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     ow = pool_out_size(w, kw, sw, pw, dw, ceil_mode)
     hp = max(h + 2 * ph, (oh - 1) * sh + dh * (kh - 1) + 1)
     wp = max(w + 2 * pw, (ow - 1) * sw + dw * (kw - 1) + 1)
-    low = -xp.inf if input.dtype.kind == "f" else xp.iinfo(input.dtype).min
-    x = xp.full((n, c, hp, wp), low, dtype=input.dtype)
-    x[:, :, ph:ph + h, pw:pw + w] = input
-    best = idx = None
-    for i in range(kh):
-        for j in range(kw):
-            v = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-            if best is None:
-                best, idx = v.copy(), xp.zeros(v.shape, dtype=xp.int64)
-                continue
-            take = v > best  # strict: the first maximum wins, as PyTorch; NaN propagates
-            if input.dtype.kind == "f":
-                take |= xp.isnan(v)
-            best = xp.where(take, v, best)
-            idx = xp.where(take, i * kw + j, idx)
-    rows = xp.arange(oh).reshape(oh, 1) * sh - ph + (idx // kw) * dh
-    cols = xp.arange(ow).reshape(1, ow) * sw - pw + (idx % kw) * dw
-    return best, rows * w + cols
+    if (hp, wp) != (h, w):
+        low = -xp.inf if input.dtype.kind == "f" else xp.iinfo(input.dtype).min
+        x = xp.full((n, c, hp, wp), low, dtype=input.dtype)
+        x[:, :, ph:ph + h, pw:pw + w] = input
+    else:
+        x = input
+    views = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+             for i in range(kh) for j in range(kw)]
+    best = views[0].copy()
+    for v in views[1:]:
+        xp.maximum(best, v, out=best)  # NaN propagates, as PyTorch
+    nan = input.dtype.kind == "f" and bool(xp.isnan(best).any())
+    # Flat index into the unpadded H*W plane: the window's corner plus the offset of its element k.
+    idx = xp.zeros(best.shape, dtype=xp.int64)
+    offsets = [(k // kw) * dh * w + (k % kw) * dw for k in range(len(views))]
+    for k in range(len(views) - 1, -1, -1):  # backwards, so the first maximum wins, as PyTorch
+        xp.putmask(idx, views[k] == best, offsets[k])
+    if nan:  # PyTorch takes every NaN it meets, so the last NaN of a window wins
+        for k in range(len(views)):
+            xp.putmask(idx, xp.isnan(views[k]), offsets[k])
+    idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
+    return best, idx
 
 
-def _max_pool2d_backward(grads, input_shape, result):
-    n, c = input_shape[0], input_shape[1]
-    grad, indices = grads[0], result[1]
-    flat = _zeros((n, c, input_shape[2] * input_shape[3]), grad)
-    return flat.scatter_add(2, indices.reshape(n, c, -1), grad.reshape(n, c, -1)).reshape(input_shape)
+def _max_pool2d_backward_fwd(xp, grad_output, input_shape, indices, overlapping=True):
+    n, c, h, w = input_shape
+    flat = (indices.reshape(n * c, -1) + (xp.arange(n * c) * (h * w)).reshape(-1, 1)).reshape(-1)
+    g = grad_output.reshape(-1)
+    if overlapping:  # two windows may pick the same element: sum
+        out = xp.bincount(flat, weights=g, minlength=n * c * h * w).astype(grad_output.dtype, copy=False)
+    else:
+        out = xp.zeros(n * c * h * w, dtype=grad_output.dtype)
+        out[flat] = g
+    return out.reshape(input_shape)
+
+
+def _gather_at(grad, indices):
+    n, c = indices.shape[0], indices.shape[1]
+    return grad.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices.shape)
+
+
+# PyTorch's own pair: the gradient scatters to the argmax positions; its gradient gathers from them.
+max_pool2d_backward = defop("max_pool2d_backward", _max_pool2d_backward_fwd, public=False,
+                            tensor_args=("grad_output", "indices"), node_name="MaxPool2DWithIndicesBackward",
+                            grad_output=lambda grad, indices: _gather_at(grad, indices))
+
+
+def _max_pool2d_backward(grads, input_shape, result, kernel_size, stride, dilation):
+    overlapping = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation, strict=True))
+    return max_pool2d_backward(grads[0], tuple(input_shape), result[1], overlapping)
 
 
 max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=False, multi_output=True,

@@ -1,0 +1,126 @@
+"""Samples of the neural-network primitives (retrograd/ops/nn.py); format in samples.py.
+
+The calls go through ``m.nn.functional``, the API both libraries share. The two ops that are
+gradients of others (gelu_backward, max_pool2d_backward) are reached the way PyTorch reaches
+them: by differentiating their forward op with ``create_graph=True``.
+"""
+import numpy as np
+
+from samples import A, Const, I, P, Sample, add, nc
+
+
+def _F(m):
+    return m.nn.functional
+
+
+def _grad_of(m, f, x, g):
+    """The vector-Jacobian product of ``f`` at ``x``, recorded (gradcheck evaluates it under no_grad)."""
+    with m.enable_grad():
+        return m.autograd.grad(f(x), x, g, create_graph=True)[0]
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+add("im2col",
+    Sample(lambda m, x: _F(m).unfold(x, 2), A(1, 2, 3, 3)),
+    Sample(lambda m, x: _F(m).unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)), A(2, 1, 4, 5)),
+    Sample(lambda m, x: _F(m).unfold(x, 2), nc(A(1, 1, 3, 4)), note="non-contiguous"),
+    Sample(lambda m, x: _F(m).unfold(x, 2), A(0, 2, 3, 3), note="empty batch"))
+add("col2im",
+    Sample(lambda m, x: _F(m).fold(x, (3, 3), 2), A(1, 8, 4)),
+    Sample(lambda m, x: _F(m).fold(x, (4, 5), (2, 3), padding=1, stride=(2, 1)), A(2, 6, 15)),
+    Sample(lambda m, x: _F(m).fold(x, 3, 2, dilation=1), nc(A(1, 4, 4)), note="non-contiguous"))
+add("convolution",
+    Sample(lambda m, x, w, b: _F(m).conv2d(x, w, b), A(2, 2, 4, 4), A(3, 2, 2, 2), A(3)),
+    Sample(lambda m, x, w: _F(m).conv2d(x, w, stride=2, padding=1, dilation=(1, 2)), A(1, 2, 5, 5),
+           A(2, 2, 3, 2)),
+    Sample(lambda m, x, w, b: _F(m).conv2d(x, w, b, groups=2), A(1, 4, 3, 3), A(4, 2, 2, 2), A(4), note="groups"),
+    Sample(lambda m, x, w: _F(m).conv1d(x, w, padding=1), A(2, 2, 5), nc(A(3, 2, 3)), note="conv1d"),
+    Sample(lambda m, x, w: _F(m).conv2d(x, w), A(2, 3, 3), Const(A(1, 2, 2, 2)), note="unbatched"),
+    Sample(lambda m, x, w, b: _F(m).conv2d(x, w, b), A(0, 1, 3, 3), A(2, 1, 2, 2), A(2), note="empty batch"),
+    Sample(lambda m, x, w: _F(m).conv2d(x, w), I(3, 1, 1, 3, 3).astype(np.float64), I(3, 1, 1, 2, 2)
+           .astype(np.float64), ref=None, note="integral values"))
+add("max_pool2d_with_indices",
+    Sample(lambda m, x: _F(m).max_pool2d(x, 2, return_indices=True), A(1, 2, 4, 4)),
+    Sample(lambda m, x: _F(m).max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True), A(2, 1, 5, 6)),
+    Sample(lambda m, x: _F(m).max_pool2d(x, 2, stride=1, dilation=2, return_indices=True), nc(A(1, 1, 5, 5))),
+    Sample(lambda m, x: _F(m).max_pool2d(x, 2), A(2, 4, 4), note="unbatched"),
+    Sample(lambda m, x: _F(m).max_pool2d(x, 2), np.array([[[[1., 1.], [1., 0.]]]]), grad=False,
+           note="ties: the first maximum wins"),
+    Sample(lambda m, x: _F(m).max_pool2d(x, 2, return_indices=True), np.array([[[[1., np.nan], [3., np.nan]]]]),
+           grad=False, note="NaN propagates, the last NaN's index"))
+add("max_pool2d_backward",
+    Sample(lambda m, x, g: _grad_of(m, lambda t: _F(m).max_pool2d(t, 2), x, g),
+           A(1, 2, 4, 4), A(1, 2, 2, 2), note="non-overlapping windows"),
+    Sample(lambda m, x, g: _grad_of(m, lambda t: _F(m).max_pool2d(t, 3, stride=1, padding=1), x, g),
+           A(1, 1, 4, 4), A(1, 1, 4, 4), note="overlapping windows"))
+add("constant_pad_nd",
+    Sample(lambda m, x: _F(m).pad(x, (1, 2)), A(2, 3)),
+    Sample(lambda m, x: _F(m).pad(x, (1, 0, 2, 1), value=1.5), A(2, 2, 3)),
+    Sample(lambda m, x: _F(m).pad(x, (-1, 1, 0, -1)), nc(A(3, 4)), note="negative padding crops"),
+    Sample(lambda m, x: _F(m).pad(x, (1, 1)), A(0, 2), note="empty"))
+add("layer_norm",
+    Sample(lambda m, x, w, b: _F(m).layer_norm(x, (3,), w, b), A(2, 3), A(3), A(3)),
+    Sample(lambda m, x: _F(m).layer_norm(x, (2, 2), eps=1e-3), nc(A(3, 2, 2))),
+    Sample(lambda m, x, w: _F(m).layer_norm(x, [4], w), A(4), A(4), note="1-d, weight only"))
+add("native_batch_norm",
+    Sample(lambda m, x, w, b: _F(m).batch_norm(x, None, None, w, b, training=True), A(4, 3), A(3), A(3)),
+    Sample(lambda m, x: _F(m).batch_norm(x, None, None, training=True, eps=1e-3), nc(A(2, 2, 3))),
+    Sample(lambda m, x, w, b: _F(m).batch_norm(x, None, None, w, b, training=True), A(2, 2, 2, 2), A(2), A(2),
+           note="4-d"))
+add("embedding",
+    Sample(lambda m, w, i: _F(m).embedding(i, w), A(4, 3), I(4, 2, 3)),
+    Sample(lambda m, w, i: _F(m).embedding(i, w), nc(A(3, 2)), I(3, 5), note="repeated rows accumulate"),
+    Sample(lambda m, w, i: _F(m).embedding(i, w), A(3, 2), np.array(1), note="0-d index"),
+    Sample(lambda m, w, i: _F(m).embedding(i, w, padding_idx=0), A(3, 2), np.array([0, 2, 0]), grad=False,
+           note="the padding row gets no gradient (not the derivative), compared with torch"))
+add("one_hot",
+    Sample(lambda m, i: _F(m).one_hot(i), I(4, 2, 3), ref=lambda i: np.eye(max(int(i.max()) + 1, 1),
+                                                                              dtype=np.int64)[i]),
+    Sample(lambda m, i: _F(m).one_hot(i, 5), I(3, 4), ref=lambda i: np.eye(5, dtype=np.int64)[i]),
+    Sample(lambda m, i: _F(m).one_hot(i, 3), np.array(2), ref=lambda i: np.eye(3, dtype=np.int64)[i], note="0-d"))
+add("softplus",
+    Sample(lambda m, x: _F(m).softplus(x), A(2, 3, low=-4, high=4), ref=lambda x: np.log1p(np.exp(x))),
+    Sample(lambda m, x: _F(m).softplus(x, beta=2, threshold=1), np.array([-2., 0.3, 0.6, 1.5]),
+           ref=lambda x: np.where(2 * x > 1, x, np.log1p(np.exp(2 * x)) / 2), note="beta, threshold"),
+    Sample(lambda m, x: _F(m).softplus(x), A(), ref=lambda x: np.log1p(np.exp(x)), note="0-d"),
+    Sample(lambda m, x: _F(m).softplus(x), nc(A(0, 2)), note="empty"))
+add("gelu",
+    Sample(lambda m, x: _F(m).gelu(x), A(2, 3, low=-3, high=3)),
+    Sample(lambda m, x: _F(m).gelu(x, approximate="tanh"), A(2, 3, low=-3, high=3),
+           ref=lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
+    Sample(lambda m, x: _F(m).gelu(x), nc(A(3)), note="non-contiguous"),
+    Sample(lambda m, x: _F(m).gelu(x), A(), note="0-d"))
+add("gelu_backward",
+    Sample(lambda m, x, g: _grad_of(m, _F(m).gelu, x, g), A(2, 3, low=-3, high=3), A(2, 3)),
+    Sample(lambda m, x, g: _grad_of(m, lambda t: _F(m).gelu(t, approximate="tanh"), x, g), A(4, low=-3, high=3),
+           A(4), note="tanh"))
+add("silu",
+    Sample(lambda m, x: _F(m).silu(x), A(2, 3, low=-4, high=4), ref=lambda x: x * _sigmoid(x)),
+    Sample(lambda m, x: _F(m).silu(x), nc(A(3)), ref=lambda x: x * _sigmoid(x)),
+    Sample(lambda m, x: _F(m).silu(x), A(), note="0-d"))
+add("leaky_relu",
+    Sample(lambda m, x: _F(m).leaky_relu(x), np.array([[-1.5, 0.5], [2.0, -0.1]]),
+           ref=lambda x: np.where(x > 0, x, 0.01 * x)),
+    Sample(lambda m, x: _F(m).leaky_relu(x, 0.3), nc(np.array([-1.0, 0.7, -0.2]))),
+    Sample(lambda m, x: _F(m).leaky_relu(x), np.array([0.0, 1.0]), grad=False, note="at the kink: PyTorch's 0 side"))
+add("elu",
+    Sample(lambda m, x: _F(m).elu(x), np.array([[-1.5, 0.5], [2.0, -0.1]]),
+           ref=lambda x: np.where(x > 0, x, np.expm1(x))),
+    Sample(lambda m, x: _F(m).elu(x, alpha=0.5), nc(np.array([-1.0, 0.7, -0.2]))),
+    Sample(lambda m, x: _F(m).elu(x), np.array(-0.3), note="0-d"))
+add("binary_cross_entropy",
+    Sample(lambda m, x, y: _F(m).binary_cross_entropy(x, y), A(2, 3, low=0.1, high=0.9), A(2, 3, low=0, high=1)),
+    Sample(lambda m, x, y: _F(m).binary_cross_entropy(x, y, reduction="none"), nc(A(3, low=0.1, high=0.9)),
+           Const(A(3, low=0, high=1))),
+    Sample(lambda m, x, y, w: _F(m).binary_cross_entropy(x, y, w, reduction="sum"), A(2, 2, low=0.2, high=0.8),
+           A(2, 2, low=0, high=1), Const(P(2, 2)), note="weight"))
+add("binary_cross_entropy_with_logits",
+    Sample(lambda m, x, y: _F(m).binary_cross_entropy_with_logits(x, y), A(2, 3, low=-4, high=4),
+           A(2, 3, low=0, high=1)),
+    Sample(lambda m, x, y, p: _F(m).binary_cross_entropy_with_logits(x, y, pos_weight=p, reduction="none"),
+           nc(A(2, 3)), A(2, 3, low=0, high=1), Const(P(3)), note="pos_weight"),
+    Sample(lambda m, x, y: _F(m).binary_cross_entropy_with_logits(x, y, reduction="sum"), A(), A(low=0, high=1),
+           note="0-d"))
