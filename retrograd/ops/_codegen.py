@@ -54,7 +54,7 @@ def build_fast_call(op, public_params, names, env):
     ``env`` the namespace the source will be executed in (this function adds what it needs).
     """
     from ._registry import _NOTHING_SAVED, _device_error, _mark_views
-    env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of, _fwd=op.forward,
+    env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of,
                _grad_state=grad_mode.state, _Anomaly=_Anomaly, _record_trace=_record_trace,
                _new=object.__new__, _VC=VersionCounter, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=_promote,
@@ -94,7 +94,7 @@ def build_fast_call(op, public_params, names, env):
         "        xp = _np",
         "    else:",
         "        xp = _xp_of(device)",
-        f"    out = _fwd(xp, {', '.join(arr[n] for n in names)})",
+        f"    out = _op.forward(xp, {', '.join(arr[n] for n in names)})",
         "    if type(out) is not _ndarray:",
         "        out = xp.asarray(out)",
     ]

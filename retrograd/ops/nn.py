@@ -5,6 +5,7 @@ These are the ops ``retrograd.nn.functional`` is built on. They are private to t
 argument checks. Every formula is written with retrograd ops, so double backward works.
 
 Note [Convolution as im2col]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Convolution unfolds its input into columns (``im2col``: for each output position, the
 receptive field as one column, PyTorch's ``F.unfold`` layout ``(N, C*kh*kw, L)``) and
 multiplies them by the weight reshaped to a matrix. ``im2col`` and ``col2im`` (``F.fold``) are
@@ -267,17 +268,20 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
-def _ln_lead(input_shape, normalized_shape):
-    return tuple(range(len(input_shape) - len(normalized_shape)))
+def _sum_lead(t, input_shape, normalized_shape):
+    """``t`` summed over the dims in front of ``normalized_shape`` (none: ``t`` itself, since
+    ``sum(dim=())`` reduces every dim, as in PyTorch)."""
+    lead = tuple(range(len(input_shape) - len(normalized_shape)))
+    return t.sum(lead) if lead else t
 
 
 layer_norm = defop(
     "layer_norm", _layer_norm, public=False, node_name="NativeLayerNorm", promote="binary",
     input=lambda grad, input, normalized_shape, weight, eps: norm_input_backward(
         grad, input, weight, _ln_dims(input.shape, normalized_shape), eps, tuple(normalized_shape)),
-    weight=lambda grad, input, normalized_shape, eps: (grad * _xhat(
-        input, _ln_dims(input.shape, normalized_shape), eps)).sum(_ln_lead(input.shape, normalized_shape)),
-    bias=lambda grad, input_shape, normalized_shape: grad.sum(_ln_lead(input_shape, normalized_shape)))
+    weight=lambda grad, input, normalized_shape, eps: _sum_lead(
+        grad * _xhat(input, _ln_dims(input.shape, normalized_shape), eps), input.shape, normalized_shape),
+    bias=lambda grad, input_shape, normalized_shape: _sum_lead(grad, input_shape, normalized_shape))
 
 
 def _bn_dims(ndim):
