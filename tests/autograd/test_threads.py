@@ -218,3 +218,19 @@ def test_backward_works_in_a_forked_child_after_device_threads_started():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_error_in_tensor_hook_on_either_thread_reaches_caller_unchanged():
+    def bad_hook(grad):
+        raise LookupError("hook failed")
+
+    for device in ("cpu", "fake:3"):
+        x = rg.ones(2, requires_grad=True)
+        y = x.to(device) * 2
+        y.register_hook(bad_hook)
+        with pytest.raises(LookupError, match="hook failed"):
+            y.to("cpu").sum().backward()
+        assert x.grad is None
+        z = rg.ones(2, requires_grad=True)
+        (z.to(device) * 3).to("cpu").sum().backward()  # the engine keeps working on that device
+        assert z.grad.tolist() == [3.0, 3.0]
