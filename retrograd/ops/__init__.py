@@ -1,14 +1,12 @@
 """Every differentiable op, and the Tensor methods and operators that call them."""
 from __future__ import annotations
 
-import inspect
-
 from .. import _creation
 from .._tensor import Tensor
 from . import composite, indexing, linalg, pointwise, reduction, shape
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from ._inplace import apply_inplace
-from ._registry import REGISTRY, call_op, defop
+from ._registry import REGISTRY, call_op, defop, forwarding_function
 from .composite import narrow, select, square, std, std_mean, var, var_mean
 from .indexing import (convert_index, gather, getitem, index_add, index_put, index_select, masked_fill,
                        masked_select, scatter, scatter_add)
@@ -43,22 +41,7 @@ def _dims_method(fn):
 
 def _make_inplace(op, name):
     """Generates ``Tensor.<name>_(...)`` for op ``op``: same parameters, result written into self."""
-    params, names, env = [], [], {"_inplace": apply_inplace, "_op": op}
-    kwonly = False
-    for i, p in enumerate(op.signature.parameters.values()):
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly:
-            params.append("*")
-            kwonly = True
-        if p.default is inspect.Parameter.empty:
-            params.append(p.name)
-        else:
-            env[f"_d{i}"] = p.default
-            params.append(f"{p.name}=_d{i}")
-        names.append(p.name)
-    src = (f"def {name}({', '.join(params)}):\n"
-           f"    return _inplace(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
-    exec(src, env)  # noqa: S102 - generated from the op's own signature
-    fn = env[name]
+    fn = forwarding_function(op, name, "_inplace", {"_inplace": apply_inplace})
     fn.__doc__ = f"In-place version of ``{op.name}``."
     return fn
 

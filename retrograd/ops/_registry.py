@@ -450,11 +450,13 @@ def defop(name, forward, *, method=None, promote=None, view=False, tensor_args=N
     return fn
 
 
-def _make_public(op):
-    """Generates ``def name(<params>): return call_op(op, (<params>,))`` with the forward's defaults."""
+def signature_source(op, env):
+    """The parameter list of ``op``'s public signature as source text, and the parameter names.
+
+    Defaults are bound through ``env`` (``_d0``, ``_d1``, ...), so any value works as a default.
+    """
     params = []
     names = []
-    env = {"_call": call_op, "_op": op}
     kwonly_started = False
     for i, p in enumerate(op.signature.parameters.values()):
         if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly_started:
@@ -466,13 +468,28 @@ def _make_public(op):
             env[f"_d{i}"] = p.default
             params.append(f"{p.name}=_d{i}")
         names.append(p.name)
-    if _codegen.eligible(op):
-        src = _codegen.build_fast_call(op, ", ".join(params), names, env)
-    else:
-        src = (f"def {op.name}({', '.join(params)}):\n"
-               f"    return _call(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
+    return ", ".join(params), names
+
+
+def forwarding_function(op, fname, target, env):
+    """Generates ``def fname(<op's params>): return target(_op, (<params>,))`` in ``env``."""
+    params, names = signature_source(op, env)
+    env["_op"] = op
+    src = (f"def {fname}({params}):\n"
+           f"    return {target}(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
     exec(src, env)  # noqa: S102 - generated from the op's own signature
-    fn = env[op.name]
+    return env[fname]
+
+
+def _make_public(op):
+    """The public function of ``op``: its specialized fast path, or a call of ``call_op``."""
+    if _codegen.eligible(op):
+        env = {"_op": op}
+        params, names = signature_source(op, env)
+        exec(_codegen.build_fast_call(op, params, names, env), env)  # noqa: S102 - generated, see _codegen
+        fn = env[op.name]
+    else:
+        fn = forwarding_function(op, op.name, "_call", {"_call": call_op})
     fn.__doc__ = getattr(op.forward, "__doc__", None) or f"retrograd.{op.name}{op.signature}"
     fn.__qualname__ = op.name
     fn.__module__ = "retrograd"

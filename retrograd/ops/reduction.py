@@ -136,20 +136,19 @@ argmax = defop("argmax", _argmax, method=True)
 argmin = defop("argmin", _argmin, method=True)
 
 
-def _max_dim(xp, input, dim, keepdim=False):
-    idx = xp.argmax(input, axis=dim) if input.ndim else xp.asarray(0)
-    idx_k = xp.expand_dims(idx, dim) if input.ndim else idx
-    values = xp.take_along_axis(input, idx_k, axis=dim) if input.ndim else input
-    return (values if keepdim or not input.ndim else xp.squeeze(values, axis=dim),
-            idx_k if keepdim else idx)
+def _extreme_along(arg):
+    """The forward of max/min along a dim: (values, indices), with ``arg`` NumPy's argmax or argmin."""
+    def forward(xp, input, dim, keepdim=False):
+        idx = getattr(xp, arg)(input, axis=dim) if input.ndim else xp.asarray(0)
+        idx_k = xp.expand_dims(idx, dim) if input.ndim else idx
+        values = xp.take_along_axis(input, idx_k, axis=dim) if input.ndim else input
+        return (values if keepdim or not input.ndim else xp.squeeze(values, axis=dim),
+                idx_k if keepdim else idx)
+    return forward
 
 
-def _min_dim(xp, input, dim, keepdim=False):
-    idx = xp.argmin(input, axis=dim) if input.ndim else xp.asarray(0)
-    idx_k = xp.expand_dims(idx, dim) if input.ndim else idx
-    values = xp.take_along_axis(input, idx_k, axis=dim) if input.ndim else input
-    return (values if keepdim or not input.ndim else xp.squeeze(values, axis=dim),
-            idx_k if keepdim else idx)
+_max_dim = _extreme_along("argmax")
+_min_dim = _extreme_along("argmin")
 
 
 def _select_backward(grads, input_shape, result, dim, keepdim):
