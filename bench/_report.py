@@ -88,8 +88,8 @@ def markdown(report) -> str:
                 lines.append(f"| {t['title']} | {t['what']} | {t['target']:.2f} | - | {t['note']} |")
             else:
                 off = t["off_by"]
-                status = "met" if off <= 1 else f"{off:.1f}x too slow" if t["key"] != "deep_rss" else \
-                    f"{off:.1f}x too much"
+                status = "met" if off <= 1 else f"{off:.2f}x too slow" if t["key"] != "deep_rss" else \
+                    f"{off:.2f}x too much"
                 lines.append(f"| {t['title']} | {t['what']} | {t['target']:.2f} | {t['ratio']:.2f} | {status} |")
         lines.append("")
     lines.append("Workloads:")

@@ -42,7 +42,14 @@ def available(name: str) -> tuple[bool, str]:
         mod = importlib.import_module(_MODULES[name])
     except ImportError as exc:
         return False, f"not installed ({exc.name or exc}); pip install -e '.[bench]'"
-    return True, str(getattr(mod, "__version__", "?"))
+    version = getattr(mod, "__version__", None)
+    if version is None:
+        from importlib import metadata
+        try:
+            version = metadata.version(_MODULES[name])
+        except metadata.PackageNotFoundError:
+            version = "?"
+    return True, str(version)
 
 
 def enter(name: str) -> None:
