@@ -100,11 +100,51 @@ def _case(key, lib):
     return _mlp_case(lib), 1
 
 
+def _per_node(case, graphs, steps=60):
+    """Prints the wall time of each node type's ``apply`` per step, best of ``steps`` steps."""
+    from retrograd.autograd.graph import AccumulateGrad
+    from retrograd.ops._registry import OpNode
+    forward, leaves = case
+    acc = {}
+    originals = {cls: cls.apply for cls in (OpNode, AccumulateGrad)}
+
+    def wrap(cls):
+        inner = originals[cls]
+
+        def apply(self, grads):
+            t0 = time.perf_counter()
+            try:
+                return inner(self, grads)
+            finally:
+                acc[self.name()] = acc.get(self.name(), 0.0) + time.perf_counter() - t0
+        return apply
+    for cls in originals:
+        cls.apply = wrap(cls)
+    best = {}
+    try:
+        for _ in range(steps):
+            acc.clear()
+            for _ in range(graphs):
+                for t in leaves:
+                    t.grad = None
+                forward().backward()
+            for k, v in acc.items():
+                best[k] = min(best.get(k, float("inf")), v / graphs)
+    finally:
+        for cls, fn in originals.items():
+            cls.apply = fn
+    print(f"\nnode apply time per step, best of {steps} steps (all nodes of a type together):")
+    for k, v in sorted(best.items(), key=lambda kv: -kv[1]):
+        print(f"{v * 1e6:10.1f} µs  {k}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.split("\n\n")[0])
     parser.add_argument("workload", choices=("chain", "mlp", "many_small"))
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--per-node", action="store_true",
+                        help="also time each node type's apply (best of 60 steps)")
     args = parser.parse_args(argv)
     print(fws.pin_numpy_blas())
     import retrograd as rg
@@ -125,6 +165,8 @@ def main(argv=None) -> int:
         f, b = _split(lib, case, graphs)
         print(f"{name:10s} forward {f * 1e6:10.1f} µs = {f / ops * 1e6:7.2f} µs/op   "
               f"backward {b * 1e6:10.1f} µs = {b / nodes * 1e6:7.2f} µs/node")
+    if args.per_node:
+        _per_node(*_case(args.workload, rg))
     (forward, leaves), graphs = _case(args.workload, rg)
     prof = cProfile.Profile()
     prof.enable()
