@@ -91,7 +91,7 @@ class Tensor:
     Create tensors with ``retrograd.tensor``, ``zeros``, ``randn`` and friends.
     """
 
-    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter",
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_fn", "_view_version", "_grad", "_grad_accumulator", "_backward_hooks",
                  "_retains_grad", "__weakref__", "__dict__")
 
@@ -107,7 +107,7 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = None
         t._output_nr = 0
-        t._version_counter = VersionCounter()
+        t._vc = None  # created on first use: see Tensor._version_counter
         t._base = None
         t._grad = None
         t._grad_accumulator = None
@@ -150,6 +150,7 @@ class Tensor:
     def as_subclass(self, cls):
         """Returns a tensor of class ``cls`` sharing this tensor's array and autograd state."""
         t = object.__new__(cls)
+        self._version_counter  # noqa: B018 - materialize it, so both objects share one counter
         for name in Tensor.__slots__[:-2]:
             object.__setattr__(t, name, getattr(self, name, None))
         return t
@@ -252,6 +253,25 @@ class Tensor:
     @property
     def output_nr(self) -> int:
         return self._output_nr
+
+    @property
+    def _version_counter(self) -> VersionCounter:
+        """The counter of in-place modifications, shared with views and detached aliases.
+
+        Created on first use: most intermediate results are never saved, viewed or modified,
+        and one object less per op is one object less for the garbage collector to scan.
+        """
+        vc = self._vc
+        if vc is None:
+            with _accumulator_lock:
+                vc = self._vc
+                if vc is None:
+                    vc = self._vc = VersionCounter()
+        return vc
+
+    @_version_counter.setter
+    def _version_counter(self, counter: VersionCounter) -> None:
+        self._vc = counter
 
     @property
     def _version(self) -> int:

@@ -289,6 +289,8 @@ def validate_outputs(edges, grads, node=None):
         if edge is None or grad is None:
             continue
         shape, np_dtype, device = edge[0].input_metadata[edge[1]]
+        if device is None:  # See Note [Input metadata]
+            device = _cpu
         arr = grad._data
         if arr.shape == shape and arr.dtype is np_dtype and grad._device is device:
             continue  # the common case: nothing to reduce, cast or check

@@ -81,6 +81,14 @@ def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
 class Node:
     """The backward function of one forward operation.
 
+    Note [Input metadata]
+    ~~~~~~~~~~~~~~~~~~~~~
+    ``input_metadata[i]`` is ``(shape, numpy dtype, device)`` of forward output ``i``: what a
+    gradient arriving at input ``i`` must match (see ``validate_outputs`` in engine.py). The
+    device is None for the CPU. Shapes, NumPy dtypes and None are atomic, so these tuples are
+    dropped from the garbage collector's tracking after its first pass, and a long graph does
+    not make every full collection slower; a device object would keep them tracked.
+
     ``apply(grads)`` takes one gradient (a Tensor or None) per forward output and returns one
     per forward input, in ``next_edges`` order. Subclasses set ``__slots__`` and ``apply``.
     """

@@ -109,7 +109,7 @@ def build_fast_call(op, public_params, names, env):
         "    res._requires_grad = False",
         "    res._grad_fn = None",
         "    res._output_nr = 0",
-        "    res._version_counter = _VC()",
+        "    res._vc = None",
         "    res._base = None",
         "    res._grad = None",
         "    res._grad_accumulator = None",
@@ -143,7 +143,7 @@ def build_fast_call(op, public_params, names, env):
               "    node._metadata = None",
               "    if _Anomaly.enabled:",
               "        _record_trace(node)",
-              "    node.input_metadata = ((out.shape, out.dtype, device),)"]
+              "    node.input_metadata = ((out.shape, out.dtype, None if device is _cpu else device),)"]
     float_out = "out.dtype.kind == 'f'" + (" and False" if 0 in op.nondiff_outputs else "")
     lines += [f"    if {float_out}:",
               "        res._grad_fn = node",

@@ -48,6 +48,9 @@ class OpInfo:
         if not params or params[0].name != "xp":
             raise TypeError(f"defop({name!r}): the forward's first parameter must be 'xp'")
         self.params = [p.name for p in params[1:]]
+        for reserved in ("grads", "result"):  # in a formula these names mean the gradients, the output
+            if reserved in self.params:
+                raise TypeError(f"defop({name!r}): {reserved!r} is reserved for formulas; rename the parameter")
         kwonly = [p.name for p in params[1:] if p.kind is inspect.Parameter.KEYWORD_ONLY]
         if kwonly:  # call_op passes every argument positionally
             npos = len(self.params) - len(kwonly)
@@ -286,7 +289,7 @@ def call_op(op: OpInfo, args, inplace=None):
         metadata = []
         for j, t in enumerate(results):
             arr = t._data
-            metadata.append((arr.shape, arr.dtype, device))
+            metadata.append((arr.shape, arr.dtype, None if device is _cpu else device))  # Note [Input metadata]
             if arr.dtype.kind == "f" and j not in op.nondiff_outputs:
                 t._grad_fn = node
                 t._output_nr = j

@@ -156,8 +156,19 @@ def _sigmoid(xp, input):
 
 sigmoid = defop("sigmoid", _sigmoid, method=True, promote="float",
                 input=lambda grad, result: grad * result * (1 - result))
+def _threshold_backward(xp, grad, output):
+    out = xp.multiply(grad, output > 0, dtype=grad.dtype)  # a mask product: far cheaper than where()
+    if out.dtype.kind == "f" and xp.isnan(out).any():  # NaN * 0 is NaN, but PyTorch gives 0 there
+        out = xp.where(output > 0, grad, xp.zeros((), dtype=grad.dtype))
+    return out
+
+
+# PyTorch's ReluBackward0 computes threshold_backward; it has its own node for double backward.
+# (The parameter is not called ``result``: formulas reserve that name for an op's own output.)
+threshold_backward = defop("threshold_backward", _threshold_backward, public=False,
+                           grad=lambda grad, output: threshold_backward(grad, output))
 relu = defop("relu", lambda xp, input: xp.maximum(input, 0).astype(input.dtype, copy=False), method=True,
-             input=lambda grad, result: where(result > 0, grad, 0.))  # threshold_backward: zero at 0
+             input=lambda grad, result: threshold_backward(grad, result))  # zero gradient at 0, as PyTorch
 abs = defop("abs", lambda xp, input: xp.abs(input), method=True,  # noqa: A001
             input=lambda grad, input: grad * input.sign())
 sign = defop("sign", lambda xp, input: xp.sign(input), method=True,

@@ -199,3 +199,14 @@ add("maximum", Sample(lambda m, x, y: m.max(x, y), A(2, 3), A(3), note="max(inpu
 add("minimum", Sample(lambda m, x, y: m.min(x, y), A(2, 3), A(3), note="min(input, other)"))
 for _name in ("floor", "ceil", "round", "trunc"):
     add(_name, Sample(lambda m, x, _n=_name: getattr(m, _n)(x), I(5, 4, low=-5), ref=lambda x: x, note="integers"))
+
+from retrograd.ops.pointwise import threshold_backward as _threshold_backward  # noqa: E402 - private op
+
+add("threshold_backward",
+    Sample(lambda m, g, r: _threshold_backward(g, r), A(2, 3), Const(_away_from_zero(2, 3)),
+           torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
+           ref=lambda g, r: np.where(r > 0, g, 0.0)),
+    Sample(lambda m, g, r: _threshold_backward(g, r), np.array([np.nan, 1.0, np.nan]),
+           Const(np.array([0.0, 2.0, 3.0])), torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
+           ref=lambda g, r: np.array([0.0, 1.0, np.nan]), grad=False,
+           note="a NaN gradient where the output is not positive gives 0, as PyTorch"))
