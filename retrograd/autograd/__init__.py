@@ -17,8 +17,18 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
 
 
 def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
+    return (graph._T or graph._tensor_module()).Tensor
+
+
+_creation_module = None  # retrograd._creation imports this package: bound on first use
+
+
+def _creation():
+    global _creation_module
+    if _creation_module is None:
+        from .. import _creation as module
+        _creation_module = module
+    return _creation_module
 
 
 def _as_tuple(value, what):
@@ -33,7 +43,7 @@ def _as_tuple(value, what):
 def _make_grads(outputs, grads):
     """The seed gradient of each output: the given one (shape-checked), or ones for a scalar."""
     Tensor = _tensor_cls()
-    from .._creation import ones_like
+    ones_like = _creation().ones_like
     new_grads = []
     for out, grad in zip(outputs, grads, strict=True):
         if isinstance(grad, Tensor):
@@ -61,8 +71,8 @@ def _make_grads(outputs, grads):
 def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable,
                          accumulate_grad):
     """Checks the engine's arguments as PyTorch's engine boundary does, then runs the pass."""
-    Tensor = _tensor_cls()
-    from .._tensor import gradient_edge, grad_accumulator
+    T = graph._T or graph._tensor_module()
+    Tensor, gradient_edge, grad_accumulator = T.Tensor, T.gradient_edge, T.grad_accumulator
     if len(outputs) != len(grads):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     roots = []

@@ -116,7 +116,8 @@ class GraphTask:
 
     __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
                  "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
-                 "future", "completed", "final_callbacks", "cpu_ready_queue", "__weakref__")
+                 "_future", "_claimed", "_outcome", "completed", "final_callbacks", "cpu_ready_queue",
+                 "__weakref__")
 
     def __init__(self, keep_graph: bool, grad_mode: bool, reentrant_depth: int, cpu_ready_queue=None,
                  exit_on_error: bool = False):
@@ -133,10 +134,30 @@ class GraphTask:
         self.owner = NO_DEVICE
         self.reentrant_depth = reentrant_depth
         self.exit_on_error = exit_on_error
-        self.future = Future()
+        self._future = None  # created on demand: most passes are driven and read by their caller
+        self._claimed = False  # a thread has started the post-processing
+        self._outcome = None  # (captured gradients, error) once completed
         self.completed = False
         self.final_callbacks = []
         self.cpu_ready_queue = cpu_ready_queue if cpu_ready_queue is not None else ReadyQueue()
+
+    @property
+    def future(self) -> Future:
+        """A ``concurrent.futures.Future`` of the captured gradients, or of the error."""
+        with self.lock:
+            future = self._future
+            if future is None:
+                future = self._future = Future()
+                if self._outcome is not None:
+                    _resolve(future, self._outcome)
+        return future
+
+    def outcome(self):
+        """The captured gradients of a completed GraphTask; raises its error if it has one."""
+        captured, error = self._outcome
+        if error is not None:
+            raise error
+        return captured
 
     def can_checkpoint(self) -> bool:
         """Reentrant checkpointing works only in .backward() passes (no pruning)."""
@@ -199,6 +220,14 @@ class GraphTask:
                 warnings.warn(msg, stacklevel=2)
         if self.exit_on_error:
             Engine._mark_completed(self)
+
+
+def _resolve(future, outcome):
+    captured, error = outcome
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(captured)
 
 
 def _add_note(exc, note):
@@ -396,7 +425,8 @@ class Engine:
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
             graph_task.init_to_execute(graph_root, outputs, accumulate_grad)
-        return self.execute_with_graph_task(graph_task, graph_root).result()
+        self._run_graph_task(graph_task, graph_root)
+        return graph_task.outcome()
 
     def execute_with_graph_task(self, graph_task, graph_root):
         """Runs a GraphTask built by the caller; returns a Future of its captured gradients.
@@ -405,6 +435,11 @@ class Engine:
         Inside it (a reentrant call) the task nests on this thread, or moves to a pool thread
         past ``max_recursion_depth`` while this thread waits. See Note [Reentrant backwards].
         """
+        self._run_graph_task(graph_task, graph_root)
+        return graph_task.future
+
+    def _run_graph_task(self, graph_task, graph_root) -> None:
+        """Pushes the root task and returns once the GraphTask has completed."""
         if local.ready_queue is None:
             local.ready_queue = ReadyQueue()
         with graph_task.lock:
@@ -433,7 +468,6 @@ class Engine:
                 finally:
                     local.current_depth -= 1
                     local.total_depth -= 1
-        return graph_task.future
 
     # -- step 3 --------------------------------------------------------------------------------
     def thread_main(self, graph_task) -> None:
@@ -555,20 +589,24 @@ class Engine:
     def _mark_completed(graph_task) -> None:
         """Completes the GraphTask exactly once: post-processing, then its future."""
         with graph_task.lock:
-            if graph_task.completed:
+            if graph_task._claimed:
                 return
-            graph_task.completed = True
+            graph_task._claimed = True
         if graph_task.has_error:
-            graph_task.future.set_exception(graph_task.error)
-            return
-        try:
-            captured = Engine._exec_post_processing(graph_task)
-        except BaseException as exc:  # noqa: BLE001 - a callback's error goes to the caller
-            graph_task.has_error = True
-            graph_task.error = exc
-            graph_task.future.set_exception(exc)
+            outcome = (None, graph_task.error)
         else:
-            graph_task.future.set_result(captured)
+            try:
+                outcome = (Engine._exec_post_processing(graph_task), None)
+            except BaseException as exc:  # noqa: BLE001 - a callback's error goes to the caller
+                graph_task.has_error = True
+                graph_task.error = exc
+                outcome = (None, exc)
+        with graph_task.lock:
+            graph_task._outcome = outcome
+            graph_task.completed = True
+            future = graph_task._future
+        if future is not None:
+            _resolve(future, outcome)
 
     @staticmethod
     def _exec_post_processing(graph_task):

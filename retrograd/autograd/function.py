@@ -10,6 +10,7 @@ import inspect
 import threading
 
 from . import grad_mode
+from . import graph as _graph
 from .graph import Node, SavedTensor, _next_sequence_nr, node_name
 from .anomaly_mode import _Anomaly
 
@@ -17,8 +18,7 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"
 
 
 def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
+    return (_graph._T or _graph._tensor_module()).Tensor
 
 
 class FunctionCtx:

@@ -29,6 +29,16 @@ _next_sequence_nr = itertools.count().__next__
 MAX_SEQUENCE_NR = sys.maxsize  # AccumulateGrad: run as soon as it is ready, to free gradients early
 
 
+_T = None  # the module retrograd._tensor, which imports this one: bound on first use
+
+
+def _tensor_module():
+    global _T
+    from .. import _tensor
+    _T = _tensor
+    return _T
+
+
 def node_name(node) -> str:
     """The node's name from its class, even if a custom Function's ctx set an attribute ``name``."""
     return type(node).name(node)
@@ -292,38 +302,35 @@ class SavedTensor:
 
     __slots__ = ("data", "version_counter", "saved_version", "edge_node", "output_nr", "is_output",
                  "is_leaf", "requires_grad", "device", "shape", "dtype", "packed", "unpack_hook",
-                 "released", "producer_name")
+                 "released")
 
     def __init__(self, tensor, is_output: bool = False, copy: bool = False):
+        T = _T or _tensor_module()
         self.is_output = is_output
         self.output_nr = tensor._output_nr
-        self.requires_grad = tensor._requires_grad
+        self.requires_grad = requires_grad = tensor._requires_grad
         self.device = tensor._device
         self.released = False
         grad_fn = tensor._grad_fn
         self.is_leaf = grad_fn is None
-        if is_output or not self.requires_grad:
+        if is_output or not requires_grad:
             self.edge_node = None
         elif grad_fn is not None:
             self.edge_node = grad_fn
         else:
-            from .._tensor import grad_accumulator
-            self.edge_node = grad_accumulator(tensor)
-        self.producer_name = None if grad_fn is None else node_name(grad_fn)
-        hooks = _SavedHooks.stack()
-        if hooks and not _SavedHooks.disabled():
+            self.edge_node = T.grad_accumulator(tensor)
+        hooks = _saved_hooks_state.hooks
+        if hooks and _saved_hooks_state.disabled_msg is None:
             pack, self.unpack_hook = hooks[-1]
-            from .._tensor import Tensor
-            self.packed = pack(Tensor._alias_of(tensor))
+            self.packed = pack(T.Tensor._alias_of(tensor))
             self.data = self.version_counter = None
             self.saved_version = 0
             self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
             return
         self.unpack_hook = self.packed = None
         if copy:  # the tensor is about to be overwritten in place: save its current value
-            from .._tensor import VersionCounter
             self.data = tensor._data.copy()
-            self.version_counter = VersionCounter()
+            self.version_counter = T.VersionCounter()
         else:
             self.data = tensor._data
             self.version_counter = tensor._version_counter
@@ -335,7 +342,7 @@ class SavedTensor:
 
     def unpack(self, owner=None):
         """Returns the saved value as a Tensor connected to its graph; ``owner`` is the node saving it."""
-        from .._tensor import Tensor, VersionCounter
+        T = _T or _tensor_module()
         if self.released:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -344,11 +351,11 @@ class SavedTensor:
                 "through the graph a second time or if you need to access saved tensors after calling backward.")
         if self.unpack_hook is not None:
             value = self.unpack_hook(self.packed)
-            if not isinstance(value, Tensor):
+            if not isinstance(value, T.Tensor):
                 raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                                 f"type {type(value).__name__}")
             data = value._data
-            version_counter = VersionCounter()
+            version_counter = T.VersionCounter()
         else:
             version = self.version_counter.version
             if version != self.saved_version:
@@ -356,7 +363,7 @@ class SavedTensor:
             data = self.data
             version_counter = self.version_counter
         node = owner if self.is_output else self.edge_node
-        return Tensor._from_saved(data, self.device, version_counter, node,
+        return T.Tensor._from_saved(data, self.device, version_counter, node,
                                   self.output_nr, self.requires_grad and node is not None)
 
     def _raise_modified(self, version, owner):
@@ -364,8 +371,8 @@ class SavedTensor:
         where = ""
         if self.is_output and owner is not None:
             where = f", which is output {self.output_nr} of {node_name(owner)},"
-        elif not self.is_leaf and self.producer_name is not None:
-            where = f", which is output {self.output_nr} of {self.producer_name},"
+        elif not self.is_leaf and self.edge_node is not None:
+            where = f", which is output {self.output_nr} of {node_name(self.edge_node)},"
         shape = list(self.data.shape)
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
