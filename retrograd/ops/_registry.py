@@ -52,9 +52,13 @@ class OpInfo:
             if reserved in self.params:
                 raise TypeError(f"defop({name!r}): {reserved!r} is reserved for formulas; rename the parameter")
         kwonly = [p.name for p in params[1:] if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        if kwonly:  # call_op passes every argument positionally
+        if kwonly:  # call_op passes every argument positionally: generate the keyword call once
             npos = len(self.params) - len(kwonly)
-            self.forward = lambda xp, *a: forward(xp, *a[:npos], **dict(zip(kwonly, a[npos:], strict=True)))
+            args = [f"a{i}" for i in range(len(self.params))]
+            call = ", ".join(args[:npos] + [f"{k}={a}" for k, a in zip(kwonly, args[npos:], strict=True)])
+            env = {"_forward": forward}
+            exec(f"def forward(xp, {', '.join(args)}):\n    return _forward(xp, {call})\n", env)  # noqa: S102
+            self.forward = env["forward"]
         self.signature = sig.replace(parameters=params[1:])
         index = {p: i for i, p in enumerate(self.params)}
         self.index = index
