@@ -25,11 +25,9 @@ def _size(shape) -> str:
 
 def _saved_items(fn):
     """``(name, value)`` of what a node saved for backward, SavedTensors included."""
-    saved = getattr(fn, "_saved", None)
-    if isinstance(saved, dict):
-        for key, value in saved.items():
-            if isinstance(key, str):
-                yield key, value
+    saved_values = getattr(fn, "saved_values", None)  # a built-in op's node
+    if saved_values is not None:
+        yield from saved_values().items()
     variables = getattr(fn, "_saved_variables", None)  # a custom Function's ctx.save_for_backward
     if isinstance(variables, tuple):
         for i, value in enumerate(variables):

@@ -157,25 +157,23 @@ def build_fast_call(op, public_params, names, env):
     if not users:
         lines += ["    node._saved = _NOTHING", "    return res"]
         return "\n".join(lines) + "\n"
-    lines.append("    saved = {}")
-    for name, es in users.items():
+    values = []
+    for name in op.save_slots:
+        es = users[name]
         cond = " or ".join(f"{e} is not None" for e in dict.fromkeys(es))
         if name == "result":
-            stmt = "saved['result'] = _ST(res, is_output=True)"
+            expr = "_ST(res, is_output=True)"
         elif name in op.index:
-            stmt = f"saved[{name!r}] = _ST({name}) if isinstance({name}, _Tensor) else {name}"
+            expr = f"(_ST({name}) if isinstance({name}, _Tensor) else {name})"
         else:
             base, _, suffix = name.rpartition("_")
             if suffix == "shape":
-                stmt = f"saved[{name!r}] = _shape_of({base}, {arr[base]})"
+                expr = f"_shape_of({base}, {arr[base]})"
             else:
                 env["_describe"] = __import__("retrograd.ops._registry", fromlist=["_describe"])._describe
-                stmt = f"saved[{name!r}] = _describe({suffix!r}, {base}, {arr[base]}, False)"
-        if len(edge_names) == 1:
-            lines.append(f"    {stmt}")
-        else:
-            lines += [f"    if {cond}:", f"        {stmt}"]
-    lines += ["    node._saved = saved", "    return res"]
+                expr = f"_describe({suffix!r}, {base}, {arr[base]}, False)"
+        values.append(expr if len(edge_names) == 1 else f"({expr} if {cond} else None)")
+    lines += [f"    node._saved = ({', '.join(values)},)", "    return res"]
     return "\n".join(lines) + "\n"
 
 
@@ -206,7 +204,7 @@ def build_fast_apply(op):
                 call_args.append("grad")
                 continue
             v = f"v_{a}"
-            lines += [f"        {v} = saved[{a!r}]",
+            lines += [f"        {v} = saved[{op.save_index[a]}]",
                       f"        if type({v}) is _ST:",
                       f"            {v} = {v}.unpack(self)"]
             call_args.append(v)

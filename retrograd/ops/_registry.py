@@ -33,7 +33,8 @@ __all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op"]
 REGISTRY: dict = {}
 _grad_state = grad_mode.state
 _ndarray = np.ndarray
-_NOTHING_SAVED = {}
+_NOTHING_SAVED = ()
+_PENDING = object()  # a saved slot for the result, filled once the outputs exist
 
 
 class OpInfo:
@@ -92,6 +93,10 @@ class OpInfo:
         # What each formula needs saved: tensor arguments, shapes, other arguments, the result.
         self.saves = [[a for a in argnames if a not in ("grad", "grads")] for _, _, _, argnames in self.formulas]
         self.all_saves = tuple(dict.fromkeys(a for s in self.saves for a in s))
+        # A node keeps what it saved in a tuple, one slot per name (a dict per node cost about
+        # 200 bytes): the names, then the length of each list parameter ("#<index>").
+        self.save_slots = self.all_saves + tuple(f"#{pidx}" for pidx, is_list, _, _ in self.formulas if is_list)
+        self.save_index = {name: i for i, name in enumerate(self.save_slots)}
         camel = node_name or "".join(part.capitalize() for part in name.strip("_").split("_"))
         self.node_cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": (), "op": self})
 
@@ -104,6 +109,22 @@ class OpNode(Node):
 
     __slots__ = ("_saved",)
     op: OpInfo = None
+
+    def saved_values(self) -> dict:
+        """What the node saved for backward, by formula name (SavedTensor objects for tensors)."""
+        saved = self._saved or ()
+        return {name: value for name, value in zip(self.op.save_slots, saved) if not name.startswith("#")}
+
+    def __getattr__(self, name):
+        # PyTorch's introspection of saved values: grad_fn._saved_self, _saved_other, _saved_result
+        if name.startswith("_saved_"):
+            key = name[7:]
+            key = {"self": "input"}.get(key, key)
+            index = self.op.save_index.get(key)
+            if index is not None and self._saved:
+                value = self._saved[index]
+                return value.unpack(self) if type(value) is SavedTensor else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grads):
         saved = self._saved
@@ -123,11 +144,11 @@ class OpNode(Node):
         out = []
         k = 0
         for pidx, is_list, fn, argnames in op.formulas:
-            n = saved[("#", pidx)] if is_list else 1
+            n = saved[op.save_index[f"#{pidx}"]] if is_list else 1
             if all(e is None for e in edges[k:k + n]):
                 out.extend([None] * n)
             else:
-                args = [_resolve(self, saved, a, grad, grads) for a in argnames]
+                args = [_resolve(self, saved, op.save_index, a, grad, grads) for a in argnames]
                 g = fn(*args)
                 if is_list:
                     out.extend(g)
@@ -140,9 +161,9 @@ class OpNode(Node):
         """Frees the saved tensors; saved shapes and scalars stay, so a node that saved no
         tensor can run again (as in PyTorch, where only SavedVariables are released)."""
         saved = self._saved
-        if saved is None or saved is _NOTHING_SAVED:
+        if not saved:
             return
-        for value in saved.values():
+        for value in saved:
             if type(value) is SavedTensor:
                 value.release()
             elif type(value) in (list, tuple):
@@ -158,12 +179,12 @@ _SECOND_TIME = (
     "or if you need to access saved tensors after calling backward.")
 
 
-def _resolve(node, saved, name, grad, grads):
+def _resolve(node, saved, index, name, grad, grads):
     if name == "grad":
         return grad
     if name == "grads":
         return grads
-    value = saved[name]
+    value = saved[index[name]]
     if type(value) is SavedTensor:
         return value.unpack(node)
     if type(value) is list and value and type(value[0]) is SavedTensor:
@@ -299,10 +320,13 @@ def call_op(op: OpInfo, args, inplace=None):
                 t._output_nr = j
                 t._requires_grad = True
         node.input_metadata = tuple(metadata)
-        if "result" in saved_inputs:
-            saved_inputs["result"] = (
-                tuple(SavedTensor(t, is_output=t._grad_fn is node) for t in results) if op.multi_output
-                else SavedTensor(results[0], is_output=True))
+        if saved_inputs:
+            slot = op.save_index.get("result")
+            if slot is not None and saved_inputs[slot] is _PENDING:
+                saved_inputs[slot] = (
+                    tuple(SavedTensor(t, is_output=t._grad_fn is node) for t in results) if op.multi_output
+                    else SavedTensor(results[0], is_output=True))
+            node._saved = tuple(saved_inputs)
         if inplace is not None:
             inplace._view_version = inplace._version_counter.version
             if inplace._retains_grad:
@@ -340,26 +364,28 @@ def _make_node(op, args, vals, inplace):
     if not names:
         node._saved = _NOTHING_SAVED
         return node, _NOTHING_SAVED
-    saved = {}
+    saved = [None] * len(op.save_slots)  # a list while the result is pending; call_op makes it a tuple
+    slots = op.save_index
     index = op.index
     for name in names:
         if name == "result":
-            saved["result"] = None  # filled once the outputs exist
+            saved[slots[name]] = _PENDING
             continue
         if name in index:
             a = args[index[name]]
             if isinstance(a, Tensor):
-                saved[name] = SavedTensor(a, copy=a is inplace)
+                value = SavedTensor(a, copy=a is inplace)
             elif name in op.lists and isinstance(a, (list, tuple)):
-                saved[name] = [SavedTensor(t, copy=t is inplace) if isinstance(t, Tensor) else t for t in a]
+                value = [SavedTensor(t, copy=t is inplace) if isinstance(t, Tensor) else t for t in a]
             else:
-                saved[name] = a
+                value = a
         else:  # <param>_shape, <param>_dtype or <param>_device
             base, _, suffix = name.rpartition("_")
-            saved[name] = _describe(suffix, args[index[base]], vals[index[base]], base in op.lists)
+            value = _describe(suffix, args[index[base]], vals[index[base]], base in op.lists)
+        saved[slots[name]] = value
     for pidx, is_list, _, _ in op.formulas:
         if is_list:
-            saved[("#", pidx)] = len(args[pidx])
+            saved[slots[f"#{pidx}"]] = len(args[pidx])
     node._saved = saved
     return node, saved
 

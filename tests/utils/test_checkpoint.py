@@ -81,7 +81,7 @@ def test_non_reentrant_checkpoint_keeps_no_saved_arrays():
     x, w = _inputs()
     out = checkpoint(lambda a, b: (a @ b).exp().sum(), x, w, use_reentrant=False)
     node = out.grad_fn.next_functions[0][0]  # ExpBackward0
-    saved = node._saved["result"]
+    saved = node.saved_values()["result"]
     assert saved.data is None and saved.packed is not None
 
 
