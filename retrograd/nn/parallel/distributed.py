@@ -27,6 +27,8 @@ import threading
 
 import numpy as np
 
+from ..modules.module import Module
+
 __all__ = ["DistributedDataParallel"]
 
 
@@ -45,7 +47,7 @@ class _Bucket:
         self.work = None
 
 
-class DistributedDataParallel:
+class DistributedDataParallel(Module):
     """Wraps ``module`` so that ``backward`` leaves the rank-average of the gradients in ``.grad``.
 
     Every rank runs the same model on its own share of each batch; after ``loss.backward()``
@@ -54,7 +56,8 @@ class DistributedDataParallel:
     backward still runs. See Note [Gradient buckets].
 
     Args:
-        module: the model; anything with ``parameters()`` that is called like a function.
+        module (Module): the model; its parameters appear under ``module.`` in ``state_dict()``,
+            as in PyTorch.
         bucket_cap_mb (float): the most megabytes of gradients per bucket (default 25).
         find_unused_parameters (bool): allow parameters that get no gradient in an iteration
             (a branch not taken); costs a graph walk per forward and one small all-reduce.
@@ -76,6 +79,7 @@ class DistributedDataParallel:
                  gradient_as_bucket_view=False, static_graph=False):
         from ... import distributed as dist
         from ..._tensor import grad_accumulator
+        super().__init__()
         self.module = module
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
@@ -89,7 +93,7 @@ class DistributedDataParallel:
                 seen.add(id(p))
                 self._params.append(p)
         self._sync_from_rank0(self._params)
-        self._sync_from_rank0(self._buffers())
+        self._sync_from_rank0(self._module_buffers())
         self._buckets, self._bucket_of = self._build_buckets(float(bucket_cap_mb) * 2 ** 20)
         self._lock = threading.RLock()  # _start_reduction marks unused parameters under it
         self._reduction = None  # the state of the pass in progress, see _start_reduction
@@ -104,8 +108,8 @@ class DistributedDataParallel:
             self._acc_index[acc] = i
 
     # -- construction -------------------------------------------------------------------------
-    def _buffers(self):
-        buffers = getattr(self.module, "buffers", None)
+    def _module_buffers(self):
+        buffers = getattr(self.module, "buffers", None)  # a plain callable model may have none
         return list(buffers()) if callable(buffers) else []
 
     def _sync_from_rank0(self, tensors) -> None:
@@ -137,7 +141,7 @@ class DistributedDataParallel:
         """Runs the wrapped module; with ``find_unused_parameters``, notes which parameters it skipped."""
         from ...autograd import grad_mode
         if self.broadcast_buffers and self.world_size > 1:
-            self._sync_from_rank0(self._buffers())
+            self._sync_from_rank0(self._module_buffers())
         output = self.module(*inputs, **kwargs)
         if self.find_unused_parameters and grad_mode.state.grad_enabled and self.require_backward_grad_sync:
             used = self._reached_params(output)
@@ -283,29 +287,3 @@ class DistributedDataParallel:
         elif globally_used is not None and globally_used[index]:
             param.grad = from_numpy(averaged.copy())
 
-    # -- delegation -----------------------------------------------------------------------------
-    def parameters(self, recurse=True):
-        return self.module.parameters()
-
-    def named_parameters(self, *args, **kwargs):
-        return self.module.named_parameters(*args, **kwargs)
-
-    def state_dict(self, *args, **kwargs):
-        return self.module.state_dict(*args, **kwargs)
-
-    def load_state_dict(self, *args, **kwargs):
-        return self.module.load_state_dict(*args, **kwargs)
-
-    def train(self, mode=True):
-        self.module.train(mode)
-        return self
-
-    def eval(self):
-        return self.train(False)
-
-    def zero_grad(self, set_to_none=True):
-        for p in self._params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
