@@ -155,19 +155,36 @@ def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
         x = input
     views = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
              for i in range(kh) for j in range(kw)]
+    # Flat index into the unpadded H*W plane: the window's corner plus the offset of its element k.
+    offsets = xp.asarray([(k // kw) * dh * w + (k % kw) * dw for k in range(len(views))], dtype=xp.int64)
+    if input.dtype.kind == "f" and bool(xp.isnan(input).any()):
+        best, idx = _max_pool_with_nan(xp, views, offsets)
+    else:
+        best = views[0].copy()
+        for v in views[1:]:
+            xp.maximum(best, v, out=best)
+        # Which window element holds the maximum, the first one on ties (as PyTorch): going
+        # backwards, set ``which`` to k where element k equals the maximum. Blending with
+        # arithmetic on small integers is several times faster than putmask or copyto here.
+        last = len(views) - 1
+        which = xp.full(best.shape, last, dtype=xp.uint8 if last < 256 else xp.int64)
+        for k in range(last - 1, -1, -1):
+            which -= (which - k) * (views[k] == best)
+        idx = offsets[which]
+    idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
+    return best, idx
+
+
+def _max_pool_with_nan(xp, views, offsets):
+    """Max pooling where NaN propagates and the last NaN of a window gives the index, as PyTorch."""
     best = views[0].copy()
     for v in views[1:]:
-        xp.maximum(best, v, out=best)  # NaN propagates, as PyTorch
-    nan = input.dtype.kind == "f" and bool(xp.isnan(best).any())
-    # Flat index into the unpadded H*W plane: the window's corner plus the offset of its element k.
+        xp.maximum(best, v, out=best)
     idx = xp.zeros(best.shape, dtype=xp.int64)
-    offsets = [(k // kw) * dh * w + (k % kw) * dw for k in range(len(views))]
-    for k in range(len(views) - 1, -1, -1):  # backwards, so the first maximum wins, as PyTorch
+    for k in range(len(views) - 1, -1, -1):  # backwards, so the first maximum wins
         xp.putmask(idx, views[k] == best, offsets[k])
-    if nan:  # PyTorch takes every NaN it meets, so the last NaN of a window wins
-        for k in range(len(views)):
-            xp.putmask(idx, xp.isnan(views[k]), offsets[k])
-    idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
+    for k in range(len(views)):
+        xp.putmask(idx, xp.isnan(views[k]), offsets[k])
     return best, idx
 
 
