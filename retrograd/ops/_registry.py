@@ -226,6 +226,14 @@ def _result_dtype(op, args):
     return result
 
 
+def _common_device(op, device, tensor):
+    """The device shared so far by ``op``'s tensor arguments, after ``tensor``; raises on a mismatch."""
+    d = tensor._device
+    if device is None or d is device:
+        return d
+    raise _device_error(op, device, d)
+
+
 def _device_error(op, a, b):
     return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                         f"{a} and {b}! (when checking arguments for {op.name})")
@@ -245,11 +253,7 @@ def call_op(op: OpInfo, args, inplace=None):
     for i in op.tensor_pos:
         a = vals[i]
         if isinstance(a, Tensor):
-            d = a._device
-            if device is None:
-                device = d
-            elif d is not device:
-                raise _device_error(op, device, d)
+            device = _common_device(op, device, a)
             if a._requires_grad:
                 requires_grad = True
             arr = a._data
@@ -262,11 +266,7 @@ def call_op(op: OpInfo, args, inplace=None):
             unwrapped = []
             for t in a:
                 if isinstance(t, Tensor):
-                    d = t._device
-                    if device is None:
-                        device = d
-                    elif d is not device:
-                        raise _device_error(op, device, d)
+                    device = _common_device(op, device, t)
                     if t._requires_grad:
                         requires_grad = True
                     unwrapped.append(t._data)

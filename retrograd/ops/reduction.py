@@ -1,6 +1,9 @@
 """Reductions over dimensions: sum, mean, max/min, norms, softmax and friends."""
 from __future__ import annotations
 
+from .. import return_types
+from .._tensor import Tensor
+from . import pointwise
 from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
 from ._registry import defop
 
@@ -174,32 +177,27 @@ _min_all = defop("min_all", lambda xp, input: xp.amin(input), public=False, node
                  input=lambda grad, input, result: _evenly_distribute(grad, input, result))
 
 
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
-    """max(input): the largest element; max(input, dim, keepdim=False): (values, indices) along ``dim``;
-    max(input, other): the elementwise maximum."""
-    from ..return_types import max as _max_t
+def _extreme(all_op, dim_op, elementwise, result_type, input, dim, keepdim, other):
+    """max/min: over everything, along a dim as (values, indices), or elementwise with ``other``."""
     if other is not None:
         dim = other
     if dim is None:
-        return _max_all(input)
-    if hasattr(dim, "_data"):
-        from .pointwise import maximum
-        return maximum(input, dim)
-    return _max_t(*_max_dim_op(input, dim, keepdim))
+        return all_op(input)
+    if isinstance(dim, Tensor):
+        return elementwise(input, dim)
+    return result_type(*dim_op(input, dim, keepdim))
+
+
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """max(input): the largest element; max(input, dim, keepdim=False): (values, indices) along ``dim``;
+    max(input, other): the elementwise maximum."""
+    return _extreme(_max_all, _max_dim_op, pointwise.maximum, return_types.max, input, dim, keepdim, other)
 
 
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """min(input): the smallest element; min(input, dim, keepdim=False): (values, indices) along ``dim``;
     min(input, other): the elementwise minimum."""
-    from ..return_types import min as _min_t
-    if other is not None:
-        dim = other
-    if dim is None:
-        return _min_all(input)
-    if hasattr(dim, "_data"):
-        from .pointwise import minimum
-        return minimum(input, dim)
-    return _min_t(*_min_dim_op(input, dim, keepdim))
+    return _extreme(_min_all, _min_dim_op, pointwise.minimum, return_types.min, input, dim, keepdim, other)
 
 
 def _scan(xp_fn, input, dim, dtype):
@@ -328,6 +326,4 @@ def _norm_backward(grad, input, result, p, dim, keepdim):
 norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_backward)
 
 
-def _where(condition, input, other):
-    from .pointwise import where
-    return where(condition, input, other)
+_where = pointwise.where
