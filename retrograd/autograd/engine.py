@@ -475,17 +475,22 @@ class Engine:
         state = local
         queue = state.ready_queue
         outer_task = current = state.current_graph_task
+        follow = None  # a ready task handed over without the queue, see evaluate_function
         try:
             while graph_task is None or not graph_task.completed:
-                kind, _, _, _, gt, node, inputs = queue.pop()
-                if kind == 0:  # shutdown
-                    break
-                if node is None:  # a wake-up: our GraphTask may have completed elsewhere
-                    continue
+                if follow is None:
+                    kind, _, _, _, gt, node, inputs = queue.pop()
+                    if kind == 0:  # shutdown
+                        break
+                    if node is None:  # a wake-up: our GraphTask may have completed elsewhere
+                        continue
+                else:
+                    node, inputs = follow
+                    follow = None
                 if not gt.has_error:
                     if gt is not current:  # queue_callback and nested calls find the running pass here
                         state.current_graph_task = current = gt
-                    self._run_task(gt, node, inputs)
+                    follow = self._run_task(gt, node, inputs, queue)
                 inputs = None  # free the gradients before waiting for more work
                 with gt.lock:
                     gt.outstanding_tasks -= 1
@@ -496,10 +501,15 @@ class Engine:
                     if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
                         owner_queue.push_task(NodeTask(gt, None, None))
         finally:
+            if follow is not None:  # our GraphTask completed elsewhere: leave the task to the queue
+                queue.push(gt, *follow)
             state.current_graph_task = outer_task
 
-    def _run_task(self, gt, node, inputs) -> None:
-        """Evaluates one node under its GraphTask's grad mode; errors go to the GraphTask."""
+    def _run_task(self, gt, node, inputs, queue=None):
+        """Evaluates one node under its GraphTask's grad mode; errors go to the GraphTask.
+
+        Returns the task that evaluate_function handed over for this thread to run next, if any.
+        """
         grad_mode = gt.grad_mode
         prev_grad = _grad_state.grad_enabled
         if prev_grad is not grad_mode:
@@ -509,9 +519,10 @@ class Engine:
             prev_node = local.current_node
             local.current_node = node
         try:
-            self.evaluate_function(gt, node, inputs)
+            return self.evaluate_function(gt, node, inputs, queue)
         except BaseException as exc:  # noqa: BLE001 - every error travels to the caller
             gt.set_exception(exc, node)
+            return None
         finally:
             if prev_grad is not grad_mode:
                 _grad_state.grad_enabled = prev_grad
@@ -519,8 +530,13 @@ class Engine:
                 local.current_node = prev_node
 
     # -- step 4 --------------------------------------------------------------------------------
-    def evaluate_function(self, graph_task, node, inputs) -> None:
-        """Runs ``node`` on its gathered ``inputs`` and routes its outputs to the next nodes."""
+    def evaluate_function(self, graph_task, node, inputs, queue=None):
+        """Runs ``node`` on its gathered ``inputs`` and routes its outputs to the next nodes.
+
+        When exactly one next node becomes ready, it would go to ``queue`` (the queue the
+        calling thread pops from) and that queue is empty, the node and its inputs are returned
+        instead: popping it back would give the same order, minus the queue's cost.
+        """
         exec_info = graph_task.exec_info
         if exec_info is not None:
             needed, captures = exec_info[node]
@@ -541,6 +557,7 @@ class Engine:
             _check_nan(node, outputs)
         multithreading = self.multithreading_enabled
         cpu_queue = graph_task.cpu_ready_queue
+        follow = None
         with graph_task.lock:
             dependencies = graph_task.dependencies
             not_ready = graph_task.not_ready
@@ -579,10 +596,16 @@ class Engine:
                     buffer.add(input_nr, grad)
                     continue
                 graph_task.outstanding_tasks += 1
-                if device is _cpu or not multithreading:
-                    cpu_queue.push(graph_task, nxt, grads)
-                else:
+                if device is not _cpu and multithreading:
                     self._device_queue(device).push(graph_task, nxt, grads)
+                elif follow is None and cpu_queue is queue:
+                    follow = (nxt, grads)
+                else:
+                    cpu_queue.push(graph_task, nxt, grads)
+        if follow is not None and cpu_queue.heap:  # other work is ready: let the queue order them
+            cpu_queue.push(graph_task, *follow)
+            return None
+        return follow
 
     # -- step 5 --------------------------------------------------------------------------------
     @staticmethod
