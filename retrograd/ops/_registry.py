@@ -425,8 +425,12 @@ def _mark_views(op, args, results):
     base = src._base if src._base is not None else src
     chain = src._view_fn if src._base is not None else ()
     rest = tuple(args[1:])
+    src_data = src._data
     for j, t in enumerate(results):
-        if not np.may_share_memory(t._data, src._data):
+        arr = t._data
+        owner = arr.base
+        if owner is None or (owner is not src_data and owner is not src_data.base
+                             and not np.may_share_memory(arr, src_data)):
             continue  # NumPy had to copy (e.g. reshape of a non-contiguous array): not a view
         t._base = base
         t._version_counter = src._version_counter
