@@ -86,15 +86,13 @@ class Adam(Optimizer):
             for group in self.param_groups:
                 lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
                 beta1, beta2 = group["betas"]
-                for p, grad in self._params_with_grad(group):
+                decoupled = group["decoupled_weight_decay"]
+                for p, grad in self._params_with_grad(group, 0 if decoupled else weight_decay):
                     state = self._init_state(p, group)
                     state["step"].add_(1)
                     t = state["step"].item()
-                    if weight_decay != 0:
-                        if group["decoupled_weight_decay"]:
-                            p.mul_(1 - lr * weight_decay)
-                        else:
-                            grad = grad.add(p, alpha=weight_decay)
+                    if decoupled and weight_decay != 0:
+                        p.mul_(1 - lr * weight_decay)
                     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                     exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
                     exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)

@@ -182,12 +182,22 @@ class Optimizer:
         with grad_mode.enable_grad():
             return closure()
 
-    def _params_with_grad(self, group):
-        """The group's parameters that have a gradient, each with its (possibly negated) gradient."""
+    def _params_with_grad(self, group, weight_decay=0):
+        """The group's parameters that have a gradient, each with the gradient its update uses.
+
+        The gradient is negated when the group maximizes, then gets ``weight_decay * p`` added (the
+        L2 penalty) when ``weight_decay`` is nonzero; the parameter's own ``.grad`` is never changed.
+        Each pair is made when the loop asks for it, so a parameter listed twice in a group is decayed
+        with its value after the first update, as in PyTorch's for-loop implementations.
+        """
+        maximize = group.get("maximize", False)
         for p in group["params"]:
             if p._grad is None:
                 continue
-            yield p, (-p._grad if group.get("maximize", False) else p._grad)
+            grad = -p._grad if maximize else p._grad
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            yield p, grad
 
     # -- state dict -----------------------------------------------------------------------------
     def state_dict(self) -> dict:

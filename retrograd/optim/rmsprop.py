@@ -81,11 +81,9 @@ class RMSprop(Optimizer):
             for group in self.param_groups:
                 lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
                 weight_decay, momentum = group["weight_decay"], group["momentum"]
-                for p, grad in self._params_with_grad(group):
+                for p, grad in self._params_with_grad(group, weight_decay):
                     state = self._init_state(p, group)
                     state["step"].add_(1)
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
                     square_avg = state["square_avg"]
                     square_avg.mul_(alpha).add_(grad * grad, alpha=1 - alpha)
                     if group["centered"]:
