@@ -15,6 +15,8 @@ import functools
 from collections import defaultdict
 from collections.abc import Iterable
 
+from .. import _dtype
+from .._creation import tensor
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import _HookDict, add_hook
@@ -198,6 +200,22 @@ class Optimizer:
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
             yield p, grad
+
+    def _stepped_state(self, p, group):
+        """The state of ``p`` with its ``"step"`` count advanced by one.
+
+        A parameter's state is made on its first step (see Note [Optimizer updates]): ``"step"``,
+        a float32 scalar tensor as in PyTorch's state dicts, then the buffers ``_init_state`` adds.
+        """
+        state = self.state[p]
+        if not state:
+            state["step"] = tensor(0.0, dtype=_dtype.float32)
+            self._init_state(state, p, group)
+        state["step"].add_(1)
+        return state
+
+    def _init_state(self, state, p, group):
+        """Adds a subclass's buffers for ``p`` to its new ``state``; none by default."""
 
     # -- state dict -----------------------------------------------------------------------------
     def state_dict(self) -> dict:
