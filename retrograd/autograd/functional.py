@@ -166,6 +166,56 @@ _V_NONE_INPUT = ("The vector v can only be None if the input to the user-provide
                  "with a single element.")
 
 
+# -- the steps the public functions share ----------------------------------------------------------
+def _prepare_inputs(inputs, create_graph, fn_name):
+    """``(was_tuple, inputs)``: the user's inputs, checked, as fresh tensors to differentiate at."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return is_inputs_tuple, _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+
+
+def _call_func(func, inputs, strict, fn_name):
+    """``(was_tuple, outputs)`` of ``func(*inputs)``, checked to be Tensors (that require grad, if strict)."""
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
+    return is_outputs_tuple, outputs
+
+
+def _call_scalar_func(func, inputs, strict, fn_name):
+    """``_call_func`` for hessian, vhp and hvp: ``func`` must return one one-element Tensor, given
+    back as a 1-tuple."""
+    is_outputs_tuple, outputs = _call_func(func, inputs, strict, fn_name)
+    if is_outputs_tuple or not isinstance(outputs[0], _tensor_cls()):
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    return outputs
+
+
+def _dummy_vjp(outputs, inputs, like):
+    """The first pass of the double backward trick (see Note [Double backward trick]): dummy
+    cotangents ``u`` (zeros shaped like ``like``, requiring grad) and ``J^T u``, its graph recorded."""
+    from .._creation import zeros_like
+    dummies = tuple(zeros_like(t, requires_grad=True) for t in like)
+    return dummies, _autograd_grad(outputs, inputs, dummies, create_graph=True)
+
+
+def _last_pass(outputs, wrt, v, refs, strict, create_graph, stage):
+    """The backward pass that gives vjp, jvp, vhp and hvp their product: ``outputs`` differentiated
+    with respect to ``wrt`` in direction ``v``, a graph recorded only when one is wanted, and zeros
+    shaped like ``refs`` (an error if strict) where they do not depend on ``wrt``."""
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grad_res = _autograd_grad(outputs, wrt, v, create_graph=create_graph)
+        return _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+
+
+def _pack(outputs, is_outputs_tuple, result, is_result_tuple, create_graph):
+    """``(func_output, product)``, each a Tensor or a tuple as the user gave it, detached unless
+    ``create_graph``."""
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_result_tuple))
+
+
 # -- the public functions --------------------------------------------------------------------------
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """The vector-Jacobian product ``v^T J`` of ``func`` at ``inputs``, as ``torch.autograd.functional.vjp``.
@@ -191,17 +241,11 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([2., 4.])
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
-        _check_requires_grad(outputs, "outputs", strict)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "vjp")
+        is_outputs_tuple, outputs = _call_func(func, inputs, strict, "vjp")
         v = _preprocess_v(v, outputs, is_outputs_tuple, "vjp", create_graph, _V_NONE_OUTPUT)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    result = _last_pass(outputs, inputs, v, inputs, strict, create_graph, "back")
+    return _pack(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -226,23 +270,15 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         >>> jvp(lambda x: x ** 2, rg.tensor([1., 2.]), rg.tensor([1., 0.]))[1]
         tensor([2., 0.])
     """
-    from .._creation import zeros_like
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jvp")
         v = _preprocess_v(v, inputs, is_inputs_tuple, "jvp", create_graph, _V_NONE_INPUT)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
-        _check_requires_grad(outputs, "outputs", strict)
+        is_outputs_tuple, outputs = _call_func(func, inputs, strict, "jvp")
         # See Note [Double backward trick]
-        grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+        grad_outputs, grad_inputs = _dummy_vjp(outputs, inputs, like=outputs)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_outputs_tuple))
+    result = _last_pass(grad_inputs, grad_outputs, v, outputs, strict, create_graph, "back_trick")
+    return _pack(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -285,11 +321,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                                   '`strategy="forward-mode"` are not supported together (yet). Please either set '
                                   '`create_graph=False` or `strategy="reverse-mode"`.')
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
-        _check_requires_grad(outputs, "outputs", strict)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jacobian")
+        is_outputs_tuple, outputs = _call_func(func, inputs, strict, "jacobian")
         if strategy == "reverse-mode":
             result = _jacobian_rows(outputs, inputs, create_graph, strict)
         else:
@@ -329,8 +362,7 @@ def _jacobian_columns(outputs, inputs, strict):
     from .._creation import zeros, zeros_like
     from ..ops import stack
     # See Note [Double backward trick]
-    grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
-    grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+    grad_outputs, grad_inputs = _dummy_vjp(outputs, inputs, like=outputs)
     columns = [[[] for _ in inputs] for _ in outputs]
     for j, inp in enumerate(inputs):
         if grad_inputs[j] is None or not grad_inputs[j].requires_grad:
@@ -385,17 +417,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    Tensor = _tensor_cls()
 
     def single_output(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
-        return out.squeeze()
+        return _call_scalar_func(func, inp, strict, "hessian")[0].squeeze()
 
     def jac_func(*inp):
         jac = jacobian(single_output, inp, create_graph=True)
@@ -409,19 +433,12 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 def _scalar_function_grad(func, inputs, v, create_graph, strict, fn_name):
     """Shared start of vhp/hvp: preprocessed inputs and v, the output, and its gradient with a graph."""
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, fn_name)
     v = _preprocess_v(v, inputs, is_inputs_tuple, fn_name, create_graph, _V_NONE_INPUT)
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
-    _check_requires_grad(outputs, "outputs", strict)
-    if is_outputs_tuple or not isinstance(outputs[0], _tensor_cls()):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-    if outputs[0].numel() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    outputs = _call_scalar_func(func, inputs, strict, fn_name)
     jac = _autograd_grad(outputs, inputs, create_graph=True)
     _check_requires_grad(jac, "jacobian", strict)
-    return is_inputs_tuple, inputs, v, outputs, is_outputs_tuple, jac
+    return is_inputs_tuple, inputs, v, outputs, jac
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
@@ -445,13 +462,9 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([ 6., 12.])
     """
     with enable_grad():
-        is_inputs_tuple, inputs, v, outputs, is_outputs_tuple, jac = _scalar_function_grad(
-            func, inputs, v, create_graph, strict, "vhp")
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(func, inputs, v, create_graph, strict, "vhp")
+    result = _last_pass(jac, inputs, v, inputs, strict, create_graph, "double_back")
+    return _pack(outputs, False, result, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -477,15 +490,11 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         >>> hvp(lambda x: (x ** 3).sum(), rg.tensor([1., 2.]), rg.tensor([1., 0.]))[1]
         tensor([6., 0.])
     """
-    from .._creation import zeros_like
     with enable_grad():
-        is_inputs_tuple, inputs, v, outputs, is_outputs_tuple, jac = _scalar_function_grad(
-            func, inputs, v, create_graph, strict, "hvp")
-        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(func, inputs, v, create_graph, strict, "hvp")
+        # See Note [Double backward trick]; the dummies are shaped like the inputs because an entry
+        # of jac may be None.
+        grad_jac, double_back = _dummy_vjp(jac, inputs, like=inputs)
         _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+    result = _last_pass(double_back, grad_jac, v, inputs, strict, create_graph, "double_back_trick")
+    return _pack(outputs, False, result, is_inputs_tuple, create_graph)

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .._creation import tensor, zeros_like
-from .. import _dtype
+from .._creation import zeros_like
 from ..autograd import grad_mode
 from ..ops import maximum
 from .optimizer import Optimizer, _check_differentiable, _check_hyper
@@ -61,16 +60,11 @@ class Adam(Optimizer):
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def _init_state(self, p, group):
-        state = self.state[p]
-        if not state:
-            # "step" is a float32 scalar tensor, the type PyTorch's state dicts carry.
-            state["step"] = tensor(0.0, dtype=_dtype.float32)
-            state["exp_avg"] = zeros_like(p)
-            state["exp_avg_sq"] = zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = zeros_like(p)
-        return state
+    def _init_state(self, state, p, group):
+        state["exp_avg"] = zeros_like(p)
+        state["exp_avg_sq"] = zeros_like(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = zeros_like(p)
 
     def step(self, closure=None):
         """Performs one Adam update. See Note [Optimizer updates] in optimizer.py.
@@ -86,15 +80,12 @@ class Adam(Optimizer):
             for group in self.param_groups:
                 lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
                 beta1, beta2 = group["betas"]
-                for p, grad in self._params_with_grad(group):
-                    state = self._init_state(p, group)
-                    state["step"].add_(1)
+                decoupled = group["decoupled_weight_decay"]
+                for p, grad in self._params_with_grad(group, 0 if decoupled else weight_decay):
+                    state = self._stepped_state(p, group)
                     t = state["step"].item()
-                    if weight_decay != 0:
-                        if group["decoupled_weight_decay"]:
-                            p.mul_(1 - lr * weight_decay)
-                        else:
-                            grad = grad.add(p, alpha=weight_decay)
+                    if decoupled and weight_decay != 0:
+                        p.mul_(1 - lr * weight_decay)
                     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                     exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
                     exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)

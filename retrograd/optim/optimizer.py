@@ -15,6 +15,8 @@ import functools
 from collections import defaultdict
 from collections.abc import Iterable
 
+from .. import _dtype
+from .._creation import tensor
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import _HookDict, add_hook
@@ -182,12 +184,38 @@ class Optimizer:
         with grad_mode.enable_grad():
             return closure()
 
-    def _params_with_grad(self, group):
-        """The group's parameters that have a gradient, each with its (possibly negated) gradient."""
+    def _params_with_grad(self, group, weight_decay=0):
+        """The group's parameters that have a gradient, each with the gradient its update uses.
+
+        The gradient is negated when the group maximizes, then gets ``weight_decay * p`` added (the
+        L2 penalty) when ``weight_decay`` is nonzero; the parameter's own ``.grad`` is never changed.
+        Each pair is made when the loop asks for it, so a parameter listed twice in a group is decayed
+        with its value after the first update, as in PyTorch's for-loop implementations.
+        """
+        maximize = group.get("maximize", False)
         for p in group["params"]:
             if p._grad is None:
                 continue
-            yield p, (-p._grad if group.get("maximize", False) else p._grad)
+            grad = -p._grad if maximize else p._grad
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            yield p, grad
+
+    def _stepped_state(self, p, group):
+        """The state of ``p`` with its ``"step"`` count advanced by one.
+
+        A parameter's state is made on its first step (see Note [Optimizer updates]): ``"step"``,
+        a float32 scalar tensor as in PyTorch's state dicts, then the buffers ``_init_state`` adds.
+        """
+        state = self.state[p]
+        if not state:
+            state["step"] = tensor(0.0, dtype=_dtype.float32)
+            self._init_state(state, p, group)
+        state["step"].add_(1)
+        return state
+
+    def _init_state(self, state, p, group):
+        """Adds a subclass's buffers for ``p`` to its new ``state``; none by default."""
 
     # -- state dict -----------------------------------------------------------------------------
     def state_dict(self) -> dict:

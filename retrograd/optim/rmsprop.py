@@ -1,8 +1,7 @@
 """RMSprop: gradient scaled by a running root mean square, with optional momentum and centering."""
 from __future__ import annotations
 
-from .._creation import tensor, zeros_like
-from .. import _dtype
+from .._creation import zeros_like
 from ..autograd import grad_mode
 from .optimizer import Optimizer, _check_differentiable, _check_hyper
 
@@ -56,16 +55,12 @@ class RMSprop(Optimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _init_state(self, p, group):
-        state = self.state[p]
-        if not state:
-            state["step"] = tensor(0.0, dtype=_dtype.float32)
-            state["square_avg"] = zeros_like(p)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = zeros_like(p)
-            if group["centered"]:
-                state["grad_avg"] = zeros_like(p)
-        return state
+    def _init_state(self, state, p, group):
+        state["square_avg"] = zeros_like(p)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = zeros_like(p)
 
     def step(self, closure=None):
         """Performs one RMSprop update. See Note [Optimizer updates] in optimizer.py.
@@ -81,11 +76,8 @@ class RMSprop(Optimizer):
             for group in self.param_groups:
                 lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
                 weight_decay, momentum = group["weight_decay"], group["momentum"]
-                for p, grad in self._params_with_grad(group):
-                    state = self._init_state(p, group)
-                    state["step"].add_(1)
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
+                for p, grad in self._params_with_grad(group, weight_decay):
+                    state = self._stepped_state(p, group)
                     square_avg = state["square_avg"]
                     square_avg.mul_(alpha).add_(grad * grad, alpha=1 - alpha)
                     if group["centered"]:

@@ -66,9 +66,7 @@ class SGD(Optimizer):
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-                for p, grad in self._params_with_grad(group):
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
+                for p, grad in self._params_with_grad(group, weight_decay):
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")

@@ -15,16 +15,20 @@ CASES = [
     ("SGD", dict(lr=0.05, momentum=0.8, dampening=0.3, weight_decay=0.1)),
     ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
     ("SGD", dict(lr=0.1, momentum=0.5, maximize=True)),
+    ("SGD", dict(lr=0.1, weight_decay=0.2, maximize=True)),
     ("Adam", dict()),
     ("Adam", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1)),
     ("Adam", dict(lr=0.01, amsgrad=True, maximize=True)),
     ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1, maximize=True)),
     ("AdamW", dict(lr=0.01)),
     ("AdamW", dict(lr=0.02, weight_decay=0.3, amsgrad=True)),
     ("RMSprop", dict()),
     ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.1, momentum=0.7)),
     ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, maximize=True)),
     ("RMSprop", dict(lr=0.01, centered=True, eps=1e-4)),
+    ("RMSprop", dict(lr=0.01, weight_decay=0.1, maximize=True)),
 ]
 
 
