@@ -56,9 +56,10 @@ def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=N
     if rank not in (-1, None) and rank != world.Get_rank():
         raise ValueError(f"rank={rank} but this process is MPI rank {world.Get_rank()}")
     from .. import autograd as dist_autograd
-    _agent = Agent(str(name), world.Dup(), DEFAULT_RPC_TIMEOUT_SEC if timeout is None else float(timeout))
-    _agent.handler = _handle
-    dist_autograd._reset_worker(_agent.rank)
+    dist_autograd._reset_worker(world.Get_rank())  # before any request can arrive
+    _agent = Agent(str(name), world.Dup(), DEFAULT_RPC_TIMEOUT_SEC if timeout is None else float(timeout),
+                   _handle)
+    _agent.start()  # only now: a request's handler may look up the agent
 
 
 def shutdown(graceful=True, timeout=0):

@@ -32,7 +32,10 @@ class RemoteError(RuntimeError):
 class Agent:
     """This process's RPC endpoint."""
 
-    def __init__(self, name, comm, timeout):
+    def __init__(self, name, comm, timeout, handler):
+        # The handler is in place before the name exchange below: from then on other workers
+        # may send requests, and the listener must be able to serve the first one.
+        self.handler = handler  # handler(src, kind, payload) -> result
         self.comm = comm
         self.rank = comm.Get_rank()
         self.world_size = comm.Get_size()
@@ -47,8 +50,10 @@ class Agent:
         self._sends = []  # in-flight isend requests
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="retrograd-rpc")
-        self.handler = None  # set by the rpc module: handler(src, kind, payload) -> result
         self._listener = threading.Thread(target=self._listen, name="retrograd-rpc-listener", daemon=True)
+
+    def start(self) -> None:
+        """Starts serving requests; requests sent earlier wait in MPI until then."""
         self._listener.start()
 
     # -- sending ----------------------------------------------------------------------------------
