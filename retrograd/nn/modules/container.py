@@ -16,7 +16,24 @@ def _index(idx, n):
     return idx % n
 
 
-class Sequential(Module):
+class _NumberedModules(Module):
+    """Submodules named "0", "1", ...: what Sequential and ModuleList share."""
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
+            del self._modules[key]
+        # keep numbering 0..n-1, as PyTorch
+        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_NumberedModules):
     """Calls its modules in order, each on the previous one's output.
 
     Built from modules (named "0", "1", ...) or from one OrderedDict of named modules.
@@ -49,19 +66,6 @@ class Sequential(Module):
         key = list(self._modules)[_index(idx, len(self))]
         setattr(self, key, module)
 
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
-            del self._modules[key]
-        # keep numbering 0..n-1, as PyTorch
-        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def append(self, module):
         self.add_module(str(len(self)), module)
         return self
@@ -72,7 +76,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules, registered (so their parameters are found) and indexable like a list.
 
     Example::
@@ -94,18 +98,6 @@ class ModuleList(Module):
 
     def __setitem__(self, idx, module):
         self.add_module(str(_index(idx, len(self))), module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
-            del self._modules[key]
-        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __iadd__(self, modules):
         return self.extend(modules)
