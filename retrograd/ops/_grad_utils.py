@@ -21,6 +21,8 @@ def normalize_dims(dim, ndim):
 def expand_reduced(grad, input_shape, dim, keepdim):
     """Broadcasts the gradient of a reduction over ``dim`` back to ``input_shape``."""
     ndim = len(input_shape)
+    if dim is None and not keepdim:  # a full reduction: the scalar gradient expands directly
+        return grad.expand(input_shape)
     if not keepdim and ndim:
         shape = list(input_shape)
         for d in normalize_dims(dim, ndim):

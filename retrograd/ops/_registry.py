@@ -414,6 +414,9 @@ def _write_inplace(op, target, array):
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                            f"{list(array.shape)}")
     if array is not dst:
+        if not dst.flags.writeable:  # an expanded (broadcast) view
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
         dst[...] = array
     target._version_counter.version += 1
     return target

@@ -136,6 +136,12 @@ squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad
 
 def _expand(xp, input, size):
     size = tuple(size)
+    if input.ndim == 0 and xp is np and -1 not in size:
+        # A scalar to any shape (the gradient of a full reduction): a zero-stride array made
+        # directly, several times cheaper than np.broadcast_to, and read-only like it.
+        out = np.ndarray(size, input.dtype, buffer=input, strides=(0,) * len(size))
+        out.flags.writeable = False
+        return out
     if len(size) < input.ndim:
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size=[{', '.join(map(str, size))}]): the "
                            f"number of sizes provided ({len(size)}) must be greater or equal to the number of "

@@ -154,3 +154,12 @@ def test_detached_alias_modified_in_place_invalidates_saved_tensor():
     with pytest.raises(RuntimeError, match="^one of the variables needed for gradient computation has been "
                                            "modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_inplace_on_an_expanded_tensor_raises_pytorchs_error():
+    for base in (rg.tensor(3.0), rg.ones(1, 3)):
+        e = base.expand(2, 3)
+        with pytest.raises(RuntimeError, match="^unsupported operation: more than one element of the written-to "
+                                               "tensor refers to a single memory location"):
+            e.add_(1)
+        assert base.tolist() == (3.0 if base.dim() == 0 else [[1.0, 1.0, 1.0]])
