@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..backends import get_backend
 from . import grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
 from .engine import (Engine, get_default_engine, queue_callback, is_checkpoint_valid,
@@ -43,11 +44,10 @@ def _as_tuple(value, what):
 def _make_grads(outputs, grads):
     """The seed gradient of each output: the given one (shape-checked), or ones for a scalar."""
     Tensor = _tensor_cls()
-    ones_like = _creation().ones_like
     new_grads = []
     for out, grad in zip(outputs, grads, strict=True):
         if isinstance(grad, Tensor):
-            if grad.shape != out.shape:
+            if grad._data.shape != out._data.shape:
                 gi = next(i for i, g in enumerate(grads) if g is grad)
                 oi = next(i for i, o in enumerate(outputs) if o is out)
                 raise RuntimeError(f"Mismatch in shape: grad_output[{gi}] has a shape of {grad.shape} and "
@@ -60,7 +60,9 @@ def _make_grads(outputs, grads):
                 if not out.is_floating_point():
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{out.dtype}")
-                new_grads.append(ones_like(out))
+                arr = out._data  # ones of the output's shape, dtype and device, made directly: a hot path
+                xp = get_backend(out._device.type).xp
+                new_grads.append(Tensor._make(xp.ones(arr.shape, dtype=arr.dtype), out._device))
             else:
                 new_grads.append(None)
         else:
