@@ -92,7 +92,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
-                 "_base", "_view_fn", "_view_version", "_grad", "_grad_accumulator", "_backward_hooks",
+                 "_base", "_view_fn", "_view_version", "_view_no_grad", "_grad", "_grad_accumulator", "_backward_hooks",
                  "_retains_grad", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers `ndarray * Tensor` to Tensor.__rmul__
@@ -243,7 +243,7 @@ class Tensor:
     def grad_fn(self):
         """The ``Node`` that produced this tensor, or None for a leaf."""
         fn = self._grad_fn
-        if fn is not None and self._base is not None and self._view_version != self._version_counter.version:
+        if self._base is not None and self._view_version != self._version_counter.version:
             # The base was modified in place after this view was made: the view's history is the
             # view replayed on the base's new history. See Note [In-place on views] in ops/_inplace.py.
             from .ops._inplace import regenerate_view_grad_fn

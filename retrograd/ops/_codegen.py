@@ -74,6 +74,8 @@ def build_fast_call(op, public_params, names, env):
         arr[n] = a
         lines += [
             f"    if isinstance({n}, _Tensor):",
+            f"        if {n}._base is not None and {n}._view_version != {n}._version_counter.version:",
+            f"            {n}.grad_fn  # a view whose base changed in place: refresh its history",
             f"        {a} = {n}._data",
             f"        if device is None:",
             f"            device = {n}._device",

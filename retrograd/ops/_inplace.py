@@ -43,6 +43,12 @@ def apply_inplace(op, args):
     check_inplace(self)
     base = self._base
     if base is not None and (self._requires_grad or base._requires_grad or _others_require_grad(op, args)):
+        if self._view_no_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
         return _inplace_on_view(op, self, args)
     return call_op(op, args, inplace=self)
 

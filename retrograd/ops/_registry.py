@@ -253,6 +253,8 @@ def call_op(op: OpInfo, args, inplace=None):
     for i in op.tensor_pos:
         a = vals[i]
         if isinstance(a, Tensor):
+            if a._base is not None and a._view_version != a._version_counter.version:
+                a.grad_fn  # noqa: B018 - a view whose base changed in place: refresh its history
             device = _common_device(op, device, a)
             if a._requires_grad:
                 requires_grad = True
@@ -439,6 +441,7 @@ def _mark_views(op, args, results):
         t._version_counter = src._version_counter
         t._view_fn = chain + ((op, rest, j if op.multi_output else None),)
         t._view_version = src._version_counter.version
+        t._view_no_grad = not _grad_state.grad_enabled  # see apply_inplace in ops/_inplace.py
 
 
 def replay_view(chain, tensor):

@@ -163,3 +163,35 @@ def test_inplace_on_an_expanded_tensor_raises_pytorchs_error():
                                                "tensor refers to a single memory location"):
             e.add_(1)
         assert base.tolist() == (3.0 if base.dim() == 0 else [[1.0, 1.0, 1.0]])
+
+
+def test_other_views_of_a_base_follow_its_new_history():
+    w = rg.tensor([2.0, 3.0], requires_grad=True)
+    b = rg.ones(3)
+    v1, v2 = b[:2], b[1:]
+    v1.mul_(w)  # b now requires grad through CopySlices; v2 was made before that
+    assert v2.requires_grad or v2.grad_fn is not None
+    (v2 * 1).sum().backward()
+    assert w.grad.tolist() == [0.0, 1.0]
+    torch = pytest.importorskip("torch")
+    tw = torch.tensor([2.0, 3.0], requires_grad=True)
+    tb = torch.ones(3)
+    t1, t2 = tb[:2], tb[1:]
+    t1.mul_(tw)
+    (t2 * 1).sum().backward()
+    assert tw.grad.tolist() == w.grad.tolist()
+
+
+def test_view_made_in_no_grad_mode_cannot_be_modified_in_place_with_grad_mode_on():
+    a = rg.ones(3, requires_grad=True) * 1
+    with rg.no_grad():
+        v = a[:2]
+    with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and is being modified inplace with "
+                                           "grad mode enabled."):
+        v.mul_(2)
+    with rg.no_grad():
+        v.mul_(2)  # both inside no_grad: allowed, not recorded
+    plain = rg.zeros(3)
+    with rg.no_grad():
+        u = plain[:2]
+    u.mul_(2)  # nothing requires grad: allowed
