@@ -71,9 +71,10 @@ def set_default_dtype(d: dtype) -> None:
     """Sets the default floating point dtype; only float32 and float64 are allowed, as in PyTorch.
 
     Example::
-        >>> set_default_dtype(float64); get_default_dtype()
+        >>> import retrograd as rg
+        >>> rg.set_default_dtype(rg.float64); rg.get_default_dtype()
         retrograd.float64
-        >>> set_default_dtype(float32)
+        >>> rg.set_default_dtype(rg.float32)
     """
     if d not in (float32, float64, float16):
         raise TypeError("only floating-point types are supported as the default type")

@@ -454,7 +454,8 @@ def replay_view(chain, tensor):
 
 
 def defop(name, forward, *, method=None, promote=None, view=False, tensor_args=None, lists=(),
-          nondiff_outputs=(), node_name=None, multi_output=False, public=True, device_param=None, **formulas):
+          nondiff_outputs=(), node_name=None, multi_output=False, public=True, device_param=None, doc=None,
+          **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
@@ -472,6 +473,7 @@ def defop(name, forward, *, method=None, promote=None, view=False, tensor_args=N
         multi_output: the forward returns a tuple of arrays.
         device_param: a parameter naming the device the forward moved its result to.
         public: export from ``retrograd``.
+        doc: the public function's docstring (default: the forward's, else its signature).
         **formulas: ``input=lambda grad, other: ...``, see the module docstring.
 
     Returns:
@@ -486,6 +488,8 @@ def defop(name, forward, *, method=None, promote=None, view=False, tensor_args=N
     if fast_apply is not None:
         op.node_cls.apply = fast_apply
     fn = _make_public(op)
+    if doc is not None:
+        fn.__doc__ = doc
     op.function = fn
     if method:
         setattr(Tensor, name if method is True else method, fn)

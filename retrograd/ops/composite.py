@@ -19,7 +19,25 @@ def _count(input, dim):
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (default 1), as ``torch.var``."""
+    """The variance of ``input`` over ``dim``, with Bessel's ``correction`` (1 by default).
+
+    Args:
+        input: a floating-point tensor.
+        dim: the dim or tuple of dims to reduce (None: all of them).
+        unbiased: legacy switch: False means ``correction=0``.
+        keepdim: keep each reduced dim with size 1.
+        correction: the difference between the number of elements and the divisor (keyword-only).
+
+    Returns:
+        The variances.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.var(rg.tensor([1., 2., 3., 4.]))
+        tensor(1.6667)
+        >>> rg.var(rg.tensor([1., 2., 3., 4.]), correction=0)
+        tensor(1.2500)
+    """
     if isinstance(dim, bool):  # var(input, unbiased)
         dim, unbiased = None, dim
     c = _correction(unbiased, correction)
@@ -29,7 +47,23 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation over ``dim`` with Bessel's ``correction`` (default 1), as ``torch.std``."""
+    """The standard deviation of ``input`` over ``dim``, with Bessel's ``correction`` (1 by default).
+
+    Args:
+        input: a floating-point tensor.
+        dim: the dim or tuple of dims to reduce (None: all of them).
+        unbiased: legacy switch: False means ``correction=0``.
+        keepdim: keep each reduced dim with size 1.
+        correction: the difference between the number of elements and the divisor (keyword-only).
+
+    Returns:
+        The standard deviations.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.std(rg.tensor([1., 3.]))
+        tensor(1.4142)
+    """
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 

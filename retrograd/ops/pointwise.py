@@ -10,7 +10,23 @@ from ._registry import defop
 add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
             method=True, promote="binary",
             input=lambda grad: grad,
-            other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
+            other=lambda grad, alpha: grad if alpha == 1 else grad * alpha,
+            doc="""Adds ``other``, multiplied by ``alpha``, to ``input`` elementwise, with broadcasting.
+
+    Args:
+        input: the first operand (a Tensor or a number).
+        other: the second operand (a Tensor or a number).
+        alpha: a number that scales ``other`` first (keyword-only, default 1).
+
+    Returns:
+        ``input + alpha * other``, in the promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., 2., 3.])
+        >>> rg.add(x, rg.tensor([10., 20., 30.]), alpha=2)
+        tensor([21., 42., 63.])
+    """)
 
 def _sub(xp, input, other, *, alpha=1):
     if _kind(input) == "b" or _kind(other) == "b":
@@ -40,12 +56,45 @@ def _check_int_divisor(xp, input, other):
 sub = defop("sub", _sub,
             method=True, promote="binary",
             input=lambda grad: grad,
-            other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+            other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+            doc="""Subtracts ``other``, multiplied by ``alpha``, from ``input`` elementwise, with broadcasting.
+
+    Args:
+        input: the minuend (a Tensor or a number).
+        other: the subtrahend (a Tensor or a number).
+        alpha: a number that scales ``other`` first (keyword-only, default 1).
+
+    Returns:
+        ``input - alpha * other``, in the promoted dtype.
+
+    Raises:
+        RuntimeError: if an operand is a bool tensor (use ``~`` or ``logical_not()`` to invert a
+            mask).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sub(rg.tensor([5., 5.]), rg.tensor([1., 2.]))
+        tensor([4., 3.])
+    """)
 
 mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
             method=True, promote="binary",
             input=lambda grad, other: grad * other,
-            other=lambda grad, input: grad * input)
+            other=lambda grad, input: grad * input,
+            doc="""Multiplies ``input`` by ``other`` elementwise, with broadcasting.
+
+    Args:
+        input: the first factor (a Tensor or a number).
+        other: the second factor (a Tensor or a number).
+
+    Returns:
+        The product, in the promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.mul(rg.tensor([1., 2., 3.]), 2)
+        tensor([2., 4., 6.])
+    """)
 
 _true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), promote="float",
                   input=lambda grad, other: grad / other,
@@ -71,19 +120,25 @@ _div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Di
 
 
 def div(input, other, *, rounding_mode=None):
-    """Divides ``input`` by ``other``: true division, or rounded with ``rounding_mode`` 'trunc' or 'floor'.
+    """Divides ``input`` by ``other`` elementwise: true division, or rounded with ``rounding_mode``.
 
     Args:
         input: the dividend (a Tensor or a number).
         other: the divisor (a Tensor or a number); both broadcast.
-        rounding_mode: None (true division, integers give the default float dtype), 'trunc'
-            (toward zero) or 'floor' (toward minus infinity; integers stay integers).
+        rounding_mode: None (true division; integers give the default float dtype), 'trunc' (toward
+            zero) or 'floor' (toward minus infinity; integers stay integers).
 
     Returns:
         The quotient.
 
+    Raises:
+        RuntimeError: for another ``rounding_mode``, or integer division by zero with a rounding
+            mode.
+
     Example::
         >>> import retrograd as rg
+        >>> rg.div(rg.tensor([1., 3.]), 2)
+        tensor([0.5000, 1.5000])
         >>> rg.div(rg.tensor([-7, 7]), 2, rounding_mode="trunc")
         tensor([-3,  3])
     """
@@ -92,7 +147,20 @@ def div(input, other, *, rounding_mode=None):
     return _div_rounding(input, other, rounding_mode)
 
 neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
-            input=lambda grad: -grad)
+            input=lambda grad: -grad,
+            doc="""Negates every element of ``input``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        ``-input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.neg(rg.tensor([1., -2.]))
+        tensor([-1.,  2.])
+    """)
 
 
 def _pow_forward(xp, input, exponent):
@@ -118,34 +186,178 @@ def _pow_exponent_grad(grad, input, result):
 
 
 pow = defop("pow", _pow_forward, method=True, promote="binary",  # noqa: A001
-            input=_pow_input_grad, exponent=_pow_exponent_grad)
+            input=_pow_input_grad, exponent=_pow_exponent_grad,
+            doc="""Raises ``input`` to the power ``exponent`` elementwise, with broadcasting.
+
+    Args:
+        input: the base (a Tensor or a number).
+        exponent: the exponent (a Tensor or a number).
+
+    Returns:
+        ``input ** exponent``, in the promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.pow(rg.tensor([1., 2., 3.]), 2)
+        tensor([1., 4., 9.])
+    """)
 
 # -- exponentials and logarithms ----------------------------------------------------------------
 exp = defop("exp", lambda xp, input: xp.exp(input), method=True, promote="float",
-            input=lambda grad, result: grad * result)
+            input=lambda grad, result: grad * result,
+            doc="""The exponential ``e ** x`` of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.exp(rg.tensor([0., 1.]))
+        tensor([1.0000, 2.7183])
+    """)
 log = defop("log", lambda xp, input: xp.log(input), method=True, promote="float",
-            input=lambda grad, input: grad / input)
+            input=lambda grad, input: grad / input,
+            doc="""The natural logarithm of every element (``nan`` below zero, ``-inf`` at zero).
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.log(rg.tensor([1., 2.7182817]))
+        tensor([0., 1.])
+    """)
 log1p = defop("log1p", lambda xp, input: xp.log1p(input), method=True, promote="float",
-              input=lambda grad, input: grad / (input + 1))
+              input=lambda grad, input: grad / (input + 1),
+              doc="""The natural logarithm of ``1 + x`` for every element, accurate for small ``x``.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.log1p(rg.tensor([0., 1e-8]))
+        tensor([0.0000e+00, 1.0000e-08])
+    """)
 expm1 = defop("expm1", lambda xp, input: xp.expm1(input), method=True, promote="float",
-              input=lambda grad, result: grad * (result + 1))
+              input=lambda grad, result: grad * (result + 1),
+              doc="""``e ** x - 1`` for every element, accurate for small ``x``.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.expm1(rg.tensor([0., 1e-8]))
+        tensor([0.0000e+00, 1.0000e-08])
+    """)
 sqrt = defop("sqrt", lambda xp, input: xp.sqrt(input), method=True, promote="float",
-             input=lambda grad, result: grad / (result * 2))
+             input=lambda grad, result: grad / (result * 2),
+             doc="""The square root of every element (``nan`` below zero).
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sqrt(rg.tensor([4., 9.]))
+        tensor([2., 3.])
+    """)
 rsqrt = defop("rsqrt", lambda xp, input: 1 / xp.sqrt(input), method=True, promote="float",
-              input=lambda grad, result: grad * result ** 3 * -0.5)
+              input=lambda grad, result: grad * result ** 3 * -0.5,
+              doc="""The reciprocal of the square root of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.rsqrt(rg.tensor([4., 16.]))
+        tensor([0.5000, 0.2500])
+    """)
 reciprocal = defop("reciprocal", lambda xp, input: xp.reciprocal(input.astype(xp.result_type(input, 1.0))),
                    method=True, promote="float",
                    input=lambda grad, result: -grad * result * result)
 
 # -- trigonometric and activations --------------------------------------------------------------------
 sin = defop("sin", lambda xp, input: xp.sin(input), method=True, promote="float",
-            input=lambda grad, input: grad * input.cos())
+            input=lambda grad, input: grad * input.cos(),
+            doc="""The sine of every element, in radians.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sin(rg.tensor([0., 1.5707964]))
+        tensor([0., 1.])
+    """)
 cos = defop("cos", lambda xp, input: xp.cos(input), method=True, promote="float",
-            input=lambda grad, input: -grad * input.sin())
+            input=lambda grad, input: -grad * input.sin(),
+            doc="""The cosine of every element, in radians.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cos(rg.tensor([0., 3.1415927]))
+        tensor([ 1., -1.])
+    """)
 tan = defop("tan", lambda xp, input: xp.tan(input), method=True, promote="float",
-            input=lambda grad, result: grad * (result * result + 1))
+            input=lambda grad, result: grad * (result * result + 1),
+            doc="""The tangent of every element, in radians.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tan(rg.tensor([0., 0.7853982]))
+        tensor([0., 1.])
+    """)
 tanh = defop("tanh", lambda xp, input: xp.tanh(input), method=True, promote="float",
-             input=lambda grad, result: grad * (1 - result * result))
+             input=lambda grad, result: grad * (1 - result * result),
+             doc="""The hyperbolic tangent of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape, with values in (-1, 1).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tanh(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.7616])
+    """)
 
 
 def _sigmoid(xp, input):
@@ -155,7 +367,20 @@ def _sigmoid(xp, input):
 
 
 sigmoid = defop("sigmoid", _sigmoid, method=True, promote="float",
-                input=lambda grad, result: grad * result * (1 - result))
+                input=lambda grad, result: grad * result * (1 - result),
+                doc="""The logistic function ``1 / (1 + e ** -x)`` of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape, with values in (0, 1).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sigmoid(rg.tensor([0., 2.]))
+        tensor([0.5000, 0.8808])
+    """)
 def _threshold_backward(xp, grad, output):
     out = xp.multiply(grad, output > 0, dtype=grad.dtype)  # a mask product: far cheaper than where()
     if out.dtype.kind == "f" and xp.isnan(out).any():  # NaN * 0 is NaN, but PyTorch gives 0 there
@@ -168,11 +393,50 @@ def _threshold_backward(xp, grad, output):
 threshold_backward = defop("threshold_backward", _threshold_backward, public=False,
                            grad=lambda grad, output: threshold_backward(grad, output))
 relu = defop("relu", lambda xp, input: xp.maximum(input, 0).astype(input.dtype, copy=False), method=True,
-             input=lambda grad, result: threshold_backward(grad, result))  # zero gradient at 0, as PyTorch
+             input=lambda grad, result: threshold_backward(grad, result),
+             doc="""Replaces the negative elements of ``input`` by zero.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        ``max(input, 0)``, in the dtype of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.relu(rg.tensor([-1., 0.5]))
+        tensor([0.0000, 0.5000])
+    """)  # zero gradient at 0, as PyTorch
 abs = defop("abs", lambda xp, input: xp.abs(input), method=True,  # noqa: A001
-            input=lambda grad, input: grad * input.sign())
+            input=lambda grad, input: grad * input.sign(),
+            doc="""The absolute value of every element.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.abs(rg.tensor([-1.5, 2.]))
+        tensor([1.5000, 2.0000])
+    """)
 sign = defop("sign", lambda xp, input: xp.sign(input), method=True,
-             input=lambda grad: grad * 0)  # piecewise constant: zero gradient, as PyTorch
+             input=lambda grad: grad * 0,
+             doc="""The sign of every element: -1, 0 or 1.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sign(rg.tensor([-3., 0., 2.]))
+        tensor([-1.,  0.,  1.])
+    """)  # piecewise constant: zero gradient, as PyTorch
 
 
 def _clamp(xp, input, min=None, max=None):  # noqa: A002
@@ -199,19 +463,81 @@ def _clamp_mask(input, min, max):  # noqa: A002
 clamp = defop("clamp", _clamp, method=True, promote="binary", tensor_args=("input", "min", "max"),
               input=lambda grad, input, min, max: where(_clamp_mask(input, min, max), grad, 0.),
               min=lambda grad, input, min: where(input < min, grad, 0.),
-              max=lambda grad, input, max: where(input > max, grad, 0.))
+              max=lambda grad, input, max: where(input > max, grad, 0.),
+              doc="""Limits every element of ``input`` to the range [``min``, ``max``].
+
+    Args:
+        input: the tensor.
+        min: the lower bound (a number or a Tensor; None for none).
+        max: the upper bound (a number or a Tensor; None for none).
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: if both ``min`` and ``max`` are None.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.clamp(rg.tensor([-2., 0.5, 3.]), min=-1, max=1)
+        tensor([-1.0000,  0.5000,  1.0000])
+    """)
 
 maximum = defop("maximum", lambda xp, input, other: xp.maximum(input, other), method=True, promote="binary",
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input < other, 0.),
-                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other < input, 0.))
+                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other < input, 0.),
+                doc="""The larger of ``input`` and ``other``, elementwise, with broadcasting.
+
+    Args:
+        input: the first tensor.
+        other: the second tensor.
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.maximum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
+        tensor([3., 4.])
+    """)
 minimum = defop("minimum", lambda xp, input, other: xp.minimum(input, other), method=True, promote="binary",
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input > other, 0.),
-                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.))
+                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.),
+                doc="""The smaller of ``input`` and ``other``, elementwise, with broadcasting.
+
+    Args:
+        input: the first tensor.
+        other: the second tensor.
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.minimum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
+        tensor([1., 2.])
+    """)
 
 where = defop("where", lambda xp, condition, input, other: xp.where(condition, input, other), promote="binary",
               tensor_args=("condition", "input", "other"),
               input=lambda grad, condition: where(condition, grad, 0.),
-              other=lambda grad, condition: where(condition, 0., grad))
+              other=lambda grad, condition: where(condition, 0., grad),
+              doc="""Picks ``input`` where ``condition`` is true and ``other`` elsewhere, with broadcasting.
+
+    Args:
+        condition: a bool tensor.
+        input: the values where ``condition`` holds (a Tensor or a number).
+        other: the values elsewhere (a Tensor or a number).
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([-1., 2., -3.])
+        >>> rg.where(x > 0, x, rg.zeros(3))
+        tensor([0., 2., 0.])
+    """)
 _where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
 
 # Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.

@@ -52,12 +52,63 @@ def _reshape(xp, input, shape):
 
 _reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E731
 
-view = defop("view", _view, view=True, input=_reshape_grad)
-reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
+view = defop("view", _view, view=True, input=_reshape_grad,
+             doc="""A view of ``input`` with another shape, sharing its memory.
+
+    Args:
+        input: the tensor.
+        shape: the new shape; one size may be -1 (inferred).
+
+    Returns:
+        A view of ``input``.
+
+    Raises:
+        RuntimeError: if the shape does not fit the number of elements.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.view(rg.arange(6.), (2, 3))
+        tensor([[0., 1., 2.],
+                [3., 4., 5.]])
+    """)
+reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad,
+                doc="""``input`` with another shape: a view where the memory layout allows it, else a copy.
+
+    Args:
+        input: the tensor.
+        shape: the new shape; one size may be -1 (inferred).
+
+    Returns:
+        A tensor with the same elements.
+
+    Raises:
+        RuntimeError: if the shape does not fit the number of elements.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.reshape(rg.arange(6.), (3, -1))
+        tensor([[0., 1.],
+                [2., 3.],
+                [4., 5.]])
+    """)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    """Flattens dims ``start_dim`` to ``end_dim`` into one (a view where possible)."""
+    """Merges dims ``start_dim`` to ``end_dim`` of ``input`` into one.
+
+    Args:
+        input: the tensor.
+        start_dim: the first dim to merge.
+        end_dim: the last dim to merge.
+
+    Returns:
+        A view where the memory layout allows it, else a copy; a 0-d input gives a 1-D tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.flatten(rg.ones(2, 3, 4), start_dim=1).shape
+        retrograd.Size([2, 12])
+    """
     nd = input.dim()
     if nd == 0:
         return reshape(input, (1,))
@@ -86,7 +137,22 @@ def _transpose(xp, input, dim0, dim1):
 
 
 transpose = defop("transpose", _transpose, method=True, view=True,
-                  input=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
+                  input=lambda grad, dim0, dim1: grad.transpose(dim0, dim1),
+                  doc="""Swaps dims ``dim0`` and ``dim1`` of ``input``.
+
+    Args:
+        input: the tensor.
+        dim0: the first dim.
+        dim1: the second dim.
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.transpose(rg.ones(2, 3), 0, 1).shape
+        retrograd.Size([3, 2])
+    """)
 swapaxes = transpose
 
 
@@ -100,11 +166,41 @@ def _permute(xp, input, dims):
 
 
 permute = defop("permute", _permute, view=True,
-                input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))))
+                input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))),
+                doc="""Reorders the dims of ``input``.
+
+    Args:
+        input: the tensor.
+        dims: the new order, a permutation of the dims.
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.permute(rg.ones(2, 3, 4), (2, 0, 1)).shape
+        retrograd.Size([4, 2, 3])
+    """)
 
 
 def t(input):
-    """Transposes a 2-D tensor; 0-D and 1-D tensors are returned as they are (as views)."""
+    """Transposes a 2-D tensor; 0-D and 1-D tensors come back unchanged.
+
+    Args:
+        input: a tensor of at most 2 dims.
+
+    Returns:
+        A view of ``input``.
+
+    Raises:
+        RuntimeError: if ``input`` has more than 2 dims.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.t(rg.tensor([[1., 2.]]))
+        tensor([[1.],
+                [2.]])
+    """
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
     return transpose(input, 0, 1) if input.dim() == 2 else transpose(input, 0, 0) if input.dim() == 1 else \
@@ -119,7 +215,21 @@ def _unsqueeze(xp, input, dim):
 
 
 unsqueeze = defop("unsqueeze", _unsqueeze, method=True, view=True,
-                  input=lambda grad, dim: grad.squeeze(dim if dim >= 0 else dim + grad.dim()))
+                  input=lambda grad, dim: grad.squeeze(dim if dim >= 0 else dim + grad.dim()),
+                  doc="""Inserts a dim of size one at position ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: where the new dim goes (negative counts from the end).
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unsqueeze(rg.tensor([1., 2.]), 0)
+        tensor([[1., 2.]])
+    """)
 
 
 def _squeeze(xp, input, dim=None):
@@ -131,7 +241,21 @@ def _squeeze(xp, input, dim=None):
     return xp.reshape(input, keep)  # a dim whose size is not 1 stays, as PyTorch
 
 
-squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad)
+squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad,
+                doc="""Removes dims of size one: all of them, or only ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or tuple of dims to remove if their size is one (None: all).
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.squeeze(rg.ones(1, 2, 1)).shape
+        retrograd.Size([2])
+    """)
 
 
 def _expand(xp, input, size):
@@ -156,15 +280,59 @@ def _expand(xp, input, size):
     return xp.broadcast_to(input, target)
 
 
-expand = defop("expand", _expand, view=True, input=lambda grad, input_shape: grad.sum_to_size(input_shape))
+expand = defop("expand", _expand, view=True, input=lambda grad, input_shape: grad.sum_to_size(input_shape),
+               doc="""Repeats the size-one dims of ``input`` to ``size`` without copying.
+
+    Args:
+        input: the tensor.
+        size: the new shape; -1 keeps a dim's size, new dims go in front.
+
+    Returns:
+        A read-only view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.expand(rg.tensor([[1.], [2.]]), (2, 3))
+        tensor([[1., 1., 1.],
+                [2., 2., 2.]])
+    """)
 
 
 def broadcast_to(input, size):
-    """Broadcasts ``input`` to ``size`` (a view), as ``expand``."""
+    """Broadcasts ``input`` to ``size`` without copying, as ``expand``.
+
+    Args:
+        input: the tensor.
+        size: the new shape.
+
+    Returns:
+        A read-only view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.broadcast_to(rg.tensor([1., 2.]), (2, 2))
+        tensor([[1., 2.],
+                [1., 2.]])
+    """
     return expand(input, tuple(size))
 
 
 def expand_as(input, other):
+    """Expands ``input`` to the shape of ``other``, as ``expand(input, other.shape)``.
+
+    Args:
+        input: the tensor.
+        other: the tensor whose shape to take.
+
+    Returns:
+        A read-only view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.expand_as(rg.tensor([1., 2.]), rg.ones(2, 2))
+        tensor([[1., 2.],
+                [1., 2.]])
+    """
     return expand(input, other._data.shape)
 
 
@@ -187,7 +355,23 @@ _diagonal_backward = defop("diagonal_backward", _diagonal_backward_fwd, public=F
                            grad=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2))
 diagonal = defop("diagonal", _diagonal, method=True, view=True,
                  input=lambda grad, input_shape, offset, dim1, dim2:
-                 _diagonal_backward(grad, input_shape, offset, dim1, dim2))
+                 _diagonal_backward(grad, input_shape, offset, dim1, dim2),
+                 doc="""The diagonal of ``input`` in the plane of ``dim1`` and ``dim2``, as a new last dim.
+
+    Args:
+        input: a tensor of at least 2 dims.
+        offset: which diagonal (0: the main one, >0 above, <0 below).
+        dim1: the first dim of the plane.
+        dim2: the second dim of the plane.
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.diagonal(rg.tensor([[1., 2.], [3., 4.]]))
+        tensor([1., 4.])
+    """)
 
 
 def _cat(xp, tensors, dim=0):
@@ -212,7 +396,24 @@ def _cat_backward(grad, tensors_shape, dim):
     return [p if len(s) == nd else None for p, s in zip(pieces, tensors_shape, strict=True)]
 
 
-cat = defop("cat", _cat, lists=("tensors",), tensor_args=("tensors",), tensors=_cat_backward)
+cat = defop("cat", _cat, lists=("tensors",), tensor_args=("tensors",), tensors=_cat_backward,
+            doc="""Joins ``tensors`` along an existing dim.
+
+    Args:
+        tensors: a sequence of tensors of the same shape except in ``dim``.
+        dim: the dim to join along.
+
+    Returns:
+        A new tensor.
+
+    Raises:
+        RuntimeError: if the shapes differ outside ``dim``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cat([rg.tensor([1., 2.]), rg.tensor([3.])])
+        tensor([1., 2., 3.])
+    """)
 concat = concatenate = cat
 
 
@@ -228,7 +429,22 @@ def _stack(xp, tensors, dim=0):
 
 
 stack = defop("stack", _stack, lists=("tensors",), tensor_args=("tensors",),
-              tensors=lambda grad, dim: list(grad.unbind(dim if dim >= 0 else dim + grad.dim())))
+              tensors=lambda grad, dim: list(grad.unbind(dim if dim >= 0 else dim + grad.dim())),
+              doc="""Joins ``tensors`` along a new dim.
+
+    Args:
+        tensors: a sequence of tensors of the same shape.
+        dim: the position of the new dim.
+
+    Returns:
+        A new tensor with one more dim.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.stack([rg.tensor([1., 2.]), rg.tensor([3., 4.])], dim=1)
+        tensor([[1., 3.],
+                [2., 4.]])
+    """)
 
 
 def _split(xp, tensor, split_size_or_sections, dim=0):
@@ -254,7 +470,22 @@ def _split(xp, tensor, split_size_or_sections, dim=0):
 
 
 split = defop("split", _split, view=True, multi_output=True,
-              tensor=lambda grads, dim: _cat_grads(grads, dim))
+              tensor=lambda grads, dim: _cat_grads(grads, dim),
+              doc="""Splits ``tensor`` along ``dim`` into pieces of a given size, or of the given sizes.
+
+    Args:
+        tensor: the tensor.
+        split_size_or_sections: an int (the last piece may be smaller) or a list of sizes.
+        dim: the dim to split.
+
+    Returns:
+        A tuple of views of ``tensor``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.split(rg.arange(5.), 2)
+        (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
+    """)
 
 
 def _cat_grads(grads, dim):
@@ -262,7 +493,25 @@ def _cat_grads(grads, dim):
 
 
 def chunk(input, chunks, dim=0):
-    """Splits ``input`` into ``chunks`` views of (nearly) equal size along ``dim``."""
+    """Splits ``input`` along ``dim`` into ``chunks`` pieces of (nearly) equal size.
+
+    Args:
+        input: the tensor.
+        chunks: how many pieces (> 0).
+        dim: the dim to split.
+
+    Returns:
+        A tuple of views of ``input``; the last may be smaller, and there may be fewer than
+        ``chunks``.
+
+    Raises:
+        RuntimeError: if ``chunks`` is not positive.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.chunk(rg.arange(5.), 2)
+        (tensor([0., 1., 2.]), tensor([3., 4.]))
+    """
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input.dim())]
@@ -284,7 +533,22 @@ def _flip(xp, input, dims):
     return xp.flip(input, axis=tuple(_wrap_dim(d, input.ndim) for d in dims)).copy() if input.ndim else input.copy()
 
 
-flip = defop("flip", _flip, input=lambda grad, dims: grad.flip(dims))
+flip = defop("flip", _flip, input=lambda grad, dims: grad.flip(dims),
+             doc="""Reverses the order of the elements along ``dims``.
+
+    Args:
+        input: the tensor.
+        dims: the dims to reverse.
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.flip(rg.tensor([[1., 2.], [3., 4.]]), (1,))
+        tensor([[2., 1.],
+                [4., 3.]])
+    """)
 
 
 def _roll(xp, input, shifts, dims=None):
@@ -295,11 +559,58 @@ def _neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
-roll = defop("roll", _roll, method=True, input=lambda grad, shifts, dims: grad.roll(_neg_shifts(shifts), dims))
+roll = defop("roll", _roll, method=True, input=lambda grad, shifts, dims: grad.roll(_neg_shifts(shifts), dims),
+             doc="""Shifts the elements along ``dims`` by ``shifts``, wrapping around the end.
+
+    Args:
+        input: the tensor.
+        shifts: an int or tuple of ints.
+        dims: the dims to shift (None: the flattened tensor, then the shape is restored).
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.roll(rg.tensor([1., 2., 3.]), 1)
+        tensor([3., 1., 2.])
+    """)
 tril = defop("tril", lambda xp, input, diagonal=0: xp.tril(input, diagonal), method=True,
-             input=lambda grad, diagonal: grad.tril(diagonal))
+             input=lambda grad, diagonal: grad.tril(diagonal),
+             doc="""Keeps the lower triangle of the last two dims of ``input`` and zeros the rest.
+
+    Args:
+        input: a tensor of at least 2 dims.
+        diagonal: which diagonal bounds the triangle (0: the main one, >0 above).
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tril(rg.ones(3, 3))
+        tensor([[1., 0., 0.],
+                [1., 1., 0.],
+                [1., 1., 1.]])
+    """)
 triu = defop("triu", lambda xp, input, diagonal=0: xp.triu(input, diagonal), method=True,
-             input=lambda grad, diagonal: grad.triu(diagonal))
+             input=lambda grad, diagonal: grad.triu(diagonal),
+             doc="""Keeps the upper triangle of the last two dims of ``input`` and zeros the rest.
+
+    Args:
+        input: a tensor of at least 2 dims.
+        diagonal: which diagonal bounds the triangle (0: the main one, >0 above).
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.triu(rg.ones(3, 3), diagonal=1)
+        tensor([[0., 1., 1.],
+                [0., 0., 1.],
+                [0., 0., 0.]])
+    """)
 
 
 def movedim(input, source, destination):
