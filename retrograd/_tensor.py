@@ -14,7 +14,6 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
-from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, Edge, _HookDict, add_hook, make_edge
 
 __all__ = ["Tensor", "VersionCounter", "grad_accumulator", "gradient_edge", "move_retains_grad"]
@@ -437,7 +436,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):

@@ -71,9 +71,7 @@ from __future__ import annotations
 import atexit
 import heapq
 import itertools
-import math
 import os
-import sys
 import threading
 import warnings
 from concurrent.futures import Future

@@ -12,7 +12,6 @@ import threading
 from . import grad_mode
 from . import graph as _graph
 from .graph import Node, SavedTensor, _next_sequence_nr, node_name
-from .anomaly_mode import _Anomaly
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "DelayedError"]
 

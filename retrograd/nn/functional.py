@@ -61,7 +61,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(input.shape)}")
     if weight.dim() != 4:
-        raise RuntimeError(f"weight should have at least three dimensions")
+        raise RuntimeError("weight should have at least three dimensions")
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _creation
 from .._tensor import Tensor
-from . import composite, indexing, linalg, pointwise, reduction, shape
+from . import composite, copy, indexing, joining, linalg, pointwise, reduction, shape
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from ._inplace import apply_inplace
 from ._registry import REGISTRY, call_op, defop, forwarding_function
@@ -16,10 +16,10 @@ from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, 
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
                         norm, prod, softmax, sum)
-from .shape import (broadcast_to, cat, chunk, clone, concat, concatenate, contiguous, diagonal, expand,
-                    expand_as, flatten, flip, movedim, moveaxis, permute, reshape, roll, shape_arg, split,
-                    squeeze, stack, sum_to_size, swapaxes, t, to, transpose, tril, triu, unbind, unflatten,
-                    unsqueeze, view)
+from .copy import clone, contiguous, sum_to_size, to
+from .joining import cat, chunk, concat, concatenate, split, stack, unbind
+from .shape import (broadcast_to, diagonal, expand, expand_as, flatten, flip, movedim, moveaxis, permute, reshape,
+                    roll, shape_arg, squeeze, swapaxes, t, transpose, tril, triu, unflatten, unsqueeze, view)
 
 
 def _shape_method(fn):
@@ -145,8 +145,8 @@ def _attach():
                  "floor", "ceil", "round", "trunc", "reciprocal", "remainder"):
         setattr(T, name + "_", _make_inplace(REGISTRY[name], name + "_"))
     T.clip_ = T.clamp_
-    T.fill_ = _make_inplace(shape.fill.op, "fill_")
-    T.copy_ = lambda self, src, non_blocking=False: apply_inplace(shape._copy.op, (self, src))
+    T.fill_ = _make_inplace(copy.fill.op, "fill_")
+    T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
     T.zero_ = lambda self: T.fill_(self, 0)
     T.__iadd__ = lambda self, other: T.add_(self, other)
     T.__isub__ = lambda self, other: T.sub_(self, other)

@@ -17,7 +17,7 @@ from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.graph import Edge, SavedTensor, _next_sequence_nr, make_edge
 from ..backends import get_backend
 
-__all__ = ["fast_call_source", "fast_apply"]
+__all__ = ["eligible", "build_fast_call", "build_fast_apply"]
 
 
 def eligible(op) -> bool:
@@ -77,17 +77,17 @@ def build_fast_call(op, public_params, names, env):
             f"        if {n}._base is not None and {n}._view_version != {n}._version_counter.version:",
             f"            {n}.grad_fn  # a view whose base changed in place: refresh its history",
             f"        {a} = {n}._data",
-            f"        if device is None:",
+            "        if device is None:",
             f"            device = {n}._device",
             f"        elif {n}._device is not device:",
             f"            raise _device_error(_op, device, {n}._device)",
             f"        if {n}._requires_grad:",
-            f"            requires_grad = True",
-            f"        if dt is None:",
+            "            requires_grad = True",
+            "        if dt is None:",
             f"            dt = {a}.dtype",
             f"        elif {a}.dtype is not dt and {a}.dtype != dt:",
-            f"            mixed = True",
-            f"    else:",
+            "            mixed = True",
+            "    else:",
             f"        {a} = {n}",
         ]
     lines += [
@@ -134,7 +134,7 @@ def build_fast_call(op, public_params, names, env):
                   f"        fn = {n}._grad_fn",
                   f"        {e} = _mkedge(_Edge, (fn, {n}._output_nr)) if fn is not None and {n}._base is None "
                   f"else _edge({n})",
-                  f"    else:",
+                  "    else:",
                   f"        {e} = None"]
     lines += [f"    if {' and '.join(f'{e} is None' for e in edge_names)}:",
               "        return res",

@@ -85,5 +85,5 @@ def matmul_backward(grad, input, other, which):
 
 def split_sizes_backward(grads, dim):
     """Gradient of the outputs of split/chunk: concatenated back along ``dim``."""
-    from .shape import cat
+    from .joining import cat
     return cat(list(grads), dim)

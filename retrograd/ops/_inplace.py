@@ -100,7 +100,7 @@ def _inplace_on_view(op, view, args):
 
 
 def _copy_op():
-    from .shape import _copy
+    from .copy import _copy
     return _copy.op
 
 

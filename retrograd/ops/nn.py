@@ -411,7 +411,7 @@ def _gelu(xp, input, approximate="none"):
     if approximate == "tanh":
         return 0.5 * input * (1 + xp.tanh(_SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)))
     if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return 0.5 * input * (1 + _erf_array(xp, input / math.sqrt(2.0)))
 
 

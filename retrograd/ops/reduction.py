@@ -433,7 +433,7 @@ def _prod_other(x, dim):
     n = x.shape[dim] if x.dim() else 1
     if x.dim() == 0:
         return x * 0 + 1
-    from .shape import cat
+    from .joining import cat
     ones_shape = list(x.shape)
     ones_shape[dim] = 1
     from .._creation import ones
@@ -475,7 +475,7 @@ def _cumprod_backward(grad, input, result, dim):
     if not (input._data == 0).any():  # a branch on the data, as PyTorch takes
         return (grad * result).flip(dim).cumsum(dim).flip(dim) / input
     from .._creation import ones
-    from .shape import cat
+    from .joining import cat
     x = input.movedim(dim, -1)
     g = grad.movedim(dim, -1)
     n = x.shape[-1]

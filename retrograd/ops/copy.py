@@ -1,0 +1,105 @@
+"""Copies and casts: clone, to (dtype and device), contiguous, sum_to_size, and the copy and fill
+behind copy_, fill_ and zero_."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._device import device as _device_cls
+from .._tensor import Tensor
+from ..backends import get_backend
+from ._registry import defop
+from .shape import shape_arg
+
+
+clone = defop("clone", lambda xp, input, *, memory_format=None: input.copy(), method=True,
+              input=lambda grad: grad)
+
+
+def _to_copy(xp, input, dtype=None, device=None):
+    out = input
+    if device is not None:
+        src = get_backend("cpu" if xp is np else "cuda")
+        host = src.to_numpy(out) if xp is not np else out
+        out = get_backend(device.type).from_numpy(host)
+        if out is input:
+            out = out.copy()
+    if dtype is not None:
+        out = out.astype(dtype.np)
+    return out
+
+
+_to_copy_op = defop("_to_copy", _to_copy, public=False, node_name="ToCopy", device_param="device",
+                    input=lambda grad, input_dtype, input_device: grad.to(input_device, input_dtype))
+
+
+def to(self, *args, **kwargs):
+    """Returns this tensor with another dtype and/or device (itself when nothing changes).
+
+    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's dtype and device).
+    """
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device_cls)):
+            device = a
+        elif a is None:
+            continue
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    device = None if device is None else _device_cls(device)
+    if device is not None and device.type == "cuda":
+        get_backend("cuda")
+    if device is self._device:
+        device = None
+    if dtype is self.dtype:
+        dtype = None
+    if dtype is None and device is None:
+        return clone(self) if copy else self
+    return _to_copy_op(self, dtype, device)
+
+
+def contiguous(self, memory_format=None):
+    """Returns this tensor if it is C-contiguous, else a contiguous copy."""
+    return self if self._data.flags.c_contiguous else clone(self)
+
+
+def sum_to_size(input, *size):
+    """Sums ``input`` down to ``size``, which must broadcast to its shape (the reverse of expand)."""
+    shape = shape_arg(size)
+    in_shape = input._data.shape
+    if in_shape == shape:
+        return input
+    lead = len(in_shape) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == in_shape[lead + i] for i, s in enumerate(shape))
+    if not ok:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(in_shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    out = input.sum(dims, keepdim=True) if dims else input
+    return out.reshape(shape) if out._data.shape != shape else out
+
+
+def _copy_forward(xp, input, src):
+    return xp.broadcast_to(xp.asarray(src, dtype=input.dtype), input.shape).copy()
+
+
+_copy = defop("copy", _copy_forward, public=False, tensor_args=("input", "src"),
+              input=lambda grad: grad * 0,
+              src=lambda grad: grad)
+
+
+def _fill_forward(xp, input, value):
+    return xp.full_like(input, value)
+
+
+fill = defop("fill", _fill_forward, public=False, tensor_args=("input", "value"),
+             input=lambda grad: grad * 0,
+             value=lambda grad: grad.sum())
