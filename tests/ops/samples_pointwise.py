@@ -210,3 +210,17 @@ add("threshold_backward",
            Const(np.array([0.0, 2.0, 3.0])), torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
            ref=lambda g, r: np.array([0.0, 1.0, np.nan]), grad=False,
            note="a NaN gradient where the output is not positive gives 0, as PyTorch"))
+
+from retrograd.ops.pointwise import sigmoid_backward as _sigmoid_backward  # noqa: E402 - private op
+from retrograd.ops.pointwise import tanh_backward as _tanh_backward  # noqa: E402 - private op
+
+add("tanh_backward",
+    Sample(lambda m, g, y: _tanh_backward(g, y), A(2, 3), np.tanh(A(2, 3)),
+           torch_call=lambda m, g, y: m.ops.aten.tanh_backward(g, y), ref=lambda g, y: g * (1 - y * y)),
+    Sample(lambda m, g, y: _tanh_backward(g, y), A(3), np.tanh(A(2, 1, 3)), note="broadcasting",
+           torch_call=lambda m, g, y: m.ops.aten.tanh_backward(g, y), ref=lambda g, y: g * (1 - y * y)))
+add("sigmoid_backward",
+    Sample(lambda m, g, y: _sigmoid_backward(g, y), A(2, 3), 1 / (1 + np.exp(-A(2, 3))),
+           torch_call=lambda m, g, y: m.ops.aten.sigmoid_backward(g, y), ref=lambda g, y: g * y * (1 - y)),
+    Sample(lambda m, g, y: _sigmoid_backward(g, y), A(), 1 / (1 + np.exp(-A())), note="0-d",
+           torch_call=lambda m, g, y: m.ops.aten.sigmoid_backward(g, y), ref=lambda g, y: g * y * (1 - y)))
