@@ -43,6 +43,17 @@ def _promote(op, args, out):
     return out if out.dtype == want.np else out.astype(want.np)
 
 
+def forward_wide(op, xp, vals):
+    """Runs the forward with Python ints as int64 arrays.
+
+    NumPy refuses a Python int that does not fit the array's dtype (``uint8 + 1000``);
+    PyTorch computes in the wider type and wraps into the result dtype, which the promotion
+    step after the forward then casts to.
+    """
+    vals = [xp.asarray(v, dtype=xp.int64) if type(v) is int else v for v in vals]
+    return op.forward(xp, *vals)
+
+
 def _shape_of(arg, arr):
     return arr.shape if isinstance(arg, Tensor) else ()
 
@@ -59,7 +70,7 @@ def build_fast_call(op, public_params, names, env):
                _new=object.__new__, _VC=VersionCounter, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=_promote,
                _device_error=_device_error, _mark_views=_mark_views, _NOTHING=_NOTHING_SAVED,
-               _shape_of=_shape_of)
+               _shape_of=_shape_of, _forward_wide=forward_wide)
     tensor_names = [names[i] for i in op.tensor_pos]
     lines = [f"def {op.name}({public_params}):",
              "    device = None",
@@ -96,7 +107,10 @@ def build_fast_call(op, public_params, names, env):
         "        xp = _np",
         "    else:",
         "        xp = _xp_of(device)",
-        f"    out = _op.forward(xp, {', '.join(arr[n] for n in names)})",
+        "    try:",
+        f"        out = _op.forward(xp, {', '.join(arr[n] for n in names)})",
+        "    except OverflowError:",
+        f"        out = _forward_wide(_op, xp, ({', '.join(arr[n] for n in names)},))",
         "    if type(out) is not _ndarray:",
         "        out = xp.asarray(out)",
     ]

@@ -278,7 +278,10 @@ def call_op(op: OpInfo, args, inplace=None):
     if device is None:
         device = _cpu
     xp = np if device is _cpu else get_backend(device.type).xp
-    out = op.forward(xp, *vals)
+    try:
+        out = op.forward(xp, *vals)
+    except OverflowError:  # a Python int too large for the array's dtype, see forward_wide
+        out = _codegen.forward_wide(op, xp, vals)
 
     # Wrap the results, applying PyTorch's dtype rules where NumPy's differ.
     outs = tuple(out) if op.multi_output else (out,)

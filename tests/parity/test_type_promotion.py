@@ -111,3 +111,16 @@ def test_default_dtype_governs_int_true_division():
     rg.set_default_dtype(rg.float64)
     assert rg.div(rg.tensor([1, 2]), 2).dtype is rg.float64
     assert (rg.tensor([1, 2]) * 0.5).dtype is rg.float64
+
+
+def test_python_int_beyond_the_dtype_wraps_like_pytorch():
+    torch = pytest.importorskip("torch")
+    for op in ("add", "mul", "sub"):
+        ours = getattr(rg, op)(rg.tensor([250, 3], dtype=rg.uint8), 1000)
+        theirs = getattr(torch, op)(torch.tensor([250, 3], dtype=torch.uint8), 1000)
+        assert ours.dtype is rg.uint8 and ours.tolist() == theirs.tolist()
+    x = rg.tensor([100], dtype=rg.int8)
+    x.add_(300)
+    t = torch.tensor([100], dtype=torch.int8)
+    t.add_(300)
+    assert x.tolist() == t.tolist()
