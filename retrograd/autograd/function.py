@@ -55,8 +55,7 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked for in-place modification."""
         saved = self._saved_variables
         if saved is None:
-            from ..ops._registry import _SECOND_TIME
-            raise RuntimeError(_SECOND_TIME)
+            raise RuntimeError(_graph.SECOND_TIME)
         if saved is _NOT_CONVERTED:  # still inside forward
             return tuple(self.to_save or ())
         return tuple(None if s is None else s.unpack(self) for s in saved)

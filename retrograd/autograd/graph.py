@@ -315,6 +315,13 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
 _BASE_T_REFS, _BASE_A_REFS = _baseline_refs()
 
 
+SECOND_TIME = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+    "or if you need to access saved tensors after calling backward.")
+
+
 class SavedTensor:
     """A tensor saved for backward; unpacking checks that it was not modified in place since.
 
@@ -368,11 +375,7 @@ class SavedTensor:
         """Returns the saved value as a Tensor connected to its graph; ``owner`` is the node saving it."""
         T = _T or _tensor_module()
         if self.released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors "
-                "after they have already been freed). Saved intermediate values of the graph are freed when "
-                "you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
-                "through the graph a second time or if you need to access saved tensors after calling backward.")
+            raise RuntimeError(SECOND_TIME)
         if self.unpack_hook is not None:
             value = self.unpack_hook(self.packed)
             if not isinstance(value, T.Tensor):

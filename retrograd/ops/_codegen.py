@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import cpu as _cpu
-from .._tensor import Tensor, VersionCounter, gradient_edge
+from .._tensor import Tensor, gradient_edge
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.graph import Edge, SavedTensor, _next_sequence_nr, make_edge
@@ -54,23 +54,19 @@ def forward_wide(op, xp, vals):
     return op.forward(xp, *vals)
 
 
-def _shape_of(arg, arr):
-    return arr.shape if isinstance(arg, Tensor) else ()
-
-
 def build_fast_call(op, public_params, names, env):
     """Returns the source of the public function of ``op`` with the generic loops unrolled.
 
     ``public_params`` is the parameter list text, ``names`` the parameter names in order, and
     ``env`` the namespace the source will be executed in (this function adds what it needs).
     """
-    from ._registry import _NOTHING_SAVED, _device_error, _mark_views
+    from ._registry import _NOTHING_SAVED, _describe, _device_error, _mark_views
     env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of,
                _grad_state=grad_mode.state, _Anomaly=_Anomaly, _record_trace=_record_trace,
-               _new=object.__new__, _VC=VersionCounter, _Node=op.node_cls, _seq=_next_sequence_nr,
+               _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=_promote,
                _device_error=_device_error, _mark_views=_mark_views, _NOTHING=_NOTHING_SAVED,
-               _shape_of=_shape_of, _forward_wide=forward_wide)
+               _describe=_describe, _forward_wide=forward_wide)
     tensor_names = [names[i] for i in op.tensor_pos]
     lines = [f"def {op.name}({public_params}):",
              "    device = None",
@@ -183,11 +179,7 @@ def build_fast_call(op, public_params, names, env):
             expr = f"(_ST({name}) if isinstance({name}, _Tensor) else {name})"
         else:
             base, _, suffix = name.rpartition("_")
-            if suffix == "shape":
-                expr = f"_shape_of({base}, {arr[base]})"
-            else:
-                env["_describe"] = __import__("retrograd.ops._registry", fromlist=["_describe"])._describe
-                expr = f"_describe({suffix!r}, {base}, {arr[base]}, False)"
+            expr = f"_describe({suffix!r}, {base}, {arr[base]}, False)"
         values.append(expr if len(edge_names) == 1 else f"({expr} if {cond} else None)")
     lines += [f"    node._saved = ({', '.join(values)},)", "    return res"]
     return "\n".join(lines) + "\n"
@@ -195,15 +187,12 @@ def build_fast_call(op, public_params, names, env):
 
 def build_fast_apply(op):
     """Returns an ``apply`` for the node class of a single-output op, with the formula loop unrolled."""
-    from ._registry import _SECOND_TIME
     if op.multi_output or op.lists or any("grads" in argnames for *_, argnames in op.formulas):
         return None
-    env = {"_ST": SavedTensor, "_SECOND_TIME": _SECOND_TIME}
+    env = {"_ST": SavedTensor}
     n = len(op.formulas)
     lines = ["def apply(self, grads):",
-             "    saved = self._saved",
-             "    if saved is None:",
-             "        raise RuntimeError(_SECOND_TIME)",
+             "    saved = self._saved  # released SavedTensors raise on unpack",
              "    grad = grads[0]",
              "    if grad is None:",
              f"        return {[None] * n!r}",

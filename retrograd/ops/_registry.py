@@ -127,9 +127,7 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grads):
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(_SECOND_TIME)
+        saved = self._saved  # released SavedTensors raise on unpack
         op = self.op
         edges = self.next_edges
         if op.multi_output:
@@ -170,13 +168,6 @@ class OpNode(Node):
                 for v in value:
                     if type(v) is SavedTensor:
                         v.release()
-
-
-_SECOND_TIME = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after they "
-    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
-    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
-    "or if you need to access saved tensors after calling backward.")
 
 
 def _resolve(node, saved, index, name, grad, grads):
