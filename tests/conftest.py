@@ -12,3 +12,20 @@ def _fresh_state():
     yield
     rg.set_default_dtype(rg.float32)
     rg.autograd.grad_mode.state.grad_enabled = True
+
+
+@pytest.fixture(params=["compiled", "python"])
+def engine_loop(request):
+    """Runs a test with the engine's compiled per-node loop, then with the pure-Python one.
+
+    See Note [The compiled loop]. The compiled variant skips where the extension was not built.
+    """
+    from retrograd.autograd import engine
+    was_compiled = engine._loop is not None
+    if request.param == "compiled":
+        if not engine.use_compiled_loop(True):
+            pytest.skip("the compiled engine loop is not built")
+    else:
+        engine.use_compiled_loop(False)
+    yield request.param
+    engine.use_compiled_loop(was_compiled)

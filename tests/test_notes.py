@@ -11,7 +11,7 @@ REFERENCE = re.compile(r"See Note \[([^\]]+)\]", re.IGNORECASE)
 
 def _sources():
     return {str(path.relative_to(PACKAGE.parent)): path.read_text(encoding="utf-8")
-            for path in sorted(PACKAGE.rglob("*.py"))}
+            for pattern in ("*.py", "*.c") for path in sorted(PACKAGE.rglob(pattern))}
 
 
 def _title(text):

@@ -79,7 +79,7 @@ from concurrent.futures import Future
 from .._device import cpu as _cpu
 from . import grad_mode
 from .anomaly_mode import _Anomaly, forward_trace_message
-from .graph import AccumulateGrad, GraphRoot, node_name
+from .graph import AccumulateGrad, GraphRoot, Node, node_name
 from .input_buffer import InputBuffer
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
@@ -474,6 +474,7 @@ class Engine:
         queue = state.ready_queue
         outer_task = current = state.current_graph_task
         follow = None  # a ready task handed over without the queue, see evaluate_function
+        run_task = Engine._run_task if _loop is None else _loop.run_task  # Note [The compiled loop]
         try:
             while graph_task is None or not graph_task.completed:
                 if follow is None:
@@ -488,7 +489,7 @@ class Engine:
                 if not gt.has_error:
                     if gt is not current:  # queue_callback and nested calls find the running pass here
                         state.current_graph_task = current = gt
-                    follow = self._run_task(gt, node, inputs, queue)
+                    follow = run_task(self, gt, node, inputs, queue)
                 inputs = None  # free the gradients before waiting for more work
                 with gt.lock:
                     gt.outstanding_tasks -= 1
@@ -843,6 +844,38 @@ def _check_nan(node, outputs):
 
 
 _default_engine = Engine()
+
+_loop = None  # the compiled module retrograd.autograd._engine_loop while it is in use
+
+
+def use_compiled_loop(enabled: bool = True) -> bool:
+    """Switches the compiled per-node loop on or off; returns whether it is now in use.
+
+    Note [The compiled loop]
+    ~~~~~~~~~~~~~~~~~~~~~~~~
+    ``_engine_loop.c`` re-states in C the steps ``_run_task``, ``evaluate_function`` and
+    ``call_function`` take for an ordinary node of an unpruned pass (no hooks, no anomaly
+    mode), and runs on through a chain of single successors without the ready queue. It calls
+    the same Python objects in the same order, and hands every other node back to
+    ``_run_task``, so this file remains the definition of what the engine does; the C loop
+    only removes CPython's per-bytecode cost from the common case (see the comment at the top
+    of the C file). It is built when a C compiler is present at install time and used when it
+    imports; ``RETROGRAD_COMPILED_ENGINE=0`` keeps the pure-Python loop. The test suite runs
+    the engine's tests both ways.
+    """
+    global _loop
+    if not enabled:
+        _loop = None
+        return False
+    try:
+        from . import _engine_loop
+    except ImportError:
+        return False
+    from .._tensor import Tensor
+    _engine_loop.configure(Node, Tensor, AccumulateGrad, InputBuffer, _cpu, _grad_state, _Anomaly,
+                           validate_outputs, node_name)
+    _loop = _engine_loop
+    return True
 
 
 def get_default_engine() -> Engine:

@@ -1,0 +1,605 @@
+/* The engine's per-node loop in C: an optional accelerator of engine.py.
+ * See Note [The compiled loop] in engine.py for why it exists; this comment says what it does.
+ *
+ * engine.py is the engine; this file only re-states the steps that run once per node of a
+ * plain backward pass (Engine._run_task, evaluate_function, call_function and the common
+ * case of validate_outputs) so that CPython does not execute them bytecode by bytecode.
+ * It calls the same Python objects in the same order and hands every other case back to
+ * Engine._run_task:
+ *
+ *   - a pruned pass (exec_info: autograd.grad, backward(inputs=...)),
+ *   - anomaly mode,
+ *   - a node with hooks of any kind, an AccumulateGrad, a node that defines
+ *     will_release_variables, or an object that is not a Node.
+ *
+ * A gradient whose shape, dtype or device differs from the input it flows into goes through
+ * the Python validate_outputs, which sums it down, casts it or raises.
+ *
+ * run_task(engine, graph_task, node, inputs, queue) has the signature and the contract of
+ * Engine._run_task: it runs `node`, routes its outputs, and returns a ready task for the
+ * calling thread to run next, or None; errors go to graph_task.set_exception. It also runs
+ * on, without the queue, into the single successor that evaluate_function would have handed
+ * back (a chain), counting that successor as the same outstanding task: the finished node's
+ * decrement and the successor's increment cancel. A successor it does not handle goes to
+ * Engine._run_task, whose result it returns (the accounting from there is Python's). It
+ * stops when other work is ready in the queue (then the successor is pushed, so the queue
+ * orders them), when a node has no single successor, or on an error.
+ *
+ * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
+ * evaluate_function; the GIL is held between Python calls.
+ *
+ * To run without it: RETROGRAD_COMPILED_ENGINE=0, or engine.use_compiled_loop(False).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#ifndef Py_T_OBJECT_EX
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+/* What configure() binds: the Python classes and functions the loop works with. */
+static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type;
+static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls;
+static PyObject *validate_outputs_fn, *node_name_fn;
+static int configured = 0;
+
+/* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
+static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
+    off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device;
+
+static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
+    *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
+    *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
+    *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
+    *s_multithreading_enabled, *s_dev_attr;
+
+/* The value of a __slots__ attribute of `obj` (borrowed; NULL when unset). `obj` must be an
+ * instance of the class whose descriptor gave `off`: subclasses keep their bases' layout. */
+static inline PyObject *
+slot(PyObject *obj, Py_ssize_t off)
+{
+    return *(PyObject **)((char *)obj + off);
+}
+
+static int
+member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
+{
+    PyObject *descr = PyObject_GetAttrString(cls, name);
+    if (descr == NULL)
+        return -1;
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)descr)->d_member->type != Py_T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ attribute",
+                     ((PyTypeObject *)cls)->tp_name, name);
+        Py_DECREF(descr);
+        return -1;
+    }
+    *off = ((PyMemberDescrObject *)descr)->d_member->offset;
+    Py_DECREF(descr);
+    return 0;
+}
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *node, *tensor, *acc, *ibuf, *cpu, *state, *anomaly, *validate, *name_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
+                          &PyType_Type, &acc, &ibuf, &cpu, &state, &anomaly, &validate, &name_fn))
+        return NULL;
+    if (member_offset(node, "next_edges", &off_next_edges) < 0 ||
+        member_offset(node, "input_metadata", &off_input_metadata) < 0 ||
+        member_offset(node, "_pre_hooks", &off_pre_hooks) < 0 ||
+        member_offset(node, "_post_hooks", &off_post_hooks) < 0 ||
+        member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
+        member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
+        member_offset(tensor, "_data", &off_data) < 0 ||
+        member_offset(tensor, "_device", &off_device) < 0)
+        return NULL;
+    Py_XSETREF(Node_type, (PyTypeObject *)Py_NewRef(node));
+    Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
+    Py_XSETREF(AccumulateGrad_type, (PyTypeObject *)Py_NewRef(acc));
+    Py_XSETREF(InputBuffer_cls, Py_NewRef(ibuf));
+    Py_XSETREF(cpu_device, Py_NewRef(cpu));
+    Py_XSETREF(grad_state, Py_NewRef(state));
+    Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
+    Py_XSETREF(validate_outputs_fn, Py_NewRef(validate));
+    Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
+    configured = 1;
+    Py_RETURN_NONE;
+}
+
+/* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
+static int
+attr_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static inline int
+no_hooks(PyObject *hooks)
+{
+    return hooks == Py_None || (PyDict_Check(hooks) && PyDict_GET_SIZE(hooks) == 0);
+}
+
+/* 1 if the compiled loop runs this node, 0 if Engine._run_task must, -1 on error. */
+static int
+handled(PyObject *node, int keep_graph)
+{
+    if (!PyObject_TypeCheck(node, Node_type) || Py_TYPE(node) == AccumulateGrad_type)
+        return 0;
+    PyObject *edges = slot(node, off_next_edges);
+    PyObject *tph = slot(node, off_tensor_pre_hooks), *rgh = slot(node, off_retains_grad_hooks);
+    PyObject *pre = slot(node, off_pre_hooks), *post = slot(node, off_post_hooks);
+    if (edges == NULL || !PyTuple_CheckExact(edges) || tph != Py_None || rgh != Py_None ||
+        pre == NULL || !no_hooks(pre) || post == NULL || !no_hooks(post))
+        return 0;
+    if (!keep_graph) {
+        int r = attr_true((PyObject *)Py_TYPE(node), s_will_release);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+    }
+    return 1;
+}
+
+/* Passes the pending exception to graph_task.set_exception(exc, node), as the Python
+ * `except BaseException` in Engine._run_task does. Returns -1 if that itself fails. */
+static int
+report_error(PyObject *gt, PyObject *node)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    PyObject *r = PyObject_CallMethodObjArgs(gt, s_set_exception, value, node, NULL);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* 1 if every gradient already matches the input it flows into (the common case), 0 if the
+ * Python validate_outputs must look at them, -1 on error. */
+static int
+outputs_match(PyObject *edges, PyObject *outputs)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(edges);
+    if (PyList_GET_SIZE(outputs) != n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *edge = PyTuple_GET_ITEM(edges, i), *grad = PyList_GET_ITEM(outputs, i);
+        if (edge == Py_None || grad == Py_None)
+            continue;
+        if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2 ||
+            !PyObject_TypeCheck(PyTuple_GET_ITEM(edge, 0), Node_type) ||
+            !PyObject_TypeCheck(grad, Tensor_type))
+            return 0;
+        PyObject *metas = slot(PyTuple_GET_ITEM(edge, 0), off_input_metadata);
+        Py_ssize_t nr = PyLong_AsSsize_t(PyTuple_GET_ITEM(edge, 1));
+        if (nr == -1 && PyErr_Occurred())
+            return -1;
+        if (metas == NULL || !PyTuple_Check(metas) || nr < 0 || nr >= PyTuple_GET_SIZE(metas))
+            return 0;
+        PyObject *meta = PyTuple_GET_ITEM(metas, nr);
+        if (!PyTuple_Check(meta) || PyTuple_GET_SIZE(meta) != 3)
+            return 0;
+        PyObject *device = PyTuple_GET_ITEM(meta, 2);
+        if (device == Py_None)
+            device = cpu_device;
+        PyObject *arr = slot(grad, off_data);
+        if (arr == NULL || slot(grad, off_device) != device)
+            return 0;
+        PyObject *dtype = PyObject_GetAttr(arr, s_dtype);
+        if (dtype == NULL)
+            return -1;
+        int same = dtype == PyTuple_GET_ITEM(meta, 1);
+        Py_DECREF(dtype);
+        if (!same)
+            return 0;
+        PyObject *shape = PyObject_GetAttr(arr, s_shape);
+        if (shape == NULL)
+            return -1;
+        int eq = PyObject_RichCompareBool(shape, PyTuple_GET_ITEM(meta, 0), Py_EQ);
+        Py_DECREF(shape);
+        if (eq != 1)
+            return eq;
+    }
+    return 1;
+}
+
+static int
+add_outstanding(PyObject *gt, long delta)
+{
+    PyObject *v = PyObject_GetAttr(gt, s_outstanding_tasks);
+    if (v == NULL)
+        return -1;
+    PyObject *d = PyLong_FromLong(delta);
+    PyObject *nv = d ? PyNumber_Add(v, d) : NULL;
+    Py_DECREF(v);
+    Py_XDECREF(d);
+    if (nv == NULL)
+        return -1;
+    int r = PyObject_SetAttr(gt, s_outstanding_tasks, nv);
+    Py_DECREF(nv);
+    return r;
+}
+
+static int
+push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
+{
+    PyObject *r = PyObject_CallMethodObjArgs(queue, s_push, gt, node, grads, NULL);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static PyObject *
+input_count(PyObject *node)
+{
+    PyObject *metas = slot(node, off_input_metadata);
+    if (metas == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "input_metadata");
+        return NULL;
+    }
+    Py_ssize_t n = PyObject_Size(metas);
+    return n < 0 ? NULL : PyLong_FromSsize_t(n);
+}
+
+/* The routing half of evaluate_function, under graph_task.lock: counts down each next
+ * node's dependencies, adds the gradient into its buffer, and queues the nodes that became
+ * ready, except one that this thread may run next (*follow_node, *follow_grads, not counted
+ * as outstanding). Returns -1 on error. */
+static int
+route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObject *queue,
+      PyObject *deps, PyObject *not_ready, PyObject *cpu_queue, int multithreading,
+      PyObject **follow_node, PyObject **follow_grads)
+{
+    PyObject *edges = slot(node, off_next_edges);
+    Py_ssize_t n = PyTuple_GET_SIZE(edges);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *edge = PyTuple_GET_ITEM(edges, i);
+        if (edge == Py_None)
+            continue;
+        if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2) {
+            PyErr_SetString(PyExc_TypeError, "next_edges must hold Edge tuples or None");
+            return -1;
+        }
+        PyObject *nxt = PyTuple_GET_ITEM(edge, 0), *input_nr = PyTuple_GET_ITEM(edge, 1);
+        PyObject *grad = PyList_GET_ITEM(outputs, i);
+        PyObject *count_obj = PyDict_GetItemWithError(deps, nxt);
+        if (count_obj == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            PyObject *name = PyObject_CallOneArg(node_name_fn, nxt);
+            if (name != NULL) {
+                PyErr_Format(PyExc_RuntimeError, "dependency not found for %U", name);
+                Py_DECREF(name);
+            }
+            return -1;
+        }
+        long count = PyLong_AsLong(count_obj);
+        if (count == -1 && PyErr_Occurred())
+            return -1;
+        PyObject *grads = NULL, *device = NULL;
+        PyObject *buffer = PyDict_GetItemWithError(not_ready, nxt);
+        if (buffer == NULL && PyErr_Occurred())
+            return -1;
+        Py_XINCREF(buffer);
+        if (count == 1) {
+            if (PyDict_DelItem(deps, nxt) < 0 || (buffer != NULL && PyDict_DelItem(not_ready, nxt) < 0))
+                goto fail;
+            if (buffer == NULL) {  /* one producer: no InputBuffer */
+                PyObject *size = input_count(nxt);
+                if (size == NULL)
+                    goto fail;
+                Py_ssize_t n_inputs = PyLong_AsSsize_t(size);
+                Py_DECREF(size);
+                Py_ssize_t nr = PyLong_AsSsize_t(input_nr);
+                if (nr == -1 && PyErr_Occurred())
+                    goto fail;
+                if (nr < 0 || nr >= n_inputs) {
+                    PyErr_Format(PyExc_IndexError, "input_nr %zd out of range for a node with %zd inputs",
+                                 nr, n_inputs);
+                    goto fail;
+                }
+                grads = PyList_New(n_inputs);
+                if (grads == NULL)
+                    goto fail;
+                for (Py_ssize_t k = 0; k < n_inputs; k++)
+                    PyList_SET_ITEM(grads, k, Py_NewRef(k == nr ? grad : Py_None));
+                if (grad == Py_None)
+                    device = Py_NewRef(cpu_device);
+                else if (PyObject_TypeCheck(grad, Tensor_type) && slot(grad, off_device) != NULL)
+                    device = Py_NewRef(slot(grad, off_device));
+                else if ((device = PyObject_GetAttr(grad, s_dev_attr)) == NULL)
+                    goto fail;
+            } else {
+                PyObject *r = PyObject_CallMethodObjArgs(buffer, s_add, input_nr, grad, NULL);
+                if (r == NULL)
+                    goto fail;
+                Py_DECREF(r);
+                if ((grads = PyObject_GetAttr(buffer, s_buffer)) == NULL ||
+                    (device = PyObject_GetAttr(buffer, s_device)) == NULL)
+                    goto fail;
+            }
+            Py_CLEAR(buffer);
+        } else {  /* more producers to come: accumulate into the node's InputBuffer */
+            PyObject *left = PyLong_FromLong(count - 1);
+            int r = left ? PyDict_SetItem(deps, nxt, left) : -1;
+            Py_XDECREF(left);
+            if (r < 0)
+                goto fail;
+            if (buffer == NULL) {
+                PyObject *size = input_count(nxt);
+                if (size == NULL)
+                    goto fail;
+                buffer = PyObject_CallOneArg(InputBuffer_cls, size);
+                Py_DECREF(size);
+                if (buffer == NULL || PyDict_SetItem(not_ready, nxt, buffer) < 0)
+                    goto fail;
+            }
+            PyObject *res = PyObject_CallMethodObjArgs(buffer, s_add, input_nr, grad, NULL);
+            Py_DECREF(buffer);
+            if (res == NULL)
+                return -1;
+            Py_DECREF(res);
+            continue;
+        }
+        /* nxt is ready */
+        int rc;
+        if (device != cpu_device && multithreading) {
+            PyObject *dq = PyObject_CallMethodOneArg(engine, s_device_queue, device);
+            rc = dq == NULL || add_outstanding(gt, 1) < 0 ? -1 : push(dq, gt, nxt, grads);
+            Py_XDECREF(dq);
+        } else if (*follow_node == NULL && cpu_queue == queue) {
+            *follow_node = Py_NewRef(nxt);
+            *follow_grads = Py_NewRef(grads);
+            rc = 0;
+        } else {
+            rc = add_outstanding(gt, 1) < 0 ? -1 : push(cpu_queue, gt, nxt, grads);
+        }
+        Py_DECREF(grads);
+        Py_DECREF(device);
+        if (rc < 0)
+            return -1;
+        continue;
+    fail:
+        Py_XDECREF(buffer);
+        Py_XDECREF(grads);
+        Py_XDECREF(device);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+call_python(PyObject *engine, PyObject *gt, PyObject *node, PyObject *inputs, PyObject *queue)
+{
+    PyObject *args[5] = {engine, gt, node, inputs, queue};
+    return PyObject_VectorcallMethod(s_run_task, args, 5, NULL);
+}
+
+static PyObject *
+run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "run_task(engine, graph_task, node, inputs, queue)");
+        return NULL;
+    }
+    PyObject *engine = args[0], *gt = args[1], *queue = args[4];
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "retrograd's compiled engine loop is not configured");
+        return NULL;
+    }
+    PyObject *exec_info = PyObject_GetAttr(gt, s_exec_info);
+    if (exec_info == NULL)
+        return NULL;
+    int pruned = exec_info != Py_None;
+    Py_DECREF(exec_info);
+    if (pruned)
+        return call_python(engine, gt, args[2], args[3], queue);
+
+    PyObject *result = NULL, *prev_grad = NULL, *grad_mode = NULL, *cpu_queue = NULL, *lock = NULL;
+    PyObject *deps = NULL, *not_ready = NULL, *outputs = NULL;
+    PyObject *node = Py_NewRef(args[2]), *inputs = Py_NewRef(args[3]);
+    int keep_graph, multithreading, first = 1;
+    if ((keep_graph = attr_true(gt, s_keep_graph)) < 0 ||
+        (multithreading = attr_true(engine, s_multithreading_enabled)) < 0 ||
+        (grad_mode = PyObject_GetAttr(gt, s_grad_mode)) == NULL ||
+        (cpu_queue = PyObject_GetAttr(gt, s_cpu_ready_queue)) == NULL ||
+        (lock = PyObject_GetAttr(gt, s_lock)) == NULL ||
+        (deps = PyObject_GetAttr(gt, s_dependencies)) == NULL ||
+        (not_ready = PyObject_GetAttr(gt, s_not_ready)) == NULL)
+        goto error;
+    if (!PyDict_CheckExact(deps) || !PyDict_CheckExact(not_ready)) {
+        PyErr_SetString(PyExc_TypeError, "GraphTask.dependencies and not_ready must be dicts");
+        goto error;
+    }
+
+    for (;;) {
+        if (!first) {  /* a chained successor: skip it if the pass has failed meanwhile */
+            int failed = attr_true(gt, s_has_error);
+            if (failed != 0) {
+                if (failed < 0)
+                    goto error;
+                result = Py_NewRef(Py_None);
+                break;
+            }
+        }
+        first = 0;
+        int ok = handled(node, keep_graph), anomaly;
+        if (ok < 0 || (anomaly = attr_true(Anomaly_cls, s_enabled)) < 0)
+            goto error;
+        if (!ok || anomaly) {
+            result = call_python(engine, gt, node, inputs, queue);
+            break;
+        }
+        if (prev_grad == NULL) {  /* the pass's grad mode, as Engine._run_task sets it */
+            if ((prev_grad = PyObject_GetAttr(grad_state, s_grad_enabled)) == NULL)
+                goto error;
+            if (prev_grad != grad_mode && PyObject_SetAttr(grad_state, s_grad_enabled, grad_mode) < 0)
+                goto error;
+        }
+
+        /* call_function, without hooks */
+        outputs = PyObject_CallMethodOneArg(node, s_apply, inputs);
+        Py_CLEAR(inputs);
+        if (outputs != NULL && !PyList_CheckExact(outputs))
+            Py_SETREF(outputs, PySequence_List(outputs));
+        if (outputs == NULL)
+            goto node_error;
+        int match = outputs_match(slot(node, off_next_edges), outputs);
+        if (match < 0)
+            goto node_error;
+        if (!match) {
+            PyObject *checked = PyObject_CallFunctionObjArgs(validate_outputs_fn, slot(node, off_next_edges),
+                                                             outputs, node, NULL);
+            if (checked == NULL)
+                goto node_error;
+            Py_SETREF(outputs, checked);
+            if (!PyList_CheckExact(outputs)) {
+                PyErr_SetString(PyExc_TypeError, "validate_outputs must return a list");
+                goto node_error;
+            }
+        }
+        if (!keep_graph) {
+            PyObject *r = PyObject_CallMethodNoArgs(node, s_release_variables);
+            if (r == NULL)
+                goto node_error;
+            Py_DECREF(r);
+        }
+        if (PyList_GET_SIZE(outputs) == 0) {
+            result = Py_NewRef(Py_None);
+            break;
+        }
+
+        /* evaluate_function's routing */
+        PyObject *follow_node = NULL, *follow_grads = NULL;
+        PyObject *r = PyObject_CallMethodNoArgs(lock, s_acquire);
+        if (r == NULL)
+            goto node_error;
+        Py_DECREF(r);
+        int rc = route(engine, gt, node, outputs, queue, deps, not_ready, cpu_queue, multithreading,
+                       &follow_node, &follow_grads);
+        if (rc == 0 && follow_node != NULL) {
+            /* other work is ready: queue the successor too, and let the queue order them */
+            PyObject *heap = PyObject_GetAttr(cpu_queue, s_heap);
+            int busy = heap == NULL ? -1 : PyObject_IsTrue(heap);
+            Py_XDECREF(heap);
+            if (busy < 0 || (busy && (add_outstanding(gt, 1) < 0 || push(cpu_queue, gt, follow_node, follow_grads) < 0)))
+                rc = -1;
+            if (busy) {
+                Py_CLEAR(follow_node);
+                Py_CLEAR(follow_grads);
+            }
+        }
+        /* release the lock with any error of the routing set aside */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        r = PyObject_CallMethodNoArgs(lock, s_release);
+        if (r == NULL) {
+            Py_XDECREF(et);
+            Py_XDECREF(ev);
+            Py_XDECREF(etb);
+            Py_XDECREF(follow_node);
+            Py_XDECREF(follow_grads);
+            goto error;
+        }
+        Py_DECREF(r);
+        PyErr_Restore(et, ev, etb);
+        Py_CLEAR(outputs);
+        if (rc < 0) {
+            Py_XDECREF(follow_node);
+            Py_XDECREF(follow_grads);
+            goto node_error;
+        }
+        if (follow_node == NULL) {
+            result = Py_NewRef(Py_None);
+            break;
+        }
+        Py_SETREF(node, follow_node);
+        inputs = follow_grads;
+        continue;
+
+    node_error:  /* the error of this node goes to the GraphTask, as in Engine._run_task */
+        Py_CLEAR(outputs);
+        if (report_error(gt, node) < 0)
+            goto error;
+        result = Py_NewRef(Py_None);
+        break;
+    }
+    goto done;
+
+error:
+    Py_CLEAR(result);
+done:
+    if (prev_grad != NULL && prev_grad != grad_mode) {  /* restore, keeping a pending error */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        if (PyObject_SetAttr(grad_state, s_grad_enabled, prev_grad) < 0) {
+            Py_CLEAR(result);
+            Py_XDECREF(et);
+            Py_XDECREF(ev);
+            Py_XDECREF(etb);
+        } else {
+            PyErr_Restore(et, ev, etb);
+        }
+    }
+    Py_XDECREF(prev_grad);
+    Py_XDECREF(grad_mode);
+    Py_XDECREF(cpu_queue);
+    Py_XDECREF(lock);
+    Py_XDECREF(deps);
+    Py_XDECREF(not_ready);
+    Py_XDECREF(outputs);
+    Py_XDECREF(node);
+    Py_XDECREF(inputs);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Node, Tensor, AccumulateGrad, InputBuffer, cpu, grad_state, Anomaly, validate_outputs, "
+     "node_name): binds the classes and functions the loop works with."},
+    {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
+     "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
+     "comment at the top of _engine_loop.c."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_engine_loop",
+    "The engine's per-node loop in C; see Note [The compiled loop] in engine.py.", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__engine_loop(void)
+{
+    struct { PyObject **var; const char *text; } names[] = {
+        {&s_apply, "apply"}, {&s_release_variables, "release_variables"}, {&s_shape, "shape"},
+        {&s_dtype, "dtype"}, {&s_grad_enabled, "grad_enabled"}, {&s_enabled, "enabled"},
+        {&s_acquire, "acquire"}, {&s_release, "release"}, {&s_add, "add"}, {&s_buffer, "buffer"},
+        {&s_device, "device"}, {&s_push, "push"}, {&s_heap, "heap"},
+        {&s_outstanding_tasks, "outstanding_tasks"}, {&s_set_exception, "set_exception"},
+        {&s_run_task, "_run_task"}, {&s_device_queue, "_device_queue"}, {&s_will_release, "_will_release"},
+        {&s_exec_info, "exec_info"}, {&s_keep_graph, "keep_graph"}, {&s_grad_mode, "grad_mode"},
+        {&s_cpu_ready_queue, "cpu_ready_queue"}, {&s_lock, "lock"}, {&s_dependencies, "dependencies"},
+        {&s_not_ready, "not_ready"}, {&s_has_error, "has_error"},
+        {&s_multithreading_enabled, "multithreading_enabled"}, {&s_dev_attr, "_device"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)
+            return NULL;
+    }
+    return PyModule_Create(&module_def);
+}
