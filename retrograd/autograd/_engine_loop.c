@@ -39,14 +39,15 @@
 #endif
 
 /* What configure() binds: the Python classes and functions the loop works with. */
-static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type;
+static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls;
-static PyObject *validate_outputs_fn, *node_name_fn;
+static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
-    off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device;
+    off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device, off_saved, off_st_data,
+    off_st_packed, off_st_released;
 
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
@@ -83,9 +84,10 @@ member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *node, *tensor, *acc, *ibuf, *cpu, *state, *anomaly, *validate, *name_fn;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
-                          &PyType_Type, &acc, &ibuf, &cpu, &state, &anomaly, &validate, &name_fn))
+    PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ibuf, *cpu, *state, *anomaly, *validate, *name_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
+                          &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &ibuf, &cpu,
+                          &state, &anomaly, &validate, &name_fn))
         return NULL;
     if (member_offset(node, "next_edges", &off_next_edges) < 0 ||
         member_offset(node, "input_metadata", &off_input_metadata) < 0 ||
@@ -94,8 +96,18 @@ configure(PyObject *module, PyObject *args)
         member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
         member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
         member_offset(tensor, "_data", &off_data) < 0 ||
-        member_offset(tensor, "_device", &off_device) < 0)
+        member_offset(tensor, "_device", &off_device) < 0 ||
+        member_offset(opnode, "_saved", &off_saved) < 0 ||
+        member_offset(saved_tensor, "data", &off_st_data) < 0 ||
+        member_offset(saved_tensor, "packed", &off_st_packed) < 0 ||
+        member_offset(saved_tensor, "released", &off_st_released) < 0)
         return NULL;
+    PyObject *release_fn = PyObject_GetAttr(opnode, s_release_variables);
+    if (release_fn == NULL)
+        return NULL;
+    Py_XSETREF(opnode_release_fn, release_fn);
+    Py_XSETREF(OpNode_type, (PyTypeObject *)Py_NewRef(opnode));
+    Py_XSETREF(SavedTensor_type, (PyTypeObject *)Py_NewRef(saved_tensor));
     Py_XSETREF(Node_type, (PyTypeObject *)Py_NewRef(node));
     Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
     Py_XSETREF(AccumulateGrad_type, (PyTypeObject *)Py_NewRef(acc));
@@ -382,6 +394,61 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
     return 0;
 }
 
+static inline void
+set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)
+{
+    PyObject **ptr = (PyObject **)((char *)obj + off);
+    PyObject *old = *ptr;
+    *ptr = Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
+/* SavedTensor.release() */
+static void
+release_saved(PyObject *value)
+{
+    if (Py_TYPE(value) != SavedTensor_type)
+        return;
+    set_slot(value, off_st_data, Py_None);
+    set_slot(value, off_st_packed, Py_None);
+    set_slot(value, off_st_released, Py_True);
+}
+
+/* node.release_variables(); OpNode's own, the common case, without entering Python. */
+static int
+release_variables(PyObject *node)
+{
+    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_release_variables);
+    if (fn == NULL)
+        return -1;
+    int own = fn == opnode_release_fn;
+    Py_DECREF(fn);
+    PyObject *saved = own ? slot(node, off_saved) : NULL;
+    if (saved == NULL || !PyTuple_CheckExact(saved)) {
+        PyObject *r = PyObject_CallMethodNoArgs(node, s_release_variables);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    Py_INCREF(saved);  /* releasing may run arbitrary deallocators */
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++) {
+        PyObject *value = PyTuple_GET_ITEM(saved, i);
+        if (PyList_CheckExact(value) || PyTuple_CheckExact(value)) {
+            PyObject *items = PySequence_Tuple(value);
+            if (items == NULL) {
+                Py_DECREF(saved);
+                return -1;
+            }
+            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++)
+                release_saved(PyTuple_GET_ITEM(items, k));
+            Py_DECREF(items);
+        } else {
+            release_saved(value);
+        }
+    }
+    Py_DECREF(saved);
+    return 0;
+}
+
 static PyObject *
 call_python(PyObject *engine, PyObject *gt, PyObject *node, PyObject *inputs, PyObject *queue)
 {
@@ -472,12 +539,8 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto node_error;
             }
         }
-        if (!keep_graph) {
-            PyObject *r = PyObject_CallMethodNoArgs(node, s_release_variables);
-            if (r == NULL)
-                goto node_error;
-            Py_DECREF(r);
-        }
+        if (!keep_graph && release_variables(node) < 0)
+            goto node_error;
         if (PyList_GET_SIZE(outputs) == 0) {
             result = Py_NewRef(Py_None);
             break;
@@ -567,10 +630,73 @@ done:
     return result;
 }
 
+/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict. */
+static PyObject *
+compute_dependencies(PyObject *module, PyObject *args)
+{
+    PyObject *root, *deps;
+    if (!PyArg_ParseTuple(args, "OO!:compute_dependencies", &root, &PyDict_Type, &deps))
+        return NULL;
+    PyObject *seen = PySet_New(NULL), *stack = PyList_New(0), *one = PyLong_FromLong(1);
+    if (seen == NULL || stack == NULL || one == NULL || PySet_Add(seen, root) < 0 || PyList_Append(stack, root) < 0)
+        goto error;
+    while (PyList_GET_SIZE(stack)) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *node = Py_NewRef(PyList_GET_ITEM(stack, top));
+        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
+            Py_DECREF(node);
+            goto error;
+        }
+        PyObject *edges = PyObject_TypeCheck(node, Node_type) && slot(node, off_next_edges) != NULL
+            ? Py_NewRef(slot(node, off_next_edges)) : PyObject_GetAttrString(node, "next_edges");
+        Py_DECREF(node);
+        if (edges == NULL)
+            goto error;
+        PyObject *items = PySequence_Fast(edges, "next_edges must be a sequence");
+        Py_DECREF(edges);
+        if (items == NULL)
+            goto error;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
+            PyObject *edge = PySequence_Fast_GET_ITEM(items, i);
+            if (edge == Py_None)
+                continue;
+            PyObject *nxt = PySequence_GetItem(edge, 0);
+            if (nxt == NULL)
+                goto error_items;
+            PyObject *count = PyDict_GetItemWithError(deps, nxt);
+            PyObject *updated = count ? PyNumber_Add(count, one) : (PyErr_Occurred() ? NULL : Py_NewRef(one));
+            int r = updated ? PyDict_SetItem(deps, nxt, updated) : -1;
+            Py_XDECREF(updated);
+            int known = r < 0 ? -1 : PySet_Contains(seen, nxt);
+            if (known == 0 && (PySet_Add(seen, nxt) < 0 || PyList_Append(stack, nxt) < 0))
+                known = -1;
+            Py_DECREF(nxt);
+            if (known < 0)
+                goto error_items;
+        }
+        Py_DECREF(items);
+        continue;
+    error_items:
+        Py_DECREF(items);
+        goto error;
+    }
+    Py_DECREF(seen);
+    Py_DECREF(stack);
+    Py_DECREF(one);
+    Py_RETURN_NONE;
+error:
+    Py_XDECREF(seen);
+    Py_XDECREF(stack);
+    Py_XDECREF(one);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"compute_dependencies", compute_dependencies, METH_VARARGS,
+     "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
     {"configure", configure, METH_VARARGS,
-     "configure(Node, Tensor, AccumulateGrad, InputBuffer, cpu, grad_state, Anomaly, validate_outputs, "
-     "node_name): binds the classes and functions the loop works with."},
+     "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, cpu, grad_state, Anomaly, "
+     "validate_outputs, node_name): binds the classes and functions the loop works with."},
     {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
      "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
      "comment at the top of _engine_loop.c."},

@@ -384,6 +384,9 @@ class Engine:
     def compute_dependencies(root, graph_task) -> None:
         """Counts, for every node reachable from ``root``, how many edges lead into it."""
         dependencies = graph_task.dependencies
+        if _loop is not None:  # the same walk, compiled: Note [The compiled loop]
+            _loop.compute_dependencies(root, dependencies)
+            return
         seen = {root}
         stack = [root]
         while stack:
@@ -872,8 +875,10 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     except ImportError:
         return False
     from .._tensor import Tensor
-    _engine_loop.configure(Node, Tensor, AccumulateGrad, InputBuffer, _cpu, _grad_state, _Anomaly,
-                           validate_outputs, node_name)
+    from ..ops._registry import OpNode
+    from .graph import SavedTensor
+    _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, _cpu, _grad_state,
+                           _Anomaly, validate_outputs, node_name)
     _loop = _engine_loop
     return True
 

@@ -187,3 +187,19 @@ def test_error_in_the_middle_of_a_chain_names_the_node_and_restores_grad_mode(en
     with pytest.raises(RuntimeError, match=r"Function BadBackward returned an invalid gradient at index 0"):
         y.sum().backward()
     assert rg.is_grad_enabled()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compute_dependencies_matches_the_python_walk(seed):
+    loss, _ = _random_graph(seed, [])
+    counts = []
+    for compiled in (True, False):
+        if compiled and not engine.use_compiled_loop(True):
+            pytest.skip("the compiled engine loop is not built")
+        engine.use_compiled_loop(compiled)
+        task = engine.GraphTask(False, False, 0)
+        root = rg.autograd.graph.GraphRoot([rg._tensor.gradient_edge(loss)], [rg.ones((), dtype=rg.float64)])
+        engine.Engine.compute_dependencies(root, task)
+        counts.append({id(node): n for node, n in task.dependencies.items()})
+    assert counts[0] == counts[1]
+    assert len(counts[0]) > 10
