@@ -14,8 +14,9 @@ __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "binary_cross_ent
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (N, C, *).
 
-    A composite of gather and sums: exact, and gather's gradient is the scatter PyTorch's
-    NllLossBackward0 performs.
+    One op with its own backward (``NllLossBackward0``, whose own backward is nll_loss again), as
+    in PyTorch; with a ``weight`` that requires grad, a composite of gather and sums that is
+    differentiable in the weight too.
 
     Example::
         >>> import retrograd as rg
@@ -37,17 +38,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                              f"({target.shape[0]}).")
     c = input.shape[1]
-    valid = target != ignore_index
     tdata = target._host()
-    vd = tdata[valid._host()]
+    vd = tdata[tdata != ignore_index]
     if vd.size and (vd.min() < 0 or vd.max() >= c):
         raise IndexError(f"Target {int(vd.max() if vd.max() >= c else vd.min())} is out of bounds.")
+    if weight is None or not weight.requires_grad:  # PyTorch's own op, NllLossBackward0
+        out = _nn.nll_loss(input, target, weight, reduction, ignore_index)
+        return out.squeeze(0) if squeeze and reduction == "none" else out
+    # A weight that requires grad (PyTorch does not differentiate it): the composite, exact in both.
+    valid = target != ignore_index
     safe = _where(valid, target, 0).long()
     picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)
-    if weight is not None:
-        w = weight.gather(0, safe.reshape(-1)).reshape(safe.shape) * valid
-    else:
-        w = valid.to(input.dtype)
+    w = weight.gather(0, safe.reshape(-1)).reshape(safe.shape) * valid
     losses = picked * w
     if reduction == "none":
         return losses.squeeze(0) if squeeze else losses

@@ -508,3 +508,51 @@ binary_cross_entropy_with_logits = defop(
     target=lambda grad, input, pos_weight: grad * (-input if pos_weight is None
                                                    else -input + (pos_weight - 1) * _softplus_neg(input)),
     pos_weight=lambda grad, input, target: grad * target * _softplus_neg(input))
+
+
+# -- nll_loss (PyTorch: NllLossBackward0 and NllLossBackwardBackward0) ------------------------------------
+def _nll_weights(xp, target, weight, ignore_index, dtype):
+    """Each target's class index (0 where ignored), its weight (0 where ignored), and where it is not."""
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    if weight is None:
+        return safe, valid.astype(dtype), valid
+    return safe, weight[safe].astype(dtype, copy=False) * valid, valid
+
+
+def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-100):
+    """input (N, C, *) log-probabilities, target (N, *) class indices."""
+    safe, w, _ = _nll_weights(xp, target, weight, ignore_index, input.dtype)
+    picked = xp.take_along_axis(input, safe[:, None], axis=1)[:, 0]
+    losses = -(picked * w)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "sum":
+        return total
+    with np.errstate(invalid="ignore", divide="ignore"):  # every target ignored: nan, as in PyTorch
+        return (total / w.sum()).astype(input.dtype, copy=False)
+
+
+def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_index, input_shape):
+    """The gradient of nll_loss for its input: -weight * grad at each target's class, 0 elsewhere."""
+    safe, w, valid = _nll_weights(xp, target, weight, ignore_index, grad_output.dtype)
+    coef = -w * grad_output
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coef = xp.where(valid, coef / w.sum(), 0)  # ignored targets get 0, even when all are
+    out = xp.zeros(input_shape, dtype=grad_output.dtype)
+    xp.put_along_axis(out, safe[:, None], coef[:, None].astype(grad_output.dtype, copy=False), axis=1)
+    return out
+
+
+# The backward is linear in grad_output, and its adjoint is nll_loss itself with the same reduction.
+nll_loss_backward = defop(
+    "nll_loss_backward", _nll_loss_backward_fwd, public=False, tensor_args=("grad_output", "target", "weight"),
+    grad_output=lambda grad, target, weight, reduction, ignore_index: nll_loss(grad, target, weight, reduction,
+                                                                              ignore_index))
+
+nll_loss = defop(
+    "nll_loss", _nll_loss, public=False, tensor_args=("input", "target", "weight"),
+    input=lambda grad, target, weight, reduction, ignore_index, input_shape: nll_loss_backward(
+        grad, target, weight, reduction, ignore_index, tuple(input_shape)))

@@ -211,6 +211,20 @@ def test_grad_fn_names_match_pytorch():
     assert RF.layer_norm(x, (4,)).grad_fn.name() == "NativeLayerNormBackward0"
     assert RF.embedding(rg.tensor([0]), w.reshape(3, -1)).grad_fn.name() == "EmbeddingBackward0"
     assert RF.gelu(x).grad_fn.name() == "GeluBackward0"
+    logp = RF.log_softmax(x.reshape(4, 8), dim=1)
+    loss = RF.nll_loss(logp, rg.tensor([0, 3, 7, 1]))
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    seed = rg.ones((), requires_grad=True)
+    (g,) = rg.autograd.grad(loss, logp, seed, create_graph=True)
+    assert g.grad_fn.name() == "NllLossBackwardBackward0"
+
+
+def test_nll_loss_with_a_weight_that_requires_grad_differentiates_the_weight_too():
+    x = rg.tensor(np.random.default_rng(1).standard_normal((5, 3)), requires_grad=True)
+    w = rg.tensor([0.5, 1.5, 1.0], dtype=rg.float64, requires_grad=True)
+    t = rg.tensor([0, 2, 1, 2, 0])
+    for reduction in ("mean", "sum", "none"):
+        assert gradcheck(lambda a, b: RF.nll_loss(a, t, b, ignore_index=1, reduction=reduction), (x, w))
 
 
 def test_dropout_reproducible_with_seed_and_rng_state():

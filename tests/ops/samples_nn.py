@@ -124,3 +124,17 @@ add("binary_cross_entropy_with_logits",
            nc(A(2, 3)), A(2, 3, low=0, high=1), Const(P(3)), note="pos_weight"),
     Sample(lambda m, x, y: _F(m).binary_cross_entropy_with_logits(x, y, reduction="sum"), A(), A(low=0, high=1),
            note="0-d"))
+add("nll_loss",
+    Sample(lambda m, x, t: _F(m).nll_loss(x, t), A(4, 3), I(3, 4)),
+    Sample(lambda m, x, t, w: _F(m).nll_loss(x, t, w, ignore_index=1, reduction="sum"), nc(A(5, 3)),
+           np.array([0, 1, 2, 1, 2]), Const(A(3, low=0.5, high=1.5)), note="weight, ignore_index"),
+    Sample(lambda m, x, t: _F(m).nll_loss(x, t, reduction="none"), A(2, 3, 2, 2), I(3, 2, 2, 2), note="(N, C, d1, d2)"),
+    Sample(lambda m, x, t, w: _F(m).nll_loss(x, t, w), A(3), np.array(2), Const(A(3, low=0.5, high=1.5)),
+           note="unbatched"),
+    Sample(lambda m, x, t: _F(m).nll_loss(x, t, ignore_index=0), A(2, 3), np.array([0, 0]), grad=False,
+           note="every target ignored: nan"))
+add("nll_loss_backward",
+    Sample(lambda m, x, t, g: _grad_of(m, lambda v: _F(m).nll_loss(v, t, reduction="none"), x, g),
+           A(3, 4), I(4, 3), A(3), note="reduction='none'"),
+    Sample(lambda m, x, t, w, g: _grad_of(m, lambda v: _F(m).nll_loss(v, t, w, ignore_index=2), x, g),
+           A(4, 3), np.array([0, 2, 1, 1]), Const(A(3, low=0.5, high=1.5)), A(), note="weighted mean"))
