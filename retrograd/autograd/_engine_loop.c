@@ -7,7 +7,8 @@
  * It calls the same Python objects in the same order and hands every other case back to
  * Engine._run_task:
  *
- *   - a pruned pass (exec_info: autograd.grad, backward(inputs=...)),
+ *   - in a pruned pass (autograd.grad, backward(inputs=...)), a node that captures a
+ *     gradient or is not needed,
  *   - anomaly mode,
  *   - a node with hooks of any kind, an AccumulateGrad, a node that defines
  *     will_release_variables, or an object that is not a Node.
@@ -40,7 +41,7 @@
 
 /* What configure() binds: the Python classes and functions the loop works with. */
 static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type;
-static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls;
+static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn;
 static int configured = 0;
 
@@ -53,7 +54,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
-    *s_multithreading_enabled, *s_dev_attr;
+    *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid;
 
 /* The value of a __slots__ attribute of `obj` (borrowed; NULL when unset). `obj` must be an
  * instance of the class whose descriptor gave `off`: subclasses keep their bases' layout. */
@@ -84,10 +85,11 @@ member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ibuf, *cpu, *state, *anomaly, *validate, *name_fn;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
+    PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ibuf, *cpu, *state, *local, *anomaly, *validate,
+        *name_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
                           &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &ibuf, &cpu,
-                          &state, &anomaly, &validate, &name_fn))
+                          &state, &local, &anomaly, &validate, &name_fn))
         return NULL;
     if (member_offset(node, "next_edges", &off_next_edges) < 0 ||
         member_offset(node, "input_metadata", &off_input_metadata) < 0 ||
@@ -114,6 +116,7 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(InputBuffer_cls, Py_NewRef(ibuf));
     Py_XSETREF(cpu_device, Py_NewRef(cpu));
     Py_XSETREF(grad_state, Py_NewRef(state));
+    Py_XSETREF(worker_state, Py_NewRef(local));
     Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
     Py_XSETREF(validate_outputs_fn, Py_NewRef(validate));
     Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
@@ -267,13 +270,29 @@ input_count(PyObject *node)
     return n < 0 ? NULL : PyLong_FromSsize_t(n);
 }
 
+/* GraphTask.should_execute(node) for a pruned pass: 1, 0, or -1 on error. */
+static int
+should_execute(PyObject *exec_info, PyObject *node)
+{
+    PyObject *info = PyDict_GetItemWithError(exec_info, node);
+    if (info == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyList_Check(info) || PyList_GET_SIZE(info) != 2) {
+        PyErr_SetString(PyExc_TypeError, "exec_info entries must be [needed, captures] lists");
+        return -1;
+    }
+    if (PyList_GET_ITEM(info, 1) != Py_None)
+        return 1;
+    return PyObject_IsTrue(PyList_GET_ITEM(info, 0));
+}
+
 /* The routing half of evaluate_function, under graph_task.lock: counts down each next
  * node's dependencies, adds the gradient into its buffer, and queues the nodes that became
  * ready, except one that this thread may run next (*follow_node, *follow_grads, not counted
  * as outstanding). Returns -1 on error. */
 static int
 route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObject *queue,
-      PyObject *deps, PyObject *not_ready, PyObject *cpu_queue, int multithreading,
+      PyObject *deps, PyObject *not_ready, PyObject *exec_info, PyObject *cpu_queue, int multithreading,
       PyObject **follow_node, PyObject **follow_grads)
 {
     PyObject *edges = slot(node, off_next_edges);
@@ -311,6 +330,14 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             if (PyDict_DelItem(deps, nxt) < 0 || (buffer != NULL && PyDict_DelItem(not_ready, nxt) < 0))
                 goto fail;
             if (buffer == NULL) {  /* one producer: no InputBuffer */
+                if (exec_info != Py_None) {
+                    int needed = should_execute(exec_info, nxt);
+                    if (needed <= 0) {
+                        if (needed < 0)
+                            goto fail;
+                        continue;
+                    }
+                }
                 PyObject *size = input_count(nxt);
                 if (size == NULL)
                     goto fail;
@@ -352,6 +379,14 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             if (r < 0)
                 goto fail;
             if (buffer == NULL) {
+                if (exec_info != Py_None) {
+                    int needed = should_execute(exec_info, nxt);
+                    if (needed <= 0) {
+                        if (needed < 0)
+                            goto fail;
+                        continue;
+                    }
+                }
                 PyObject *size = input_count(nxt);
                 if (size == NULL)
                     goto fail;
@@ -472,11 +507,13 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (exec_info == NULL)
         return NULL;
     int pruned = exec_info != Py_None;
-    Py_DECREF(exec_info);
-    if (pruned)
+    if (pruned && !PyDict_CheckExact(exec_info)) {
+        Py_DECREF(exec_info);
         return call_python(engine, gt, args[2], args[3], queue);
+    }
 
     PyObject *result = NULL, *prev_grad = NULL, *grad_mode = NULL, *cpu_queue = NULL, *lock = NULL;
+    PyObject *prev_checkpoint_valid = NULL;
     PyObject *deps = NULL, *not_ready = NULL, *outputs = NULL;
     PyObject *node = Py_NewRef(args[2]), *inputs = Py_NewRef(args[3]);
     int keep_graph, multithreading, first = 1;
@@ -507,6 +544,16 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int ok = handled(node, keep_graph), anomaly;
         if (ok < 0 || (anomaly = attr_true(Anomaly_cls, s_enabled)) < 0)
             goto error;
+        if (ok && pruned) {  /* needed, and capturing nothing: evaluate_function's plain case */
+            PyObject *info = PyDict_GetItemWithError(exec_info, node);
+            if (info == NULL && PyErr_Occurred())
+                goto error;
+            if (info == NULL || !PyList_Check(info) || PyList_GET_SIZE(info) != 2 ||
+                PyList_GET_ITEM(info, 1) != Py_None)
+                ok = 0;
+            else if ((ok = PyObject_IsTrue(PyList_GET_ITEM(info, 0))) < 0)
+                goto error;
+        }
         if (!ok || anomaly) {
             result = call_python(engine, gt, node, inputs, queue);
             break;
@@ -516,6 +563,11 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto error;
             if (prev_grad != grad_mode && PyObject_SetAttr(grad_state, s_grad_enabled, grad_mode) < 0)
                 goto error;
+            if (pruned) {  /* See Note [Checkpoint validity] in engine.py */
+                if ((prev_checkpoint_valid = PyObject_GetAttr(worker_state, s_checkpoint_valid)) == NULL ||
+                    PyObject_SetAttr(worker_state, s_checkpoint_valid, Py_False) < 0)
+                    goto error;
+            }
         }
 
         /* call_function, without hooks */
@@ -552,7 +604,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (r == NULL)
             goto node_error;
         Py_DECREF(r);
-        int rc = route(engine, gt, node, outputs, queue, deps, not_ready, cpu_queue, multithreading,
+        int rc = route(engine, gt, node, outputs, queue, deps, not_ready, exec_info, cpu_queue, multithreading,
                        &follow_node, &follow_grads);
         if (rc == 0 && follow_node != NULL) {
             /* other work is ready: queue the successor too, and let the queue order them */
@@ -618,6 +670,20 @@ done:
             PyErr_Restore(et, ev, etb);
         }
     }
+    if (prev_checkpoint_valid != NULL) {
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        if (PyObject_SetAttr(worker_state, s_checkpoint_valid, prev_checkpoint_valid) < 0) {
+            Py_CLEAR(result);
+            Py_XDECREF(et);
+            Py_XDECREF(ev);
+            Py_XDECREF(etb);
+        } else {
+            PyErr_Restore(et, ev, etb);
+        }
+        Py_DECREF(prev_checkpoint_valid);
+    }
+    Py_XDECREF(exec_info);
     Py_XDECREF(prev_grad);
     Py_XDECREF(grad_mode);
     Py_XDECREF(cpu_queue);
@@ -695,8 +761,8 @@ static PyMethodDef methods[] = {
     {"compute_dependencies", compute_dependencies, METH_VARARGS,
      "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
     {"configure", configure, METH_VARARGS,
-     "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, cpu, grad_state, Anomaly, "
-     "validate_outputs, node_name): binds the classes and functions the loop works with."},
+     "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, cpu, grad_state, "
+     "worker_state, Anomaly, validate_outputs, node_name): binds the classes and functions the loop works with."},
     {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
      "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
      "comment at the top of _engine_loop.c."},
@@ -722,6 +788,7 @@ PyInit__engine_loop(void)
         {&s_cpu_ready_queue, "cpu_ready_queue"}, {&s_lock, "lock"}, {&s_dependencies, "dependencies"},
         {&s_not_ready, "not_ready"}, {&s_has_error, "has_error"},
         {&s_multithreading_enabled, "multithreading_enabled"}, {&s_dev_attr, "_device"},
+        {&s_checkpoint_valid, "checkpoint_valid"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

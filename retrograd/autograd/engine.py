@@ -857,8 +857,8 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     Note [The compiled loop]
     ~~~~~~~~~~~~~~~~~~~~~~~~
     ``_engine_loop.c`` re-states in C the steps ``_run_task``, ``evaluate_function`` and
-    ``call_function`` take for an ordinary node of an unpruned pass (no hooks, no anomaly
-    mode), and runs on through a chain of single successors without the ready queue. It calls
+    ``call_function`` take for an ordinary node (no hooks, no anomaly mode, nothing captured
+    from it in a pruned pass), and runs on through a chain of single successors without the ready queue. It calls
     the same Python objects in the same order, and hands every other node back to
     ``_run_task``, so this file remains the definition of what the engine does; the C loop
     only removes CPython's per-bytecode cost from the common case (see the comment at the top
@@ -878,7 +878,7 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     from ..ops._registry import OpNode
     from .graph import SavedTensor
     _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, _cpu, _grad_state,
-                           _Anomaly, validate_outputs, node_name)
+                           local, _Anomaly, validate_outputs, node_name)
     _loop = _engine_loop
     return True
 

@@ -203,3 +203,33 @@ def test_compute_dependencies_matches_the_python_walk(seed):
         counts.append({id(node): n for node, n in task.dependencies.items()})
     assert counts[0] == counts[1]
     assert len(counts[0]) > 10
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_passes_match_the_python_loop(seed):
+    # autograd.grad and backward(inputs=...) run only the nodes leading to their inputs.
+    results = []
+    for compiled in (True, False):
+        if compiled and not engine.use_compiled_loop(True):
+            pytest.skip("the compiled engine loop is not built")
+        engine.use_compiled_loop(compiled)
+        order = []
+        rg.manual_seed(seed)
+        loss, (a, b) = _random_graph(seed, order)
+        mid = loss.grad_fn.next_functions[0][0]  # keep the graph alive while grad runs
+        grads = rg.autograd.grad(loss, (b, a), retain_graph=True, allow_unused=True)
+        loss.backward(inputs=[b], retain_graph=True)
+        g2 = rg.autograd.grad(loss, a, create_graph=True)[0]
+        (hv,) = rg.autograd.grad(g2.sum(), a, allow_unused=True)
+        results.append(([g.numpy().copy() for g in grads], b.grad.numpy().copy(), a.grad,
+                        None if hv is None else hv.numpy().copy(), order, mid is not None))
+    first, second = results
+    for x, y in zip(first[0], second[0]):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(first[1], second[1])
+    assert first[2] is None and second[2] is None  # backward(inputs=[b]) left a alone
+    if first[3] is None:
+        assert second[3] is None
+    else:
+        np.testing.assert_array_equal(first[3], second[3])
+    assert first[4] == second[4]
