@@ -40,21 +40,24 @@
 #endif
 
 /* What configure() binds: the Python classes and functions the loop works with. */
-static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type;
+static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
+    *ReadyQueue_type;
+static PyObject *heappush_fn, *heappop_fn, *task_kind;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
-    off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device, off_saved, off_st_data,
+    off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device, off_saved, off_st_data, off_sequence_nr,
     off_st_packed, off_st_released;
 
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
-    *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid;
+    *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
+    *s_cond, *s_notify;
 
 /* The value of a __slots__ attribute of `obj` (borrowed; NULL when unset). `obj` must be an
  * instance of the class whose descriptor gave `off`: subclasses keep their bases' layout. */
@@ -85,14 +88,26 @@ member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ibuf, *cpu, *state, *local, *anomaly, *validate,
-        *name_fn;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OOOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
-                          &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &ibuf, &cpu,
-                          &state, &local, &anomaly, &validate, &name_fn))
+    PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ready_queue, *ibuf, *cpu, *state, *local, *anomaly,
+        *validate, *name_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
+                          &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &PyType_Type,
+                          &ready_queue, &ibuf, &cpu, &state, &local, &anomaly, &validate, &name_fn))
+        return NULL;
+    PyObject *heapq = PyImport_ImportModule("heapq");
+    if (heapq == NULL)
+        return NULL;
+    Py_XSETREF(heappush_fn, PyObject_GetAttrString(heapq, "heappush"));
+    Py_XSETREF(heappop_fn, PyObject_GetAttrString(heapq, "heappop"));
+    Py_DECREF(heapq);
+    if (heappush_fn == NULL || heappop_fn == NULL)
+        return NULL;
+    Py_XSETREF(task_kind, PyLong_FromLong(2));
+    if (task_kind == NULL)
         return NULL;
     if (member_offset(node, "next_edges", &off_next_edges) < 0 ||
         member_offset(node, "input_metadata", &off_input_metadata) < 0 ||
+        member_offset(node, "sequence_nr", &off_sequence_nr) < 0 ||
         member_offset(node, "_pre_hooks", &off_pre_hooks) < 0 ||
         member_offset(node, "_post_hooks", &off_post_hooks) < 0 ||
         member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
@@ -109,6 +124,7 @@ configure(PyObject *module, PyObject *args)
         return NULL;
     Py_XSETREF(opnode_release_fn, release_fn);
     Py_XSETREF(OpNode_type, (PyTypeObject *)Py_NewRef(opnode));
+    Py_XSETREF(ReadyQueue_type, (PyTypeObject *)Py_NewRef(ready_queue));
     Py_XSETREF(SavedTensor_type, (PyTypeObject *)Py_NewRef(saved_tensor));
     Py_XSETREF(Node_type, (PyTypeObject *)Py_NewRef(node));
     Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
@@ -249,13 +265,123 @@ add_outstanding(PyObject *gt, long delta)
 }
 
 static int
+call_method0(PyObject *obj, PyObject *name)
+{
+    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* ReadyQueue.push(graph_task, node, grads); the queue's own method for anything else. */
+static int
 push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
 {
-    PyObject *r = PyObject_CallMethodObjArgs(queue, s_push, gt, node, grads, NULL);
-    if (r == NULL)
-        return -1;
-    Py_DECREF(r);
-    return 0;
+    if (Py_TYPE(queue) != ReadyQueue_type || !PyObject_TypeCheck(node, Node_type) ||
+        slot(node, off_sequence_nr) == NULL) {
+        PyObject *r = PyObject_CallMethodObjArgs(queue, s_push, gt, node, grads, NULL);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    PyObject *depth = NULL, *neg_depth = NULL, *neg_seq = NULL, *order = NULL, *entry = NULL, *lock = NULL;
+    PyObject *heap = NULL, *waiting = NULL;
+    int rc = -1;
+    if ((depth = PyObject_GetAttr(gt, s_reentrant_depth)) == NULL ||
+        (neg_depth = PyNumber_Negative(depth)) == NULL ||
+        (neg_seq = PyNumber_Negative(slot(node, off_sequence_nr))) == NULL ||
+        (order = PyObject_CallMethodNoArgs(queue, s_counter)) == NULL ||
+        (entry = PyTuple_Pack(7, task_kind, neg_depth, neg_seq, order, gt, node, grads)) == NULL ||
+        (lock = PyObject_GetAttr(queue, s_lock)) == NULL ||
+        (heap = PyObject_GetAttr(queue, s_heap)) == NULL)
+        goto done;
+    if (call_method0(lock, s_acquire) < 0)
+        goto done;
+    PyObject *r = PyObject_CallFunctionObjArgs(heappush_fn, heap, entry, NULL);
+    int ok = r != NULL;
+    Py_XDECREF(r);
+    if (ok && (waiting = PyObject_GetAttr(queue, s_waiting)) != NULL) {
+        int any = PyObject_IsTrue(waiting);
+        if (any > 0) {  /* a thread is blocked in pop(): wake it, as ReadyQueue.push does */
+            PyObject *cond = PyObject_GetAttr(queue, s_cond);
+            ok = cond != NULL && call_method0(cond, s_notify) == 0;
+            Py_XDECREF(cond);
+        } else if (any < 0) {
+            ok = 0;
+        }
+    } else {
+        ok = 0;
+    }
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    if (call_method0(lock, s_release) < 0) {
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(etb);
+        goto done;
+    }
+    PyErr_Restore(et, ev, etb);
+    rc = ok ? 0 : -1;
+done:
+    Py_XDECREF(depth);
+    Py_XDECREF(neg_depth);
+    Py_XDECREF(neg_seq);
+    Py_XDECREF(order);
+    Py_XDECREF(entry);
+    Py_XDECREF(lock);
+    Py_XDECREF(heap);
+    Py_XDECREF(waiting);
+    return rc;
+}
+
+/* Pops the first entry of `queue` if it is a node task of `gt` (what thread_main would pop and
+ * run next), into *node and *grads: 1 if popped, 0 if the first entry is something else. */
+static int
+pop_same_task(PyObject *queue, PyObject *gt, PyObject **node, PyObject **grads)
+{
+    if (Py_TYPE(queue) != ReadyQueue_type)
+        return 0;
+    PyObject *lock = PyObject_GetAttr(queue, s_lock), *heap = NULL, *entry = NULL;
+    int rc = -1;
+    if (lock == NULL || (heap = PyObject_GetAttr(queue, s_heap)) == NULL)
+        goto done;
+    if (!PyList_CheckExact(heap)) {
+        rc = 0;
+        goto done;
+    }
+    if (call_method0(lock, s_acquire) < 0)
+        goto done;
+    rc = 0;
+    if (PyList_GET_SIZE(heap)) {
+        PyObject *first = PyList_GET_ITEM(heap, 0);
+        if (PyTuple_CheckExact(first) && PyTuple_GET_SIZE(first) == 7 &&
+            PyTuple_GET_ITEM(first, 4) == gt && PyTuple_GET_ITEM(first, 5) != Py_None) {
+            int kind = PyObject_RichCompareBool(PyTuple_GET_ITEM(first, 0), task_kind, Py_EQ);
+            if (kind > 0) {
+                entry = PyObject_CallOneArg(heappop_fn, heap);
+                rc = entry == NULL ? -1 : 1;
+            } else if (kind < 0) {
+                rc = -1;
+            }
+        }
+    }
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    if (call_method0(lock, s_release) < 0) {
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(etb);
+        rc = -1;
+        goto done;
+    }
+    PyErr_Restore(et, ev, etb);
+    if (rc == 1) {
+        *node = Py_NewRef(PyTuple_GET_ITEM(entry, 5));
+        *grads = Py_NewRef(PyTuple_GET_ITEM(entry, 6));
+    }
+done:
+    Py_XDECREF(lock);
+    Py_XDECREF(heap);
+    Py_XDECREF(entry);
+    return rc;
 }
 
 static PyObject *
@@ -611,11 +737,29 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *heap = PyObject_GetAttr(cpu_queue, s_heap);
             int busy = heap == NULL ? -1 : PyObject_IsTrue(heap);
             Py_XDECREF(heap);
-            if (busy < 0 || (busy && (add_outstanding(gt, 1) < 0 || push(cpu_queue, gt, follow_node, follow_grads) < 0)))
+            if (busy < 0) {
                 rc = -1;
-            if (busy) {
+            } else if (busy) {
+                /* Push it, then take the queue's first task if it is ours, as thread_main would
+                 * next: the successor's count and the finished node's cancel either way. */
+                rc = push(cpu_queue, gt, follow_node, follow_grads);
                 Py_CLEAR(follow_node);
                 Py_CLEAR(follow_grads);
+                if (rc == 0) {
+                    rc = pop_same_task(queue, gt, &follow_node, &follow_grads);
+                    if (rc == 1) {
+                        rc = 0;
+                    } else {  /* not ours (or an error): the pushed successor counts, thread_main pops */
+                        PyObject *et, *ev, *etb;
+                        PyErr_Fetch(&et, &ev, &etb);
+                        if (add_outstanding(gt, 1) < 0)
+                            rc = -1;
+                        if (et != NULL) {
+                            PyErr_Clear();
+                            PyErr_Restore(et, ev, etb);
+                        }
+                    }
+                }
             }
         }
         /* release the lock with any error of the routing set aside */
@@ -761,7 +905,7 @@ static PyMethodDef methods[] = {
     {"compute_dependencies", compute_dependencies, METH_VARARGS,
      "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
     {"configure", configure, METH_VARARGS,
-     "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, cpu, grad_state, "
+     "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, cpu, grad_state, "
      "worker_state, Anomaly, validate_outputs, node_name): binds the classes and functions the loop works with."},
     {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
      "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
@@ -789,6 +933,8 @@ PyInit__engine_loop(void)
         {&s_not_ready, "not_ready"}, {&s_has_error, "has_error"},
         {&s_multithreading_enabled, "multithreading_enabled"}, {&s_dev_attr, "_device"},
         {&s_checkpoint_valid, "checkpoint_valid"},
+        {&s_reentrant_depth, "reentrant_depth"}, {&s_counter, "counter"}, {&s_waiting, "waiting"},
+        {&s_cond, "cond"}, {&s_notify, "notify"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

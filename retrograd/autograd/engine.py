@@ -877,8 +877,8 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     from .._tensor import Tensor
     from ..ops._registry import OpNode
     from .graph import SavedTensor
-    _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, InputBuffer, _cpu, _grad_state,
-                           local, _Anomaly, validate_outputs, node_name)
+    _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, _cpu,
+                           _grad_state, local, _Anomaly, validate_outputs, node_name)
     _loop = _engine_loop
     return True
 
