@@ -1,8 +1,11 @@
-"""Builds the optional C loop of the engine (Note [The compiled loop]); metadata is in pyproject.toml.
+"""Builds the optional C accelerators (Note [The compiled loop], Note [The compiled op call]).
 
-``optional=True``: without a C compiler the build skips it and retrograd runs its pure-Python loop.
+The metadata is in pyproject.toml. ``optional=True``: without a C compiler the build skips them
+and retrograd runs its pure-Python code, which does the same.
 """
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("retrograd.autograd._engine_loop", ["retrograd/autograd/_engine_loop.c"],
-                             optional=True)])
+setup(ext_modules=[
+    Extension("retrograd.autograd._engine_loop", ["retrograd/autograd/_engine_loop.c"], optional=True),
+    Extension("retrograd.ops._op_call", ["retrograd/ops/_op_call.c"], optional=True),
+])

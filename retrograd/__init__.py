@@ -36,7 +36,7 @@ from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from . import optim
 from .serialization import save, load
 
-if _os.environ.get("RETROGRAD_COMPILED_ENGINE", "1") != "0":  # Note [The compiled loop]
+if _os.environ.get("RETROGRAD_COMPILED", "1") != "0":  # Note [The compiled loop]
     autograd.engine.use_compiled_loop(True)
 
 clip = clamp

@@ -29,7 +29,7 @@
  * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
  * evaluate_function; the GIL is held between Python calls.
  *
- * To run without it: RETROGRAD_COMPILED_ENGINE=0, or engine.use_compiled_loop(False).
+ * To run without it: RETROGRAD_COMPILED=0, or engine.use_compiled_loop(False).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -863,7 +863,7 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     ``_run_task``, so this file remains the definition of what the engine does; the C loop
     only removes CPython's per-bytecode cost from the common case (see the comment at the top
     of the C file). It is built when a C compiler is present at install time and used when it
-    imports; ``RETROGRAD_COMPILED_ENGINE=0`` keeps the pure-Python loop. The test suite runs
+    imports; ``RETROGRAD_COMPILED=0`` keeps the pure-Python loop. The test suite runs
     the engine's tests both ways.
     """
     global _loop

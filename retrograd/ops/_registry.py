@@ -529,6 +529,9 @@ def _make_public(op):
         params, names = signature_source(op, env)
         exec(_codegen.build_fast_call(op, params, names, env), env)  # noqa: S102 - generated, see _codegen
         fn = env[op.name]
+        compiled = _codegen.compiled_call(op, params, names, dict(env), fn)
+        if compiled is not None:  # See Note [The compiled op call]
+            fn = compiled
     else:
         fn = forwarding_function(op, op.name, "_call", {"_call": call_op})
     fn.__doc__ = getattr(op.forward, "__doc__", None) or f"retrograd.{op.name}{op.signature}"

@@ -23,8 +23,8 @@ def _compiler_available():
 
 
 def test_built_and_in_use_where_a_compiler_exists():
-    if os.environ.get("RETROGRAD_COMPILED_ENGINE", "1") == "0":
-        pytest.skip("switched off by RETROGRAD_COMPILED_ENGINE=0")
+    if os.environ.get("RETROGRAD_COMPILED", "1") == "0":
+        pytest.skip("switched off by RETROGRAD_COMPILED=0")
     if not _compiler_available():
         pytest.skip("no C compiler: the pure-Python loop is the one in use")
     assert engine.use_compiled_loop(True), "the C compiler exists but retrograd/autograd/_engine_loop was not built"

@@ -1,8 +1,13 @@
 """The generated fast path of an op call (ops/_codegen.py) does what the generic call_op does."""
+import gc
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import retrograd as rg
+from retrograd.ops import _codegen
 from retrograd.ops._codegen import eligible
 from retrograd.ops._registry import REGISTRY, call_op
 
@@ -29,8 +34,16 @@ CASES = [
 ]
 
 
+def _implementation(op, which):
+    """The public function (compiled where built), or the generated Python function behind it."""
+    if which == "compiled":
+        return op.function
+    return getattr(op.function, "python_call", op.function)
+
+
+@pytest.mark.parametrize("which", ["compiled", "python"])
 @pytest.mark.parametrize("name,make", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
-def test_generated_call_matches_generic_call(name, make):
+def test_generated_call_matches_generic_call(name, make, which):
     op = REGISTRY[name]
     assert eligible(op), f"{name} no longer takes the generated path"
     rg.manual_seed(3)
@@ -39,7 +52,7 @@ def test_generated_call_matches_generic_call(name, make):
     slow_args = make()
     kwonly = [p.name for p in op.signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
     npos = len(op.params) - len(kwonly)
-    fast = op.function(*fast_args[:npos], **dict(zip(kwonly, fast_args[npos:], strict=True)))
+    fast = _implementation(op, which)(*fast_args[:npos], **dict(zip(kwonly, fast_args[npos:], strict=True)))
     slow = call_op(op, slow_args)
     np.testing.assert_array_equal(fast.numpy(force=True), slow.numpy(force=True))
     assert fast.dtype is slow.dtype
@@ -64,3 +77,51 @@ def test_generated_call_records_nothing_without_grad_mode():
     with rg.no_grad():
         y = REGISTRY["mul"].function(x, x)
     assert y.grad_fn is None and not y.requires_grad
+
+
+def _compiled_or_skip():
+    module = _codegen._compiled_module()
+    if module is None:
+        pytest.skip("the compiled op call is not built or is switched off")
+    return module
+
+
+def test_compiled_call_is_built_where_a_compiler_exists():
+    import shutil
+    import sysconfig
+    if os.environ.get("RETROGRAD_COMPILED", "1") == "0":
+        pytest.skip("switched off by RETROGRAD_COMPILED=0")
+    if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
+        pytest.skip("no C compiler")
+    assert _codegen._compiled_module() is not None, "retrograd/ops/_op_call was not built"
+    assert hasattr(REGISTRY["mul"].function, "python_call")
+
+
+def test_compiled_call_takes_plain_calls_and_leaves_the_rest_to_python():
+    module = _compiled_or_skip()
+    spec = _codegen.compiled_spec(REGISTRY["mul"])
+    x = _leaf(2, 3)
+    assert isinstance(module.call(spec, x, 2.0), rg.Tensor)
+    assert module.call(spec, x.t(), 2.0) is None  # a view
+    assert module.call(spec, x, rg.ones(3, dtype=rg.float32)) is None  # mixed dtypes
+    small = rg.tensor([1, 2], dtype=rg.uint8)
+    assert module.call(_codegen.compiled_spec(REGISTRY["add"]), small, 1000, 1) is None  # NumPy overflows
+    assert rg.add(small, 1000).tolist() == [233, 234]  # the Python path wraps as PyTorch
+
+
+def test_compiled_call_leaks_no_reference():
+    _compiled_or_skip()
+    x = _leaf(4)
+    y = rg.randn(4, dtype=rg.float64)
+    cpu = x.device
+    for _ in range(10):
+        (x * y).tanh().sum()
+    gc.collect()
+    before = [sys.getrefcount(o) for o in (x, y, cpu, x._data, y._data, REGISTRY["mul"].node_cls)]
+    for _ in range(500):
+        (x * y).tanh().sum()
+        with rg.no_grad():
+            x * y
+    gc.collect()
+    after = [sys.getrefcount(o) for o in (x, y, cpu, x._data, y._data, REGISTRY["mul"].node_cls)]
+    assert after == before

@@ -1,0 +1,412 @@
+/* The common case of an op call in C: an optional accelerator of the generated code of _codegen.py.
+ * See Note [The compiled op call] in _codegen.py for why it exists; this comment says what it does.
+ *
+ * call(spec, *args) runs one call of a single-output, non-view op the way the generated Python
+ * function does: it checks the tensor arguments, runs the op's NumPy forward, wraps the result,
+ * and when grad mode records it, builds the node with its edges, input metadata and saved
+ * values. spec is the tuple _codegen.compiled_spec() builds from the op's tables.
+ *
+ * It handles only the plain case: every tensor argument a non-view on the CPU, all of one
+ * dtype. For anything else (a view, another device, mixed dtypes, a Python int that overflows
+ * the array's dtype) it returns None before doing anything visible, and the generated Python
+ * function, which handles every case, runs the call instead. Python objects do the rest as in
+ * the Python function: the forward, dtype promotion, SavedTensor, leaf edges (gradient_edge),
+ * anomaly traces.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#ifndef Py_T_OBJECT_EX
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+static PyTypeObject *Tensor_type, *Edge_type;
+static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
+static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
+static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero;
+static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward;
+static int configured = 0;
+
+enum { T_DATA, T_DEVICE, T_REQUIRES_GRAD, T_GRAD_FN, T_OUTPUT_NR, T_VC, T_BASE, T_GRAD, T_GRAD_ACC, T_HOOKS,
+       T_RETAINS, T_COUNT };
+static const char *tensor_fields[T_COUNT] = {"_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
+                                             "_base", "_grad", "_grad_accumulator", "_backward_hooks",
+                                             "_retains_grad"};
+static Py_ssize_t t_off[T_COUNT];
+
+enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,
+       N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
+static const char *node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_pre_hooks",
+                                           "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata"};
+static Py_ssize_t n_off[N_COUNT], off_saved;
+
+/* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
+enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
+       S_NONDIFF_OUTPUT, S_COUNT };
+
+static inline PyObject *
+slot(PyObject *obj, Py_ssize_t off)
+{
+    return *(PyObject **)((char *)obj + off);
+}
+
+static inline void
+set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)  /* steals nothing: takes a new reference */
+{
+    PyObject **ptr = (PyObject **)((char *)obj + off);
+    PyObject *old = *ptr;
+    *ptr = Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
+static int
+member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
+{
+    PyObject *descr = PyObject_GetAttrString(cls, name);
+    if (descr == NULL)
+        return -1;
+    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+             ((PyMemberDescrObject *)descr)->d_member->type == Py_T_OBJECT_EX;
+    if (ok)
+        *off = ((PyMemberDescrObject *)descr)->d_member->offset;
+    else
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ attribute", ((PyTypeObject *)cls)->tp_name, name);
+    Py_DECREF(descr);
+    return ok ? 0 : -1;
+}
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *tensor, *node, *opnode, *edge, *np, *cpu, *state, *anomaly, *seq, *saved, *gedge, *trace, *promote,
+        *describe, *nothing, *floats;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOOOOO:configure", &PyType_Type, &tensor, &PyType_Type, &node,
+                          &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq, &saved,
+                          &gedge, &trace, &promote, &describe, &nothing, &floats))
+        return NULL;
+    for (int i = 0; i < T_COUNT; i++)
+        if (member_offset(tensor, tensor_fields[i], &t_off[i]) < 0)
+            return NULL;
+    for (int i = 0; i < N_COUNT; i++)
+        if (member_offset(node, node_fields[i], &n_off[i]) < 0)
+            return NULL;
+    if (member_offset(opnode, "_saved", &off_saved) < 0)
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
+        return NULL;
+    }
+    PyObject *nd = PyObject_GetAttrString(np, "ndarray"), *asarray = PyObject_GetAttrString(np, "asarray");
+    if (nd == NULL || asarray == NULL) {
+        Py_XDECREF(nd);
+        Py_XDECREF(asarray);
+        return NULL;
+    }
+    Py_XSETREF(ndarray_type, nd);
+    Py_XSETREF(asarray_fn, asarray);
+    Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
+    Py_XSETREF(Edge_type, (PyTypeObject *)Py_NewRef(edge));
+    Py_XSETREF(np_module, Py_NewRef(np));
+    Py_XSETREF(cpu_device, Py_NewRef(cpu));
+    Py_XSETREF(grad_state, Py_NewRef(state));
+    Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
+    Py_XSETREF(next_sequence_nr, Py_NewRef(seq));
+    Py_XSETREF(SavedTensor_cls, Py_NewRef(saved));
+    Py_XSETREF(gradient_edge_fn, Py_NewRef(gedge));
+    Py_XSETREF(record_trace_fn, Py_NewRef(trace));
+    Py_XSETREF(promote_fn, Py_NewRef(promote));
+    Py_XSETREF(describe_fn, Py_NewRef(describe));
+    Py_XSETREF(nothing_saved, Py_NewRef(nothing));
+    Py_XSETREF(float_dtypes, Py_NewRef(floats));
+    configured = 1;
+    Py_RETURN_NONE;
+}
+
+static int
+is_true_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* A new result Tensor wrapping `data`, as Tensor._make(data, cpu). */
+static PyObject *
+new_tensor(PyObject *data)
+{
+    PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    set_slot(t, t_off[T_DATA], data);
+    set_slot(t, t_off[T_DEVICE], cpu_device);
+    set_slot(t, t_off[T_REQUIRES_GRAD], Py_False);
+    set_slot(t, t_off[T_GRAD_FN], Py_None);
+    set_slot(t, t_off[T_OUTPUT_NR], zero);
+    set_slot(t, t_off[T_VC], Py_None);
+    set_slot(t, t_off[T_BASE], Py_None);
+    set_slot(t, t_off[T_GRAD], Py_None);
+    set_slot(t, t_off[T_GRAD_ACC], Py_None);
+    set_slot(t, t_off[T_HOOKS], Py_None);
+    set_slot(t, t_off[T_RETAINS], Py_False);
+    return t;
+}
+
+/* The edge a gradient for formula input `arg` flows along, or None. */
+static PyObject *
+edge_of(PyObject *arg)
+{
+    if (!PyObject_TypeCheck(arg, Tensor_type) || slot(arg, t_off[T_REQUIRES_GRAD]) != Py_True)
+        return Py_NewRef(Py_None);
+    PyObject *fn = slot(arg, t_off[T_GRAD_FN]);
+    if (fn == NULL || fn == Py_None || slot(arg, t_off[T_BASE]) != Py_None)
+        return PyObject_CallOneArg(gradient_edge_fn, arg);  /* a leaf's AccumulateGrad, or a view */
+    PyObject *edge = Edge_type->tp_alloc(Edge_type, 2);
+    if (edge == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(edge, 0, Py_NewRef(fn));
+    PyTuple_SET_ITEM(edge, 1, Py_NewRef(slot(arg, t_off[T_OUTPUT_NR])));
+    return edge;
+}
+
+/* One entry of the node's saved tuple; plan = (kind, position, edge mask, suffix). */
+static PyObject *
+saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyObject *res)
+{
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0));
+    Py_ssize_t pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 1));
+    if (PyErr_Occurred())
+        return NULL;
+    if (kind == 1)  /* the result */
+        return PyObject_CallFunctionObjArgs(SavedTensor_cls, res, Py_True, NULL);
+    PyObject *arg = args[pos];
+    if (kind == 0)  /* an argument: a SavedTensor for a tensor, else the value itself */
+        return PyObject_TypeCheck(arg, Tensor_type) ? PyObject_CallOneArg(SavedTensor_cls, arg) : Py_NewRef(arg);
+    /* an argument's shape, dtype or device */
+    return PyObject_CallFunctionObjArgs(describe_fn, PyTuple_GET_ITEM(plan, 3), arg, arrays[pos], Py_False, NULL);
+}
+
+#define MAX_ARGS 16
+
+static PyObject *
+call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf) - 1;
+    if (nargs < 0 || !configured || !PyTuple_Check(argv[0]) || PyTuple_GET_SIZE(argv[0]) != S_COUNT) {
+        PyErr_SetString(PyExc_TypeError, "call(spec, *args) needs a spec from _codegen.compiled_spec()");
+        return NULL;
+    }
+    if (nargs > MAX_ARGS)
+        Py_RETURN_NONE;
+    PyObject *spec = argv[0], *const *args = argv + 1;
+    PyObject *tensor_pos = PyTuple_GET_ITEM(spec, S_TENSOR_POS);
+    PyObject *fwd_args[MAX_ARGS + 1];  /* np, then the arguments with tensors replaced by their arrays */
+    PyObject **arrays = fwd_args + 1;
+    PyObject *dt = NULL;  /* borrowed from the first tensor's array */
+    int requires_grad = 0;
+    fwd_args[0] = np_module;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        arrays[i] = args[i];
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(tensor_pos); k++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(tensor_pos, k));
+        if (p < 0 || p >= nargs) {
+            if (PyErr_Occurred())
+                return NULL;
+            continue;
+        }
+        PyObject *a = args[p];
+        if (!PyObject_TypeCheck(a, Tensor_type))
+            continue;
+        PyObject *data = slot(a, t_off[T_DATA]);
+        if (data == NULL || slot(a, t_off[T_BASE]) != Py_None || slot(a, t_off[T_DEVICE]) != cpu_device ||
+            Py_TYPE(data) != (PyTypeObject *)ndarray_type)
+            Py_RETURN_NONE;  /* a view, another device: the Python path */
+        PyObject *d = PyObject_GetAttr(data, s_dtype);
+        if (d == NULL)
+            return NULL;
+        Py_DECREF(d);  /* an array's dtype lives as long as the array */
+        if (dt == NULL)
+            dt = d;
+        else if (d != dt)
+            Py_RETURN_NONE;  /* mixed dtypes: promotion rules in Python */
+        arrays[p] = data;
+        if (slot(a, t_off[T_REQUIRES_GRAD]) == Py_True)
+            requires_grad = 1;
+    }
+
+    PyObject *forward = PyObject_GetAttr(PyTuple_GET_ITEM(spec, S_OP), s_forward);  /* read per call, as in Python */
+    if (forward == NULL)
+        return NULL;
+    PyObject *out = PyObject_Vectorcall(forward, fwd_args, nargs + 1, NULL);
+    Py_DECREF(forward);
+    if (out == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {  /* uint8 + 1000: the Python path widens */
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        return NULL;
+    }
+    if (Py_TYPE(out) != (PyTypeObject *)ndarray_type)
+        Py_SETREF(out, PyObject_CallOneArg(asarray_fn, out));
+    if (out == NULL)
+        return NULL;
+    PyObject *out_dtype = PyObject_GetAttr(out, s_dtype);
+    if (out_dtype == NULL)
+        goto fail_out;
+    Py_DECREF(out_dtype);
+    if (PyTuple_GET_ITEM(spec, S_PROMOTE) == Py_True && out_dtype != dt) {
+        PyObject *call_args = PyTuple_New(nargs);
+        if (call_args == NULL)
+            goto fail_out;
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            PyTuple_SET_ITEM(call_args, i, Py_NewRef(args[i]));
+        PyObject *promoted = PyObject_CallFunctionObjArgs(promote_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, out,
+                                                          NULL);
+        Py_DECREF(call_args);
+        if (promoted == NULL)
+            goto fail_out;
+        Py_SETREF(out, promoted);
+        if ((out_dtype = PyObject_GetAttr(out, s_dtype)) == NULL)
+            goto fail_out;
+        Py_DECREF(out_dtype);
+    }
+    PyObject *res = new_tensor(out);
+    if (res == NULL)
+        goto fail_out;
+    if (!requires_grad || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True) {
+        Py_DECREF(out);
+        return res;
+    }
+    int enabled = is_true_attr(grad_state, s_grad_enabled);
+    if (enabled <= 0) {
+        Py_DECREF(out);
+        if (enabled < 0)
+            Py_CLEAR(res);
+        return res;
+    }
+
+    /* record: edges, node, metadata, saved values */
+    PyObject *formula_pos = PyTuple_GET_ITEM(spec, S_FORMULA_POS);
+    Py_ssize_t n_edges = PyTuple_GET_SIZE(formula_pos);
+    PyObject *edges = PyTuple_New(n_edges), *node = NULL;
+    if (edges == NULL)
+        goto fail_res;
+    unsigned long present = 0;
+    for (Py_ssize_t k = 0; k < n_edges; k++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(formula_pos, k));
+        PyObject *edge = p >= 0 && p < nargs ? edge_of(args[p]) : Py_NewRef(Py_None);
+        if (edge == NULL)
+            goto fail_edges;
+        PyTuple_SET_ITEM(edges, k, edge);
+        if (edge != Py_None)
+            present |= 1UL << k;
+    }
+    if (!present) {
+        Py_DECREF(edges);
+        Py_DECREF(out);
+        return res;
+    }
+    PyTypeObject *node_cls = (PyTypeObject *)PyTuple_GET_ITEM(spec, S_NODE_CLS);
+    node = node_cls->tp_alloc(node_cls, 0);
+    if (node == NULL)
+        goto fail_edges;
+    PyObject *seq = PyObject_CallNoArgs(next_sequence_nr);
+    if (seq == NULL)
+        goto fail_node;
+    set_slot(node, n_off[N_NEXT_EDGES], edges);
+    set_slot(node, n_off[N_SEQUENCE_NR], seq);
+    Py_DECREF(seq);
+    set_slot(node, n_off[N_PRE_HOOKS], Py_None);
+    set_slot(node, n_off[N_POST_HOOKS], Py_None);
+    set_slot(node, n_off[N_TENSOR_PRE_HOOKS], Py_None);
+    set_slot(node, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
+    set_slot(node, n_off[N_METADATA], Py_None);
+    set_slot(node, off_saved, nothing_saved);
+    int anomaly = is_true_attr(Anomaly_cls, s_enabled);
+    if (anomaly < 0)
+        goto fail_node;
+    if (anomaly) {
+        PyObject *r = PyObject_CallOneArg(record_trace_fn, node);
+        if (r == NULL)
+            goto fail_node;
+        Py_DECREF(r);
+    }
+    PyObject *shape = PyObject_GetAttr(out, s_shape);
+    PyObject *meta = shape ? PyTuple_Pack(3, shape, out_dtype, Py_None) : NULL;
+    PyObject *metas = meta ? PyTuple_Pack(1, meta) : NULL;
+    Py_XDECREF(shape);
+    Py_XDECREF(meta);
+    if (metas == NULL)
+        goto fail_node;
+    set_slot(node, n_off[N_INPUT_METADATA], metas);
+    Py_DECREF(metas);
+    int is_float = PySet_Contains(float_dtypes, out_dtype);
+    if (is_float < 0)
+        goto fail_node;
+    if (is_float && PyTuple_GET_ITEM(spec, S_NONDIFF_OUTPUT) != Py_True) {
+        set_slot(res, t_off[T_GRAD_FN], node);
+        set_slot(res, t_off[T_REQUIRES_GRAD], Py_True);
+    }
+    PyObject *saves = PyTuple_GET_ITEM(spec, S_SAVES);
+    Py_ssize_t n_saves = PyTuple_GET_SIZE(saves);
+    if (n_saves) {
+        PyObject *saved = PyTuple_New(n_saves);
+        if (saved == NULL)
+            goto fail_node;
+        for (Py_ssize_t i = 0; i < n_saves; i++) {
+            PyObject *plan = PyTuple_GET_ITEM(saves, i);
+            unsigned long mask = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(plan, 2));
+            PyObject *value = (mask & present) ? saved_value(plan, args, arrays, res) : Py_NewRef(Py_None);
+            if (value == NULL) {
+                Py_DECREF(saved);
+                goto fail_node;
+            }
+            PyTuple_SET_ITEM(saved, i, value);
+        }
+        set_slot(node, off_saved, saved);
+        Py_DECREF(saved);
+    }
+    Py_DECREF(node);
+    Py_DECREF(edges);
+    Py_DECREF(out);
+    return res;
+
+fail_node:
+    Py_XDECREF(node);
+fail_edges:
+    Py_DECREF(edges);
+fail_res:
+    Py_DECREF(res);
+fail_out:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
+     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes)."},
+    {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
+     "call(spec, *args): the op call, or None where the generated Python function must run it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_op_call", "The common case of an op call in C; see Note [The compiled op call].", -1,
+    methods,
+};
+
+PyMODINIT_FUNC
+PyInit__op_call(void)
+{
+    if ((s_dtype = PyUnicode_InternFromString("dtype")) == NULL ||
+        (s_shape = PyUnicode_InternFromString("shape")) == NULL ||
+        (s_grad_enabled = PyUnicode_InternFromString("grad_enabled")) == NULL ||
+        (s_enabled = PyUnicode_InternFromString("enabled")) == NULL ||
+        (s_forward = PyUnicode_InternFromString("forward")) == NULL || (zero = PyLong_FromLong(0)) == NULL)
+        return NULL;
+    return PyModule_Create(&module_def);
+}
