@@ -10,8 +10,8 @@
  *   - in a pruned pass (autograd.grad, backward(inputs=...)), a node that captures a
  *     gradient or is not needed,
  *   - anomaly mode,
- *   - a node with hooks of any kind, an AccumulateGrad, a node that defines
- *     will_release_variables, or an object that is not a Node.
+ *   - a node with hooks of any kind (for an AccumulateGrad, also its leaf's tensor hooks),
+ *     a node that defines will_release_variables, or an object that is not a Node.
  *
  * A gradient whose shape, dtype or device differs from the input it flows into goes through
  * the Python validate_outputs, which sums it down, casts it or raises.
@@ -50,7 +50,7 @@ static int configured = 0;
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
     off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device, off_saved, off_st_data, off_sequence_nr,
-    off_st_packed, off_st_released;
+    off_st_packed, off_st_released, off_variable, off_backward_hooks;
 
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
@@ -114,6 +114,8 @@ configure(PyObject *module, PyObject *args)
         member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
         member_offset(tensor, "_data", &off_data) < 0 ||
         member_offset(tensor, "_device", &off_device) < 0 ||
+        member_offset(tensor, "_backward_hooks", &off_backward_hooks) < 0 ||
+        member_offset(acc, "_variable", &off_variable) < 0 ||
         member_offset(opnode, "_saved", &off_saved) < 0 ||
         member_offset(saved_tensor, "data", &off_st_data) < 0 ||
         member_offset(saved_tensor, "packed", &off_st_packed) < 0 ||
@@ -162,8 +164,21 @@ no_hooks(PyObject *hooks)
 static int
 handled(PyObject *node, int keep_graph)
 {
-    if (!PyObject_TypeCheck(node, Node_type) || Py_TYPE(node) == AccumulateGrad_type)
+    if (!PyObject_TypeCheck(node, Node_type))
         return 0;
+    if (Py_TYPE(node) == AccumulateGrad_type) {  /* runs here when its leaf has no tensor hooks */
+        PyObject *ref = slot(node, off_variable);
+        if (ref == NULL)
+            return 0;
+        PyObject *var = PyObject_CallNoArgs(ref);
+        if (var == NULL)
+            return -1;
+        int plain = var == Py_None || (PyObject_TypeCheck(var, Tensor_type) && slot(var, off_backward_hooks) != NULL &&
+                                       no_hooks(slot(var, off_backward_hooks)));
+        Py_DECREF(var);
+        if (!plain)
+            return 0;
+    }
     PyObject *edges = slot(node, off_next_edges);
     PyObject *tph = slot(node, off_tensor_pre_hooks), *rgh = slot(node, off_retains_grad_hooks);
     PyObject *pre = slot(node, off_pre_hooks), *post = slot(node, off_post_hooks);

@@ -238,11 +238,11 @@ def _compiled_module():
                 from . import _op_call as module
             except ImportError:
                 return None
-            from ._registry import _NOTHING_SAVED, OpNode, _describe
+            from ._registry import _NOTHING_SAVED, OpNode, _describe, _mark_views
             floats = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.longdouble))
             module.configure(Tensor, OpNode.__mro__[1], OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
                              _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
-                             _NOTHING_SAVED, floats)
+                             _NOTHING_SAVED, floats, _mark_views)
             _op_call = module
     return _op_call or None
 
@@ -264,7 +264,7 @@ def compiled_spec(op) -> tuple:
             base, _, suffix = name.rpartition("_")
             saves.append((2, op.index[base], users[name], suffix))
     return (op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable), op.node_cls,
-            tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs)
+            tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view))
 
 
 def compiled_call(op, public_params, names, env, python_fn):
@@ -275,15 +275,15 @@ def compiled_call(op, public_params, names, env, python_fn):
     The generated Python function above still pays CPython's cost for every check and every
     attribute it sets: about 1.4 us of a recorded 16-element multiply, against NumPy's 0.5 us.
     ``_op_call.c`` runs the same steps in C for the plain case (non-view tensors on the CPU,
-    of one dtype; non-view ops), calling the same Python objects for the forward, promotion,
-    SavedTensor, leaf edges and anomaly traces. Anything else makes it return None before it
+    of one dtype), calling the same Python objects for the forward, promotion, SavedTensor,
+    leaf edges, view links and anomaly traces. Anything else makes it return None before it
     has done anything visible, and the generated Python function runs the call. The public
     function is a thin Python wrapper that keeps the op's signature. It is built with the
     engine's compiled loop (see Note [The compiled loop]) and, like it, switched off by
     ``RETROGRAD_COMPILED=0``; tests/ops/test_codegen.py compares the two paths.
     """
     module = _compiled_module()
-    if module is None or op.view:
+    if module is None:
         return None
     kwonly = {p.name for p in op.signature.parameters.values() if p.kind is p.KEYWORD_ONLY}
     fallback_args = ", ".join(f"{n}={n}" if n in kwonly else n for n in names)

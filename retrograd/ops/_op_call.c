@@ -1,12 +1,13 @@
 /* The common case of an op call in C: an optional accelerator of the generated code of _codegen.py.
  * See Note [The compiled op call] in _codegen.py for why it exists; this comment says what it does.
  *
- * call(spec, *args) runs one call of a single-output, non-view op the way the generated Python
+ * call(spec, *args) runs one call of a single-output op the way the generated Python
  * function does: it checks the tensor arguments, runs the op's NumPy forward, wraps the result,
  * and when grad mode records it, builds the node with its edges, input metadata and saved
  * values. spec is the tuple _codegen.compiled_spec() builds from the op's tables.
  *
- * It handles only the plain case: every tensor argument a non-view on the CPU, all of one
+ * View ops link their result to its base through the Python _mark_views, as the generated code
+ * does. It handles only the plain case: every tensor argument a non-view on the CPU, all of one
  * dtype. For anything else (a view, another device, mixed dtypes, a Python int that overflows
  * the array's dtype) it returns None before doing anything visible, and the generated Python
  * function, which handles every case, runs the call instead. Python objects do the rest as in
@@ -24,7 +25,7 @@
 static PyTypeObject *Tensor_type, *Edge_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
-static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero;
+static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn;
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward;
 static int configured = 0;
 
@@ -43,7 +44,7 @@ static Py_ssize_t n_off[N_COUNT], off_saved;
 
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
-       S_NONDIFF_OUTPUT, S_COUNT };
+       S_NONDIFF_OUTPUT, S_VIEW, S_COUNT };
 
 static inline PyObject *
 slot(PyObject *obj, Py_ssize_t off)
@@ -80,10 +81,10 @@ static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *tensor, *node, *opnode, *edge, *np, *cpu, *state, *anomaly, *seq, *saved, *gedge, *trace, *promote,
-        *describe, *nothing, *floats;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOOOOO:configure", &PyType_Type, &tensor, &PyType_Type, &node,
+        *describe, *nothing, *floats, *mark_views;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOOOOOO:configure", &PyType_Type, &tensor, &PyType_Type, &node,
                           &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq, &saved,
-                          &gedge, &trace, &promote, &describe, &nothing, &floats))
+                          &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views))
         return NULL;
     for (int i = 0; i < T_COUNT; i++)
         if (member_offset(tensor, tensor_fields[i], &t_off[i]) < 0)
@@ -119,6 +120,7 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(describe_fn, Py_NewRef(describe));
     Py_XSETREF(nothing_saved, Py_NewRef(nothing));
     Py_XSETREF(float_dtypes, Py_NewRef(floats));
+    Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -276,6 +278,19 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *res = new_tensor(out);
     if (res == NULL)
         goto fail_out;
+    if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True) {  /* link the result to its base: _mark_views */
+        PyObject *call_args = PyTuple_New(nargs), *results = PyTuple_Pack(1, res), *r = NULL;
+        if (call_args != NULL && results != NULL) {
+            for (Py_ssize_t i = 0; i < nargs; i++)
+                PyTuple_SET_ITEM(call_args, i, Py_NewRef(args[i]));
+            r = PyObject_CallFunctionObjArgs(mark_views_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, results, NULL);
+        }
+        Py_XDECREF(call_args);
+        Py_XDECREF(results);
+        if (r == NULL)
+            goto fail_res;
+        Py_DECREF(r);
+    }
     if (!requires_grad || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True) {
         Py_DECREF(out);
         return res;
@@ -388,7 +403,7 @@ fail_out:
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
-     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes)."},
+     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views)."},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
      "call(spec, *args): the op call, or None where the generated Python function must run it."},
     {NULL, NULL, 0, NULL},

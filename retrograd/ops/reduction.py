@@ -15,7 +15,7 @@ def _axis(dim, ndim):
 
 
 def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
-    out = xp.sum(input, axis=_axis(dim, input.ndim), keepdims=keepdim)
+    out = input.sum(axis=_axis(dim, input.ndim), keepdims=keepdim)  # the method: a microsecond less than xp.sum
     if dtype is not None:
         return out.astype(dtype.np)
     if input.dtype.kind in "bi" or input.dtype.kind == "u":  # integers accumulate in int64, as PyTorch
