@@ -22,9 +22,11 @@
  * on, without the queue, into the single successor that evaluate_function would have handed
  * back (a chain), counting that successor as the same outstanding task: the finished node's
  * decrement and the successor's increment cancel. A successor it does not handle goes to
- * Engine._run_task, whose result it returns (the accounting from there is Python's). It
- * stops when other work is ready in the queue (then the successor is pushed, so the queue
- * orders them), when a node has no single successor, or on an error.
+ * Engine._run_task, whose result it returns (the accounting from there is Python's). When
+ * other work is ready in the queue, the successor is pushed so that the queue orders them.
+ * Whenever nothing follows directly, it takes the queue's first task itself if that belongs
+ * to the same GraphTask (what thread_main would pop next; its count passes to the task). It
+ * returns when the queue's first task is another's, when there is none, or on an error.
  *
  * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
  * evaluate_function; the GIL is held between Python calls.
@@ -776,6 +778,13 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     }
                 }
             }
+        }
+        if (rc == 0 && follow_node == NULL && cpu_queue == queue) {
+            /* Nothing follows: take the queue's first task if it is ours, as thread_main would
+             * next. It was counted when pushed; the finished node's count goes. */
+            rc = pop_same_task(queue, gt, &follow_node, &follow_grads);
+            if (rc == 1)
+                rc = add_outstanding(gt, -1);
         }
         /* release the lock with any error of the routing set aside */
         PyObject *et, *ev, *etb;
