@@ -274,9 +274,9 @@ def compiled_call(op, public_params, names, env, python_fn):
     ~~~~~~~~~~~~~~~~~~~~~~~~~~~
     The generated Python function above still pays CPython's cost for every check and every
     attribute it sets: about 1.4 us of a recorded 16-element multiply, against NumPy's 0.5 us.
-    ``_op_call.c`` runs the same steps in C for the plain case (non-view tensors on the CPU,
-    of one dtype), calling the same Python objects for the forward, promotion, SavedTensor,
-    leaf edges, view links and anomaly traces. Anything else makes it return None before it
+    ``_op_call.c`` runs the same steps in C for the plain case (tensors on the CPU, of one
+    dtype, no view whose base changed in place), calling the same Python objects for the
+    forward, promotion, SavedTensor, leaf edges, view links and anomaly traces. Anything else makes it return None before it
     has done anything visible, and the generated Python function runs the call. The public
     function is a thin Python wrapper that keeps the op's signature. It is built with the
     engine's compiled loop (see Note [The compiled loop]) and, like it, switched off by

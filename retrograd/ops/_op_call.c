@@ -7,10 +7,11 @@
  * values. spec is the tuple _codegen.compiled_spec() builds from the op's tables.
  *
  * View ops link their result to its base through the Python _mark_views, as the generated code
- * does. It handles only the plain case: every tensor argument a non-view on the CPU, all of one
- * dtype. For anything else (a view, another device, mixed dtypes, a Python int that overflows
- * the array's dtype) it returns None before doing anything visible, and the generated Python
- * function, which handles every case, runs the call instead. Python objects do the rest as in
+ * does. It handles only the plain case: every tensor argument on the CPU, all of one dtype,
+ * and no view whose base changed in place since it was made. For anything else (such a view,
+ * another device, mixed dtypes, a Python int that overflows the array's dtype) it returns None
+ * before doing anything visible, and the generated Python function, which handles every case,
+ * runs the call instead. Python objects do the rest as in
  * the Python function: the forward, dtype promotion, SavedTensor, leaf edges (gradient_edge),
  * anomaly traces.
  */
@@ -26,7 +27,7 @@ static PyTypeObject *Tensor_type, *Edge_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn;
-static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward;
+static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version;
 static int configured = 0;
 
 enum { T_DATA, T_DEVICE, T_REQUIRES_GRAD, T_GRAD_FN, T_OUTPUT_NR, T_VC, T_BASE, T_GRAD, T_GRAD_ACC, T_HOOKS,
@@ -34,7 +35,7 @@ enum { T_DATA, T_DEVICE, T_REQUIRES_GRAD, T_GRAD_FN, T_OUTPUT_NR, T_VC, T_BASE, 
 static const char *tensor_fields[T_COUNT] = {"_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
                                              "_base", "_grad", "_grad_accumulator", "_backward_hooks",
                                              "_retains_grad"};
-static Py_ssize_t t_off[T_COUNT];
+static Py_ssize_t t_off[T_COUNT], off_view_version;
 
 enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,
        N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
@@ -92,7 +93,7 @@ configure(PyObject *module, PyObject *args)
     for (int i = 0; i < N_COUNT; i++)
         if (member_offset(node, node_fields[i], &n_off[i]) < 0)
             return NULL;
-    if (member_offset(opnode, "_saved", &off_saved) < 0)
+    if (member_offset(opnode, "_saved", &off_saved) < 0 || member_offset(tensor, "_view_version", &off_view_version) < 0)
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
@@ -222,10 +223,24 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         PyObject *a = args[p];
         if (!PyObject_TypeCheck(a, Tensor_type))
             continue;
-        PyObject *data = slot(a, t_off[T_DATA]);
-        if (data == NULL || slot(a, t_off[T_BASE]) != Py_None || slot(a, t_off[T_DEVICE]) != cpu_device ||
+        PyObject *data = slot(a, t_off[T_DATA]), *base = slot(a, t_off[T_BASE]);
+        if (data == NULL || base == NULL || slot(a, t_off[T_DEVICE]) != cpu_device ||
             Py_TYPE(data) != (PyTypeObject *)ndarray_type)
-            Py_RETURN_NONE;  /* a view, another device: the Python path */
+            Py_RETURN_NONE;  /* another device: the Python path */
+        if (base != Py_None) {  /* a view: fine unless its base changed in place since (Python refreshes it) */
+            PyObject *vc = slot(a, t_off[T_VC]), *view_version = slot(a, off_view_version);
+            if (vc == NULL || vc == Py_None || view_version == NULL)
+                Py_RETURN_NONE;
+            PyObject *version = PyObject_GetAttr(vc, s_version);
+            if (version == NULL)
+                return NULL;
+            int same = PyObject_RichCompareBool(version, view_version, Py_EQ);
+            Py_DECREF(version);
+            if (same < 0)
+                return NULL;
+            if (!same)
+                Py_RETURN_NONE;
+        }
         PyObject *d = PyObject_GetAttr(data, s_dtype);
         if (d == NULL)
             return NULL;
@@ -421,7 +436,8 @@ PyInit__op_call(void)
         (s_shape = PyUnicode_InternFromString("shape")) == NULL ||
         (s_grad_enabled = PyUnicode_InternFromString("grad_enabled")) == NULL ||
         (s_enabled = PyUnicode_InternFromString("enabled")) == NULL ||
-        (s_forward = PyUnicode_InternFromString("forward")) == NULL || (zero = PyLong_FromLong(0)) == NULL)
+        (s_forward = PyUnicode_InternFromString("forward")) == NULL ||
+        (s_version = PyUnicode_InternFromString("version")) == NULL || (zero = PyLong_FromLong(0)) == NULL)
         return NULL;
     return PyModule_Create(&module_def);
 }

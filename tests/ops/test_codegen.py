@@ -102,7 +102,12 @@ def test_compiled_call_takes_plain_calls_and_leaves_the_rest_to_python():
     spec = _codegen.compiled_spec(REGISTRY["mul"])
     x = _leaf(2, 3)
     assert isinstance(module.call(spec, x, 2.0), rg.Tensor)
-    assert module.call(spec, x.t(), 2.0) is None  # a view
+    view = x.t()
+    assert isinstance(module.call(spec, view, 2.0), rg.Tensor)  # a view, as made
+    with rg.no_grad():
+        x.add_(1.0)  # its base changed in place: Python regenerates the view's history
+    assert module.call(spec, view, 2.0) is None
+    assert rg.mul(view, 2.0).grad_fn.next_functions[0][0] is view.grad_fn
     assert module.call(spec, x, rg.ones(3, dtype=rg.float32)) is None  # mixed dtypes
     small = rg.tensor([1, 2], dtype=rg.uint8)
     assert module.call(_codegen.compiled_spec(REGISTRY["add"]), small, 1000, 1) is None  # NumPy overflows
