@@ -34,14 +34,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         squeeze = True
     else:
         squeeze = False
-        if input.shape[0] != target.shape[0] or tuple(input.shape[2:]) != tuple(target.shape[1:]):
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0]}).")
-    c = input.shape[1]
-    tdata = target._host()
-    vd = tdata[tdata != ignore_index]
-    if vd.size and (vd.min() < 0 or vd.max() >= c):
-        raise IndexError(f"Target {int(vd.max() if vd.max() >= c else vd.min())} is out of bounds.")
+        shape, tshape = input._data.shape, target._data.shape
+        if not tshape or shape[0] != tshape[0] or shape[2:] != tshape[1:]:
+            raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
+                             f"({tshape[0] if tshape else 0}).")
+    c = input._data.shape[1]
+    tdata = target._data if target._device.type == "cpu" else target._host()
+    if tdata.size and not (0 <= tdata.min() and tdata.max() < c):  # in range, or out of it, or ignored
+        vd = tdata[tdata != ignore_index]
+        if vd.size and (vd.min() < 0 or vd.max() >= c):
+            raise IndexError(f"Target {int(vd.max() if vd.max() >= c else vd.min())} is out of bounds.")
     if weight is None or not weight.requires_grad:  # PyTorch's own op, NllLossBackward0
         out = _nn.nll_loss(input, target, weight, reduction, ignore_index)
         return out.squeeze(0) if squeeze and reduction == "none" else out
