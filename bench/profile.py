@@ -103,10 +103,12 @@ def _case(key, lib):
 def _per_node(case, graphs, steps=60):
     """Prints the wall time of each node type's ``apply`` per step, best of ``steps`` steps."""
     from retrograd.autograd.graph import AccumulateGrad
-    from retrograd.ops._registry import OpNode
+    from retrograd.ops._registry import REGISTRY, OpNode
     forward, leaves = case
     acc = {}
-    originals = {cls: cls.apply for cls in (OpNode, AccumulateGrad)}
+    # Each op's node class may carry its own generated apply (ops/_codegen.py): wrap every one.
+    classes = {OpNode, AccumulateGrad} | {op.node_cls for op in REGISTRY.values() if op.node_cls is not None}
+    originals = {cls: cls.__dict__["apply"] for cls in classes if "apply" in cls.__dict__}
 
     def wrap(cls):
         inner = originals[cls]
