@@ -59,7 +59,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
     *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
-    *s_cond, *s_notify;
+    *s_cond, *s_notify, *s_plan, *s_unpack;
 
 /* The value of a __slots__ attribute of `obj` (borrowed; NULL when unset). `obj` must be an
  * instance of the class whose descriptor gave `off`: subclasses keep their bases' layout. */
@@ -627,6 +627,77 @@ release_variables(PyObject *node)
     return 0;
 }
 
+/* node.apply(inputs) for an op's node whose class keeps its generated apply (ops/_codegen.py,
+ * build_fast_apply): the same steps from the function's `plan`, without its Python frame. */
+static PyObject *
+apply_node(PyObject *node, PyObject *inputs)
+{
+    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_apply);
+    if (fn == NULL)
+        return NULL;
+    PyObject *plan = PyFunction_Check(fn) ? PyObject_GetAttr(fn, s_plan) : NULL;
+    if (plan == NULL)
+        PyErr_Clear();
+    PyObject *saved = PyObject_TypeCheck(node, OpNode_type) ? slot(node, off_saved) : NULL;
+    PyObject *edges = slot(node, off_next_edges);
+    if (plan == NULL || !PyTuple_CheckExact(plan) || saved == NULL || !PyTuple_CheckExact(saved) ||
+        !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1 || PyTuple_GET_SIZE(plan) != PyTuple_GET_SIZE(edges)) {
+        Py_XDECREF(plan);
+        Py_DECREF(fn);
+        return PyObject_CallMethodOneArg(node, s_apply, inputs);
+    }
+    Py_DECREF(fn);
+    Py_ssize_t n = PyTuple_GET_SIZE(plan);
+    PyObject *grad = PyList_GET_ITEM(inputs, 0);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        goto error;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *r;
+        if (grad == Py_None || PyTuple_GET_ITEM(edges, k) == Py_None) {
+            r = Py_NewRef(Py_None);
+        } else {
+            PyObject *formula = PyTuple_GET_ITEM(plan, k);
+            PyObject *sources = PyTuple_GET_ITEM(formula, 1);
+            Py_ssize_t nargs = PyTuple_GET_SIZE(sources);
+            PyObject *args[8];
+            if (nargs > 8) {
+                PyErr_SetString(PyExc_RuntimeError, "a formula with more than 8 arguments");
+                goto error;
+            }
+            Py_ssize_t got = 0;
+            for (; got < nargs; got++) {
+                Py_ssize_t src = PyLong_AsSsize_t(PyTuple_GET_ITEM(sources, got));
+                PyObject *v;
+                if (src < 0) {
+                    v = Py_NewRef(grad);
+                } else if (src < PyTuple_GET_SIZE(saved)) {
+                    v = PyTuple_GET_ITEM(saved, src);
+                    v = Py_TYPE(v) == SavedTensor_type ? PyObject_CallMethodOneArg(v, s_unpack, node) : Py_NewRef(v);
+                } else {
+                    PyErr_SetString(PyExc_IndexError, "a formula reads past the saved values");
+                    v = NULL;
+                }
+                if (v == NULL)
+                    break;
+                args[got] = v;
+            }
+            r = got == nargs ? PyObject_Vectorcall(PyTuple_GET_ITEM(formula, 0), args, nargs, NULL) : NULL;
+            for (Py_ssize_t i = 0; i < got; i++)
+                Py_DECREF(args[i]);
+            if (r == NULL)
+                goto error;
+        }
+        PyList_SET_ITEM(out, k, r);
+    }
+    Py_DECREF(plan);
+    return out;
+error:
+    Py_XDECREF(out);
+    Py_DECREF(plan);
+    return NULL;
+}
+
 static PyObject *
 call_python(PyObject *engine, PyObject *gt, PyObject *node, PyObject *inputs, PyObject *queue)
 {
@@ -714,7 +785,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
 
         /* call_function, without hooks */
-        outputs = PyObject_CallMethodOneArg(node, s_apply, inputs);
+        outputs = apply_node(node, inputs);
         Py_CLEAR(inputs);
         if (outputs != NULL && !PyList_CheckExact(outputs))
             Py_SETREF(outputs, PySequence_List(outputs));
@@ -958,7 +1029,7 @@ PyInit__engine_loop(void)
         {&s_multithreading_enabled, "multithreading_enabled"}, {&s_dev_attr, "_device"},
         {&s_checkpoint_valid, "checkpoint_valid"},
         {&s_reentrant_depth, "reentrant_depth"}, {&s_counter, "counter"}, {&s_waiting, "waiting"},
-        {&s_cond, "cond"}, {&s_notify, "notify"},
+        {&s_cond, "cond"}, {&s_notify, "notify"}, {&s_plan, "plan"}, {&s_unpack, "unpack"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

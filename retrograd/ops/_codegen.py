@@ -221,7 +221,12 @@ def build_fast_apply(op):
     lines.append(f"    return [{', '.join(results)}]")
     src = "\n".join(lines) + "\n"
     exec(src, env)  # noqa: S102 - generated from the op's own formula table
-    return env["apply"]
+    apply = env["apply"]
+    # The same table for the compiled engine loop (Note [The compiled loop]): per formula, the
+    # function and where each argument comes from (-1: the gradient, else a saved slot).
+    apply.plan = tuple((fn, tuple(-1 if a == "grad" else op.save_index[a] for a in argnames))
+                       for _, _, fn, argnames in op.formulas)
+    return apply
 
 
 # -- the compiled op call -----------------------------------------------------------------------
