@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from .._device import cpu as _cpu
 from ..backends import get_backend
 from . import grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
@@ -54,15 +57,16 @@ def _make_grads(outputs, grads):
                                    f"output[{oi}] has a shape of {out.shape}.")
             new_grads.append(grad)
         elif grad is None:
-            if isinstance(out, Tensor) and out.requires_grad:
-                if out.numel() != 1:
+            if isinstance(out, Tensor) and out._requires_grad:
+                arr = out._data  # read directly, not through properties: one seed per backward call
+                if arr.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.is_floating_point():
+                if arr.dtype.kind != "f":
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{out.dtype}")
-                arr = out._data  # ones of the output's shape, dtype and device, made directly: a hot path
-                xp = get_backend(out._device.type).xp
-                new_grads.append(Tensor._make(xp.ones(arr.shape, dtype=arr.dtype), out._device))
+                device = out._device
+                xp = np if device is _cpu else get_backend(device.type).xp
+                new_grads.append(Tensor._make(xp.ones(arr.shape, dtype=arr.dtype), device))
             else:
                 new_grads.append(None)
         else:

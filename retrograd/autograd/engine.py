@@ -4,8 +4,9 @@ The algorithm, in five steps (each a function of that name):
 
 1. ``compute_dependencies(root, graph_task)`` counts the incoming edges of every node
    reachable from the root, iteratively.
-2. ``execute(...)`` builds a ``GraphTask``, pushes the root ``NodeTask`` and lets the calling
-   thread drive the CPU work until the task completes (or, in a reentrant call, nests).
+2. ``execute(...)`` builds a ``GraphTask`` and lets the calling thread run the root task and
+   drive the CPU work until the task completes (or, in a reentrant call, nests; past the
+   recursion limit the root goes to the queue a pool thread adopts).
 3. ``thread_main(graph_task)`` pops tasks from the thread's ``ReadyQueue``, evaluates them,
    counts down ``outstanding_tasks`` and completes the GraphTask when it reaches zero.
 4. ``evaluate_function(graph_task, node, inputs)`` runs the hooks and the node, validates its
@@ -440,24 +441,32 @@ class Engine:
         return graph_task.future
 
     def _run_graph_task(self, graph_task, graph_root) -> None:
-        """Pushes the root task and returns once the GraphTask has completed."""
+        """Runs the root task and returns once the GraphTask has completed.
+
+        A thread that drives the pass itself starts with the root instead of pushing it and
+        popping it back: nothing in its queue would come first (a nested pass's tasks have the
+        greater depth), so the order is the same, minus the queue's cost.
+        """
         if local.ready_queue is None:
             local.ready_queue = ReadyQueue()
         with graph_task.lock:
             graph_task.outstanding_tasks += 1
-        graph_task.cpu_ready_queue.push(graph_task, graph_root, [])
+        root_task = (graph_root, [])
         if local.worker_device == NO_DEVICE:
             prev_queue = local.ready_queue
             local.worker_device = CPU_DEVICE
             local.ready_queue = graph_task.cpu_ready_queue
             graph_task.owner = CPU_DEVICE
             try:
-                self.thread_main(graph_task)
+                self.thread_main(graph_task, root_task)
             finally:
                 local.worker_device = NO_DEVICE
                 local.ready_queue = prev_queue
         else:
             graph_task.owner = local.worker_device
+            if local.current_depth >= self.max_recursion_depth or graph_task.cpu_ready_queue is not local.ready_queue:
+                graph_task.cpu_ready_queue.push(graph_task, *root_task)
+                root_task = None
             if local.current_depth >= self.max_recursion_depth:
                 self._add_thread_pool_task(graph_task)
                 graph_task.future.exception()  # wait; the result is read by the caller
@@ -465,18 +474,22 @@ class Engine:
                 local.total_depth += 1
                 local.current_depth += 1
                 try:
-                    self.thread_main(graph_task)
+                    self.thread_main(graph_task, root_task)
                 finally:
                     local.current_depth -= 1
                     local.total_depth -= 1
 
     # -- step 3 --------------------------------------------------------------------------------
-    def thread_main(self, graph_task) -> None:
-        """Pops and runs tasks until ``graph_task`` completes (forever for a device thread)."""
+    def thread_main(self, graph_task, first=None) -> None:
+        """Pops and runs tasks until ``graph_task`` completes (forever for a device thread).
+
+        ``first``: a task ``(node, inputs)`` of ``graph_task`` to run before popping any.
+        """
         state = local
         queue = state.ready_queue
         outer_task = current = state.current_graph_task
-        follow = None  # a ready task handed over without the queue, see evaluate_function
+        follow = first  # a ready task handed over without the queue, see evaluate_function
+        gt = graph_task
         run_task = Engine._run_task if _loop is None else _loop.run_task  # Note [The compiled loop]
         try:
             while graph_task is None or not graph_task.completed:
