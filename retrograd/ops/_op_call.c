@@ -164,14 +164,29 @@ edge_of(PyObject *arg)
 {
     if (!PyObject_TypeCheck(arg, Tensor_type) || slot(arg, t_off[T_REQUIRES_GRAD]) != Py_True)
         return Py_NewRef(Py_None);
-    PyObject *fn = slot(arg, t_off[T_GRAD_FN]);
-    if (fn == NULL || fn == Py_None || slot(arg, t_off[T_BASE]) != Py_None)
-        return PyObject_CallOneArg(gradient_edge_fn, arg);  /* a leaf's AccumulateGrad, or a view */
+    PyObject *fn = slot(arg, t_off[T_GRAD_FN]), *nr = slot(arg, t_off[T_OUTPUT_NR]);
+    if (fn == NULL || nr == NULL || slot(arg, t_off[T_BASE]) != Py_None)
+        return PyObject_CallOneArg(gradient_edge_fn, arg);  /* a view (or something unusual) */
+    if (fn == Py_None) {  /* a leaf: its live AccumulateGrad, through the weak reference it keeps */
+        PyObject *ref = slot(arg, t_off[T_GRAD_ACC]);
+        fn = ref != NULL && PyWeakref_CheckRef(ref) ? PyObject_CallNoArgs(ref) : Py_NewRef(Py_None);
+        if (fn == NULL)
+            return NULL;
+        if (fn == Py_None) {  /* none yet, or freed: gradient_edge makes one */
+            Py_DECREF(fn);
+            return PyObject_CallOneArg(gradient_edge_fn, arg);
+        }
+        nr = zero;
+    } else {
+        Py_INCREF(fn);
+    }
     PyObject *edge = Edge_type->tp_alloc(Edge_type, 2);
-    if (edge == NULL)
+    if (edge == NULL) {
+        Py_DECREF(fn);
         return NULL;
-    PyTuple_SET_ITEM(edge, 0, Py_NewRef(fn));
-    PyTuple_SET_ITEM(edge, 1, Py_NewRef(slot(arg, t_off[T_OUTPUT_NR])));
+    }
+    PyTuple_SET_ITEM(edge, 0, fn);  /* steals the reference taken above */
+    PyTuple_SET_ITEM(edge, 1, Py_NewRef(nr));
     return edge;
 }
 

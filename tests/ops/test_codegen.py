@@ -119,14 +119,18 @@ def test_compiled_call_leaks_no_reference():
     x = _leaf(4)
     y = rg.randn(4, dtype=rg.float64)
     cpu = x.device
+    keep = x * y  # keeps x's AccumulateGrad alive, so later edges find it through the weak reference
+    acc = keep.grad_fn.next_functions[0][0]
     for _ in range(10):
         (x * y).tanh().sum()
     gc.collect()
-    before = [sys.getrefcount(o) for o in (x, y, cpu, x._data, y._data, REGISTRY["mul"].node_cls)]
+    watched = (x, y, cpu, x._data, y._data, REGISTRY["mul"].node_cls, acc)
+    before = [sys.getrefcount(o) for o in watched]
     for _ in range(500):
+        assert (x * y).grad_fn.next_functions[0][0] is acc
         (x * y).tanh().sum()
         with rg.no_grad():
             x * y
     gc.collect()
-    after = [sys.getrefcount(o) for o in (x, y, cpu, x._data, y._data, REGISTRY["mul"].node_cls)]
+    after = [sys.getrefcount(o) for o in watched]
     assert after == before
