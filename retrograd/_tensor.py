@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
+from ._size import Size
 from .autograd.graph import AccumulateGrad, Edge, _HookDict, add_hook, make_edge
 
 __all__ = ["Tensor", "VersionCounter", "grad_accumulator", "gradient_edge", "move_retains_grad"]
@@ -38,6 +39,15 @@ def _type_name(np_dtype) -> str:
 
 
 _accumulator_lock = threading.Lock()
+_autograd_module = None  # retrograd.autograd, which imports this module: bound on first use
+
+
+def _autograd():
+    global _autograd_module
+    if _autograd_module is None:
+        from . import autograd
+        _autograd_module = autograd
+    return _autograd_module
 
 
 def grad_accumulator(tensor) -> AccumulateGrad:
@@ -157,12 +167,10 @@ class Tensor:
     # -- basic properties -------------------------------------------------------------------
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._data.shape)
 
     def size(self, dim=None):
         """Returns the shape, or the size of dimension ``dim``."""
-        from ._size import Size
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
@@ -389,8 +397,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- conversion -------------------------------------------------------------------------
     def numpy(self, *, force: bool = False):
