@@ -53,13 +53,24 @@ static int configured = 0;
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
     off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device, off_saved, off_st_data, off_sequence_nr,
     off_st_packed, off_st_released, off_variable, off_backward_hooks;
+/* SavedTensor fields unpack() reads, and Tensor fields a fresh tensor gets (see unpack_saved). */
+enum { ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR, ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE,
+       ST_UNPACK_HOOK, ST_COUNT };
+static const char *st_fields[ST_COUNT] = {"version_counter", "saved_version", "edge_node", "output_nr", "is_output",
+                                          "requires_grad", "device", "unpack_hook"};
+static Py_ssize_t st_off[ST_COUNT];
+enum { TF_REQUIRES_GRAD, TF_GRAD_FN, TF_OUTPUT_NR, TF_VC, TF_BASE, TF_GRAD, TF_GRAD_ACC, TF_RETAINS, TF_COUNT };
+static const char *tf_fields[TF_COUNT] = {"_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_grad",
+                                          "_grad_accumulator", "_retains_grad"};
+static Py_ssize_t tf_off[TF_COUNT];
+static PyObject *zero_int;
 
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
     *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
-    *s_cond, *s_notify, *s_plan, *s_unpack;
+    *s_cond, *s_notify, *s_plan, *s_unpack, *s_version;
 
 /* The value of a __slots__ attribute of `obj` (borrowed; NULL when unset). `obj` must be an
  * instance of the class whose descriptor gave `off`: subclasses keep their bases' layout. */
@@ -122,6 +133,14 @@ configure(PyObject *module, PyObject *args)
         member_offset(saved_tensor, "data", &off_st_data) < 0 ||
         member_offset(saved_tensor, "packed", &off_st_packed) < 0 ||
         member_offset(saved_tensor, "released", &off_st_released) < 0)
+        return NULL;
+    for (int i = 0; i < ST_COUNT; i++)
+        if (member_offset(saved_tensor, st_fields[i], &st_off[i]) < 0)
+            return NULL;
+    for (int i = 0; i < TF_COUNT; i++)
+        if (member_offset(tensor, tf_fields[i], &tf_off[i]) < 0)
+            return NULL;
+    if (zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL)
         return NULL;
     PyObject *release_fn = PyObject_GetAttr(opnode, s_release_variables);
     if (release_fn == NULL)
@@ -627,6 +646,60 @@ release_variables(PyObject *node)
     return 0;
 }
 
+/* SavedTensor.unpack(node) for the common case: no unpack hook, not released, not modified
+ * in place since it was saved. Anything else goes to the method, which also raises. */
+static PyObject *
+unpack_saved(PyObject *saved, PyObject *node)
+{
+    PyObject *vc = slot(saved, st_off[ST_VERSION_COUNTER]), *saved_version = slot(saved, st_off[ST_SAVED_VERSION]);
+    PyObject *data = slot(saved, off_st_data), *device = slot(saved, st_off[ST_DEVICE]);
+    PyObject *is_output = slot(saved, st_off[ST_IS_OUTPUT]), *edge_node = slot(saved, st_off[ST_EDGE_NODE]);
+    PyObject *output_nr = slot(saved, st_off[ST_OUTPUT_NR]), *requires_grad = slot(saved, st_off[ST_REQUIRES_GRAD]);
+    if (slot(saved, st_off[ST_UNPACK_HOOK]) != Py_None || slot(saved, off_st_released) != Py_False || vc == NULL ||
+        vc == Py_None || saved_version == NULL || data == NULL || data == Py_None || device == NULL ||
+        is_output == NULL || edge_node == NULL || output_nr == NULL || requires_grad == NULL)
+        return PyObject_CallMethodOneArg(saved, s_unpack, node);
+    PyObject *version = PyObject_GetAttr(vc, s_version);
+    if (version == NULL)
+        return NULL;
+    int same = PyObject_RichCompareBool(version, saved_version, Py_EQ);
+    Py_DECREF(version);
+    if (same != 1)
+        return same < 0 ? NULL : PyObject_CallMethodOneArg(saved, s_unpack, node);  /* raises, naming both */
+    PyObject *owner = is_output == Py_True ? node : edge_node;
+    PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    set_slot(t, off_data, data);  /* Tensor._make(data, device), then _from_saved's links */
+    set_slot(t, off_device, device);
+    set_slot(t, tf_off[TF_REQUIRES_GRAD], Py_False);
+    set_slot(t, tf_off[TF_GRAD_FN], Py_None);
+    set_slot(t, tf_off[TF_OUTPUT_NR], zero_int);
+    set_slot(t, tf_off[TF_VC], vc);
+    set_slot(t, tf_off[TF_BASE], Py_None);
+    set_slot(t, tf_off[TF_GRAD], Py_None);
+    set_slot(t, tf_off[TF_GRAD_ACC], Py_None);
+    set_slot(t, off_backward_hooks, Py_None);
+    set_slot(t, tf_off[TF_RETAINS], Py_False);
+    if (owner == Py_None)
+        return t;
+    if (PyObject_TypeCheck(owner, AccumulateGrad_type)) {
+        PyObject *ref = PyWeakref_NewRef(owner, NULL);
+        if (ref == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        set_slot(t, tf_off[TF_REQUIRES_GRAD], requires_grad == Py_True ? Py_True : Py_False);
+        set_slot(t, tf_off[TF_GRAD_ACC], ref);
+        Py_DECREF(ref);
+    } else {
+        set_slot(t, tf_off[TF_GRAD_FN], owner);
+        set_slot(t, tf_off[TF_OUTPUT_NR], output_nr);
+        set_slot(t, tf_off[TF_REQUIRES_GRAD], Py_True);
+    }
+    return t;
+}
+
 /* node.apply(inputs) for an op's node whose class keeps its generated apply (ops/_codegen.py,
  * build_fast_apply): the same steps from the function's `plan`, without its Python frame. */
 static PyObject *
@@ -673,7 +746,7 @@ apply_node(PyObject *node, PyObject *inputs)
                     v = Py_NewRef(grad);
                 } else if (src < PyTuple_GET_SIZE(saved)) {
                     v = PyTuple_GET_ITEM(saved, src);
-                    v = Py_TYPE(v) == SavedTensor_type ? PyObject_CallMethodOneArg(v, s_unpack, node) : Py_NewRef(v);
+                    v = Py_TYPE(v) == SavedTensor_type ? unpack_saved(v, node) : Py_NewRef(v);
                 } else {
                     PyErr_SetString(PyExc_IndexError, "a formula reads past the saved values");
                     v = NULL;
@@ -1030,6 +1103,7 @@ PyInit__engine_loop(void)
         {&s_checkpoint_valid, "checkpoint_valid"},
         {&s_reentrant_depth, "reentrant_depth"}, {&s_counter, "counter"}, {&s_waiting, "waiting"},
         {&s_cond, "cond"}, {&s_notify, "notify"}, {&s_plan, "plan"}, {&s_unpack, "unpack"},
+        {&s_version, "version"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

@@ -103,20 +103,23 @@ def test_same_second_derivatives_as_the_python_loop():
 
 def test_no_reference_is_leaked_per_pass(engine_loop):
     x = rg.tensor(np.ones(4), requires_grad=True)
-    y = x
+    y = x * x  # saves the leaf twice: unpacking links each copy to its AccumulateGrad
     for _ in range(10):
-        y = (y * 1.5).tanh()
+        y = (y * 1.5).tanh()  # tanh saves its result: unpacking links it to the node itself
     loss = y.sum()
     node = y.grad_fn
+    acc = loss.grad_fn.next_functions[0][0]
+    while type(acc).__name__ != "AccumulateGrad":
+        acc = acc.next_functions[0][0]
     cpu = rg.device("cpu")
     loss.backward(retain_graph=True)  # warm up caches
     gc.collect()
-    before = sys.getrefcount(node), sys.getrefcount(cpu), sys.getrefcount(engine.get_default_engine())
+    watched = (node, acc, cpu, x._data, engine.get_default_engine())
+    before = [sys.getrefcount(o) for o in watched]
     for _ in range(200):
         loss.backward(retain_graph=True)
     gc.collect()
-    after = sys.getrefcount(node), sys.getrefcount(cpu), sys.getrefcount(engine.get_default_engine())
-    assert after == before
+    assert [sys.getrefcount(o) for o in watched] == before
 
 
 def test_no_reference_is_leaked_by_a_failing_pass(engine_loop):
