@@ -5,7 +5,10 @@ and retrograd runs its pure-Python code, which does the same.
 """
 from setuptools import Extension, setup
 
+_COMMON = ["retrograd/_capi.h"]  # the helpers both modules include
+
 setup(ext_modules=[
-    Extension("retrograd.autograd._engine_loop", ["retrograd/autograd/_engine_loop.c"], optional=True),
-    Extension("retrograd.ops._op_call", ["retrograd/ops/_op_call.c"], optional=True),
+    Extension("retrograd.autograd._engine_loop", ["retrograd/autograd/_engine_loop.c"], depends=_COMMON,
+              optional=True),
+    Extension("retrograd.ops._op_call", ["retrograd/ops/_op_call.c"], depends=_COMMON, optional=True),
 ])

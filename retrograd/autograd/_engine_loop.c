@@ -34,12 +34,7 @@
  * To run without it: RETROGRAD_COMPILED=0, or engine.use_compiled_loop(False).
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-
-#ifndef Py_T_OBJECT_EX
-#define Py_T_OBJECT_EX T_OBJECT_EX
-#endif
+#include "../_capi.h"
 
 /* What configure() binds: the Python classes and functions the loop works with. */
 static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
@@ -71,32 +66,6 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
     *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
     *s_cond, *s_notify, *s_plan, *s_unpack, *s_version;
-
-/* The value of a __slots__ attribute of `obj` (borrowed; NULL when unset). `obj` must be an
- * instance of the class whose descriptor gave `off`: subclasses keep their bases' layout. */
-static inline PyObject *
-slot(PyObject *obj, Py_ssize_t off)
-{
-    return *(PyObject **)((char *)obj + off);
-}
-
-static int
-member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
-{
-    PyObject *descr = PyObject_GetAttrString(cls, name);
-    if (descr == NULL)
-        return -1;
-    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type) ||
-        ((PyMemberDescrObject *)descr)->d_member->type != Py_T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ attribute",
-                     ((PyTypeObject *)cls)->tp_name, name);
-        Py_DECREF(descr);
-        return -1;
-    }
-    *off = ((PyMemberDescrObject *)descr)->d_member->offset;
-    Py_DECREF(descr);
-    return 0;
-}
 
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -161,18 +130,6 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
     configured = 1;
     Py_RETURN_NONE;
-}
-
-/* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
-static int
-attr_true(PyObject *obj, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL)
-        return -1;
-    int r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
 }
 
 static inline int
@@ -346,15 +303,8 @@ push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
     } else {
         ok = 0;
     }
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb);
-    if (call_method0(lock, s_release) < 0) {
-        Py_XDECREF(et);
-        Py_XDECREF(ev);
-        Py_XDECREF(etb);
+    if (call_keeping_error(lock, s_release) < 0)
         goto done;
-    }
-    PyErr_Restore(et, ev, etb);
     rc = ok ? 0 : -1;
 done:
     Py_XDECREF(depth);
@@ -399,16 +349,10 @@ pop_same_task(PyObject *queue, PyObject *gt, PyObject **node, PyObject **grads)
             }
         }
     }
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb);
-    if (call_method0(lock, s_release) < 0) {
-        Py_XDECREF(et);
-        Py_XDECREF(ev);
-        Py_XDECREF(etb);
+    if (call_keeping_error(lock, s_release) < 0) {
         rc = -1;
         goto done;
     }
-    PyErr_Restore(et, ev, etb);
     if (rc == 1) {
         *node = Py_NewRef(PyTuple_GET_ITEM(entry, 5));
         *grads = Py_NewRef(PyTuple_GET_ITEM(entry, 6));
@@ -446,6 +390,20 @@ should_execute(PyObject *exec_info, PyObject *node)
     if (PyList_GET_ITEM(info, 1) != Py_None)
         return 1;
     return PyObject_IsTrue(PyList_GET_ITEM(info, 0));
+}
+
+/* Whether a pass runs `nxt` (always, unless pruned) and, if it does, its number of inputs in
+ * *size: 1 (run; *size a new reference), 0 (skip), -1 on error. */
+static int
+needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
+{
+    if (exec_info != Py_None) {
+        int needed = should_execute(exec_info, nxt);
+        if (needed <= 0)
+            return needed;
+    }
+    *size = input_count(nxt);
+    return *size == NULL ? -1 : 1;
 }
 
 /* The routing half of evaluate_function, under graph_task.lock: counts down each next
@@ -492,17 +450,13 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             if (PyDict_DelItem(deps, nxt) < 0 || (buffer != NULL && PyDict_DelItem(not_ready, nxt) < 0))
                 goto fail;
             if (buffer == NULL) {  /* one producer: no InputBuffer */
-                if (exec_info != Py_None) {
-                    int needed = should_execute(exec_info, nxt);
-                    if (needed <= 0) {
-                        if (needed < 0)
-                            goto fail;
-                        continue;
-                    }
+                PyObject *size = NULL;
+                int needed = needed_inputs(exec_info, nxt, &size);
+                if (needed <= 0) {
+                    if (needed < 0)
+                        goto fail;
+                    continue;
                 }
-                PyObject *size = input_count(nxt);
-                if (size == NULL)
-                    goto fail;
                 Py_ssize_t n_inputs = PyLong_AsSsize_t(size);
                 Py_DECREF(size);
                 Py_ssize_t nr = PyLong_AsSsize_t(input_nr);
@@ -541,17 +495,13 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             if (r < 0)
                 goto fail;
             if (buffer == NULL) {
-                if (exec_info != Py_None) {
-                    int needed = should_execute(exec_info, nxt);
-                    if (needed <= 0) {
-                        if (needed < 0)
-                            goto fail;
-                        continue;
-                    }
+                PyObject *size = NULL;
+                int needed = needed_inputs(exec_info, nxt, &size);
+                if (needed <= 0) {
+                    if (needed < 0)
+                        goto fail;
+                    continue;
                 }
-                PyObject *size = input_count(nxt);
-                if (size == NULL)
-                    goto fail;
                 buffer = PyObject_CallOneArg(InputBuffer_cls, size);
                 Py_DECREF(size);
                 if (buffer == NULL || PyDict_SetItem(not_ready, nxt, buffer) < 0)
@@ -589,15 +539,6 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
         return -1;
     }
     return 0;
-}
-
-static inline void
-set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)
-{
-    PyObject **ptr = (PyObject **)((char *)obj + off);
-    PyObject *old = *ptr;
-    *ptr = Py_NewRef(value);
-    Py_XDECREF(old);
 }
 
 /* SavedTensor.release() */
@@ -931,19 +872,11 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 rc = add_outstanding(gt, -1);
         }
         /* release the lock with any error of the routing set aside */
-        PyObject *et, *ev, *etb;
-        PyErr_Fetch(&et, &ev, &etb);
-        r = PyObject_CallMethodNoArgs(lock, s_release);
-        if (r == NULL) {
-            Py_XDECREF(et);
-            Py_XDECREF(ev);
-            Py_XDECREF(etb);
+        if (call_keeping_error(lock, s_release) < 0) {
             Py_XDECREF(follow_node);
             Py_XDECREF(follow_grads);
             goto error;
         }
-        Py_DECREF(r);
-        PyErr_Restore(et, ev, etb);
         Py_CLEAR(outputs);
         if (rc < 0) {
             Py_XDECREF(follow_node);
@@ -970,29 +903,13 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 error:
     Py_CLEAR(result);
 done:
-    if (prev_grad != NULL && prev_grad != grad_mode) {  /* restore, keeping a pending error */
-        PyObject *et, *ev, *etb;
-        PyErr_Fetch(&et, &ev, &etb);
-        if (PyObject_SetAttr(grad_state, s_grad_enabled, prev_grad) < 0) {
-            Py_CLEAR(result);
-            Py_XDECREF(et);
-            Py_XDECREF(ev);
-            Py_XDECREF(etb);
-        } else {
-            PyErr_Restore(et, ev, etb);
-        }
-    }
+    /* restore the thread's state, keeping a pending error */
+    if (prev_grad != NULL && prev_grad != grad_mode &&
+        setattr_keeping_error(grad_state, s_grad_enabled, prev_grad) < 0)
+        Py_CLEAR(result);
     if (prev_checkpoint_valid != NULL) {
-        PyObject *et, *ev, *etb;
-        PyErr_Fetch(&et, &ev, &etb);
-        if (PyObject_SetAttr(worker_state, s_checkpoint_valid, prev_checkpoint_valid) < 0) {
+        if (setattr_keeping_error(worker_state, s_checkpoint_valid, prev_checkpoint_valid) < 0)
             Py_CLEAR(result);
-            Py_XDECREF(et);
-            Py_XDECREF(ev);
-            Py_XDECREF(etb);
-        } else {
-            PyErr_Restore(et, ev, etb);
-        }
         Py_DECREF(prev_checkpoint_valid);
     }
     Py_XDECREF(exec_info);

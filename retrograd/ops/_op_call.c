@@ -16,12 +16,7 @@
  * anomaly traces.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-
-#ifndef Py_T_OBJECT_EX
-#define Py_T_OBJECT_EX T_OBJECT_EX
-#endif
+#include "../_capi.h"
 
 static PyTypeObject *Tensor_type, *Edge_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
@@ -46,37 +41,6 @@ static Py_ssize_t n_off[N_COUNT], off_saved;
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
        S_NONDIFF_OUTPUT, S_VIEW, S_COUNT };
-
-static inline PyObject *
-slot(PyObject *obj, Py_ssize_t off)
-{
-    return *(PyObject **)((char *)obj + off);
-}
-
-static inline void
-set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)  /* steals nothing: takes a new reference */
-{
-    PyObject **ptr = (PyObject **)((char *)obj + off);
-    PyObject *old = *ptr;
-    *ptr = Py_NewRef(value);
-    Py_XDECREF(old);
-}
-
-static int
-member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
-{
-    PyObject *descr = PyObject_GetAttrString(cls, name);
-    if (descr == NULL)
-        return -1;
-    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
-             ((PyMemberDescrObject *)descr)->d_member->type == Py_T_OBJECT_EX;
-    if (ok)
-        *off = ((PyMemberDescrObject *)descr)->d_member->offset;
-    else
-        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ attribute", ((PyTypeObject *)cls)->tp_name, name);
-    Py_DECREF(descr);
-    return ok ? 0 : -1;
-}
 
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -124,17 +88,6 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
     configured = 1;
     Py_RETURN_NONE;
-}
-
-static int
-is_true_attr(PyObject *obj, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL)
-        return -1;
-    int r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
 }
 
 /* A new result Tensor wrapping `data`, as Tensor._make(data, cpu). */
@@ -325,7 +278,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(out);
         return res;
     }
-    int enabled = is_true_attr(grad_state, s_grad_enabled);
+    int enabled = attr_true(grad_state, s_grad_enabled);
     if (enabled <= 0) {
         Py_DECREF(out);
         if (enabled < 0)
@@ -370,7 +323,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     set_slot(node, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
     set_slot(node, n_off[N_METADATA], Py_None);
     set_slot(node, off_saved, nothing_saved);
-    int anomaly = is_true_attr(Anomaly_cls, s_enabled);
+    int anomaly = attr_true(Anomaly_cls, s_enabled);
     if (anomaly < 0)
         goto fail_node;
     if (anomaly) {

@@ -1,0 +1,99 @@
+/* Helpers shared by retrograd's optional C modules (autograd/_engine_loop.c, ops/_op_call.c).
+ *
+ * Most read and write the __slots__ of retrograd's Python classes (Tensor, Node, SavedTensor...)
+ * through the offsets of the classes' member descriptors, as CPython's own member descriptors
+ * do, instead of an attribute lookup per access. A subclass keeps its bases' layout, so an
+ * offset read from a class serves its instances and its subclasses' instances.
+ */
+#ifndef RETROGRAD_CAPI_H
+#define RETROGRAD_CAPI_H
+
+#include <Python.h>
+#include <structmember.h>
+
+#ifndef Py_T_OBJECT_EX
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+/* The value of a slot of `obj` (borrowed; NULL when unset). */
+static inline PyObject *
+slot(PyObject *obj, Py_ssize_t off)
+{
+    return *(PyObject **)((char *)obj + off);
+}
+
+/* Sets a slot of `obj` to a new reference to `value`, releasing the old value. */
+static inline void
+set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)
+{
+    PyObject **ptr = (PyObject **)((char *)obj + off);
+    PyObject *old = *ptr;
+    *ptr = Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
+/* The offset of the __slots__ attribute `name` of class `cls`; -1 with TypeError if it is not one. */
+static inline int
+member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
+{
+    PyObject *descr = PyObject_GetAttrString(cls, name);
+    if (descr == NULL)
+        return -1;
+    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+             ((PyMemberDescrObject *)descr)->d_member->type == Py_T_OBJECT_EX;
+    if (ok)
+        *off = ((PyMemberDescrObject *)descr)->d_member->offset;
+    else
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ attribute", ((PyTypeObject *)cls)->tp_name, name);
+    Py_DECREF(descr);
+    return ok ? 0 : -1;
+}
+
+/* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
+static inline int
+attr_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Calls obj.name() with the pending exception, if any, set aside and restored afterwards (a
+ * lock's release on an error path). Returns -1, with the call's own error, if the call fails. */
+static inline int
+call_keeping_error(PyObject *obj, PyObject *name)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    if (r == NULL) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    Py_DECREF(r);
+    PyErr_Restore(type, value, tb);
+    return 0;
+}
+
+/* obj.name = value with the pending exception, if any, kept; as call_keeping_error. */
+static inline int
+setattr_keeping_error(PyObject *obj, PyObject *name, PyObject *value)
+{
+    PyObject *type, *val, *tb;
+    PyErr_Fetch(&type, &val, &tb);
+    if (PyObject_SetAttr(obj, name, value) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(val);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    PyErr_Restore(type, val, tb);
+    return 0;
+}
+
+#endif
