@@ -82,9 +82,14 @@ def sum_to_size(input, *size):
     ok = lead >= 0 and all(s == 1 or s == in_shape[lead + i] for i, s in enumerate(shape))
     if not ok:
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(in_shape)}}}.")
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
-    out = input.sum(dims, keepdim=True) if dims else input
-    return out.reshape(shape) if out._data.shape != shape else out
+    # The broadcast dims of ``shape`` keep their size 1; the leading ones go. Summing each group
+    # in its own way needs no reshape (which would make the result a view, and AccumulateGrad
+    # would then have to copy it).
+    inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    out = input.sum(inner, keepdim=True) if inner else input
+    if lead:
+        out = out.sum(tuple(range(lead)))
+    return out
 
 
 def _copy_forward(xp, input, src):
