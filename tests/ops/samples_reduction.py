@@ -16,6 +16,13 @@ add("sum",
     Sample(lambda m, x: x.sum(), I(5, 2, 3), ref=np.sum, note="int64"),
     Sample(lambda m, x: x.sum(0), B(4, 3), ref=lambda x: x.sum(0), note="bool counts as int64"),
     Sample(lambda m, x: x.sum(dtype=m.float64), I(5, 3), ref=lambda x: x.sum().astype(np.float64)))
+add("sum_to_size",  # a composite of sums; the engine reduces broadcast gradients with it
+    Sample(lambda m, x: x.sum_to_size(4), A(3, 4), ref=lambda x: x.sum(0)),
+    Sample(lambda m, x: x.sum_to_size(3, 1), nc(A(3, 4)), ref=lambda x: x.sum(1, keepdims=True)),
+    Sample(lambda m, x: x.sum_to_size((1, 3, 1)), A(2, 3, 4), ref=lambda x: x.sum((0, 2), keepdims=True)),
+    Sample(lambda m, x: x.sum_to_size(3, 1), A(2, 3, 4), ref=lambda x: x.sum((0, 2), keepdims=True)[0]),
+    Sample(lambda m, x: x.sum_to_size(()), A(2, 3), ref=lambda x: x.sum()),
+    Sample(lambda m, x: x.sum_to_size(2, 3), A(2, 3), ref=lambda x: x))
 add("mean",
     Sample(lambda m, x: m.mean(x), A(2, 3), ref=np.mean),
     Sample(lambda m, x: x.mean(0), A(2, 3), ref=lambda x: x.mean(0)),
