@@ -49,6 +49,45 @@ member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
     return ok ? 0 : -1;
 }
 
+/* Tensor's slots that the modules read or set, by their names in Tensor.__slots__ (_tensor.py). */
+enum { T_DATA, T_DEVICE, T_REQUIRES_GRAD, T_GRAD_FN, T_OUTPUT_NR, T_VC, T_BASE, T_GRAD, T_GRAD_ACC, T_HOOKS,
+       T_RETAINS, T_VIEW_VERSION, T_COUNT };
+static const char *const tensor_fields[T_COUNT] = {
+    "_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_grad", "_grad_accumulator",
+    "_backward_hooks", "_retains_grad", "_view_version"};
+
+/* Fills off[T_COUNT] with the offsets of those slots in class `tensor`; -1 on error. */
+static inline int
+tensor_offsets(PyObject *tensor, Py_ssize_t *off)
+{
+    for (int i = 0; i < T_COUNT; i++)
+        if (member_offset(tensor, tensor_fields[i], &off[i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* A new `type` instance wrapping `data` on `device`, with every other field as Tensor._make
+ * sets it (`zero`: the int 0); the view fields stay unset, as there. */
+static inline PyObject *
+new_tensor(PyTypeObject *type, const Py_ssize_t *off, PyObject *data, PyObject *device, PyObject *zero)
+{
+    PyObject *t = type->tp_alloc(type, 0);
+    if (t == NULL)
+        return NULL;
+    set_slot(t, off[T_DATA], data);
+    set_slot(t, off[T_DEVICE], device);
+    set_slot(t, off[T_REQUIRES_GRAD], Py_False);
+    set_slot(t, off[T_GRAD_FN], Py_None);
+    set_slot(t, off[T_OUTPUT_NR], zero);
+    set_slot(t, off[T_VC], Py_None);
+    set_slot(t, off[T_BASE], Py_None);
+    set_slot(t, off[T_GRAD], Py_None);
+    set_slot(t, off[T_GRAD_ACC], Py_None);
+    set_slot(t, off[T_HOOKS], Py_None);
+    set_slot(t, off[T_RETAINS], Py_False);
+    return t;
+}
+
 /* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
 static inline int
 attr_true(PyObject *obj, PyObject *name)

@@ -46,18 +46,15 @@ static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
-    off_tensor_pre_hooks, off_retains_grad_hooks, off_data, off_device, off_saved, off_st_data, off_sequence_nr,
-    off_st_packed, off_st_released, off_variable, off_backward_hooks;
-/* SavedTensor fields unpack() reads, and Tensor fields a fresh tensor gets (see unpack_saved). */
-enum { ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR, ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE,
-       ST_UNPACK_HOOK, ST_COUNT };
-static const char *st_fields[ST_COUNT] = {"version_counter", "saved_version", "edge_node", "output_nr", "is_output",
-                                          "requires_grad", "device", "unpack_hook"};
+    off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable;
+static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
+/* The SavedTensor fields that release() sets and unpack() reads (see release_saved, unpack_saved). */
+enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
+       ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_COUNT };
+static const char *const st_fields[ST_COUNT] = {"data", "packed", "released", "version_counter", "saved_version",
+                                                "edge_node", "output_nr", "is_output", "requires_grad", "device",
+                                                "unpack_hook"};
 static Py_ssize_t st_off[ST_COUNT];
-enum { TF_REQUIRES_GRAD, TF_GRAD_FN, TF_OUTPUT_NR, TF_VC, TF_BASE, TF_GRAD, TF_GRAD_ACC, TF_RETAINS, TF_COUNT };
-static const char *tf_fields[TF_COUNT] = {"_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_grad",
-                                          "_grad_accumulator", "_retains_grad"};
-static Py_ssize_t tf_off[TF_COUNT];
 static PyObject *zero_int;
 
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
@@ -94,20 +91,11 @@ configure(PyObject *module, PyObject *args)
         member_offset(node, "_post_hooks", &off_post_hooks) < 0 ||
         member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
         member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
-        member_offset(tensor, "_data", &off_data) < 0 ||
-        member_offset(tensor, "_device", &off_device) < 0 ||
-        member_offset(tensor, "_backward_hooks", &off_backward_hooks) < 0 ||
         member_offset(acc, "_variable", &off_variable) < 0 ||
-        member_offset(opnode, "_saved", &off_saved) < 0 ||
-        member_offset(saved_tensor, "data", &off_st_data) < 0 ||
-        member_offset(saved_tensor, "packed", &off_st_packed) < 0 ||
-        member_offset(saved_tensor, "released", &off_st_released) < 0)
+        member_offset(opnode, "_saved", &off_saved) < 0 || tensor_offsets(tensor, t_off) < 0)
         return NULL;
     for (int i = 0; i < ST_COUNT; i++)
         if (member_offset(saved_tensor, st_fields[i], &st_off[i]) < 0)
-            return NULL;
-    for (int i = 0; i < TF_COUNT; i++)
-        if (member_offset(tensor, tf_fields[i], &tf_off[i]) < 0)
             return NULL;
     if (zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL)
         return NULL;
@@ -151,8 +139,8 @@ handled(PyObject *node, int keep_graph)
         PyObject *var = PyObject_CallNoArgs(ref);
         if (var == NULL)
             return -1;
-        int plain = var == Py_None || (PyObject_TypeCheck(var, Tensor_type) && slot(var, off_backward_hooks) != NULL &&
-                                       no_hooks(slot(var, off_backward_hooks)));
+        int plain = var == Py_None || (PyObject_TypeCheck(var, Tensor_type) && slot(var, t_off[T_HOOKS]) != NULL &&
+                                       no_hooks(slot(var, t_off[T_HOOKS])));
         Py_DECREF(var);
         if (!plain)
             return 0;
@@ -219,8 +207,8 @@ outputs_match(PyObject *edges, PyObject *outputs)
         PyObject *device = PyTuple_GET_ITEM(meta, 2);
         if (device == Py_None)
             device = cpu_device;
-        PyObject *arr = slot(grad, off_data);
-        if (arr == NULL || slot(grad, off_device) != device)
+        PyObject *arr = slot(grad, t_off[T_DATA]);
+        if (arr == NULL || slot(grad, t_off[T_DEVICE]) != device)
             return 0;
         PyObject *dtype = PyObject_GetAttr(arr, s_dtype);
         if (dtype == NULL)
@@ -474,8 +462,8 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                     PyList_SET_ITEM(grads, k, Py_NewRef(k == nr ? grad : Py_None));
                 if (grad == Py_None)
                     device = Py_NewRef(cpu_device);
-                else if (PyObject_TypeCheck(grad, Tensor_type) && slot(grad, off_device) != NULL)
-                    device = Py_NewRef(slot(grad, off_device));
+                else if (PyObject_TypeCheck(grad, Tensor_type) && slot(grad, t_off[T_DEVICE]) != NULL)
+                    device = Py_NewRef(slot(grad, t_off[T_DEVICE]));
                 else if ((device = PyObject_GetAttr(grad, s_dev_attr)) == NULL)
                     goto fail;
             } else {
@@ -547,9 +535,9 @@ release_saved(PyObject *value)
 {
     if (Py_TYPE(value) != SavedTensor_type)
         return;
-    set_slot(value, off_st_data, Py_None);
-    set_slot(value, off_st_packed, Py_None);
-    set_slot(value, off_st_released, Py_True);
+    set_slot(value, st_off[ST_DATA], Py_None);
+    set_slot(value, st_off[ST_PACKED], Py_None);
+    set_slot(value, st_off[ST_RELEASED], Py_True);
 }
 
 /* node.release_variables(); OpNode's own, the common case, without entering Python. */
@@ -593,10 +581,10 @@ static PyObject *
 unpack_saved(PyObject *saved, PyObject *node)
 {
     PyObject *vc = slot(saved, st_off[ST_VERSION_COUNTER]), *saved_version = slot(saved, st_off[ST_SAVED_VERSION]);
-    PyObject *data = slot(saved, off_st_data), *device = slot(saved, st_off[ST_DEVICE]);
+    PyObject *data = slot(saved, st_off[ST_DATA]), *device = slot(saved, st_off[ST_DEVICE]);
     PyObject *is_output = slot(saved, st_off[ST_IS_OUTPUT]), *edge_node = slot(saved, st_off[ST_EDGE_NODE]);
     PyObject *output_nr = slot(saved, st_off[ST_OUTPUT_NR]), *requires_grad = slot(saved, st_off[ST_REQUIRES_GRAD]);
-    if (slot(saved, st_off[ST_UNPACK_HOOK]) != Py_None || slot(saved, off_st_released) != Py_False || vc == NULL ||
+    if (slot(saved, st_off[ST_UNPACK_HOOK]) != Py_None || slot(saved, st_off[ST_RELEASED]) != Py_False || vc == NULL ||
         vc == Py_None || saved_version == NULL || data == NULL || data == Py_None || device == NULL ||
         is_output == NULL || edge_node == NULL || output_nr == NULL || requires_grad == NULL)
         return PyObject_CallMethodOneArg(saved, s_unpack, node);
@@ -608,20 +596,10 @@ unpack_saved(PyObject *saved, PyObject *node)
     if (same != 1)
         return same < 0 ? NULL : PyObject_CallMethodOneArg(saved, s_unpack, node);  /* raises, naming both */
     PyObject *owner = is_output == Py_True ? node : edge_node;
-    PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
+    PyObject *t = new_tensor(Tensor_type, t_off, data, device, zero_int);  /* then _from_saved's links */
     if (t == NULL)
         return NULL;
-    set_slot(t, off_data, data);  /* Tensor._make(data, device), then _from_saved's links */
-    set_slot(t, off_device, device);
-    set_slot(t, tf_off[TF_REQUIRES_GRAD], Py_False);
-    set_slot(t, tf_off[TF_GRAD_FN], Py_None);
-    set_slot(t, tf_off[TF_OUTPUT_NR], zero_int);
-    set_slot(t, tf_off[TF_VC], vc);
-    set_slot(t, tf_off[TF_BASE], Py_None);
-    set_slot(t, tf_off[TF_GRAD], Py_None);
-    set_slot(t, tf_off[TF_GRAD_ACC], Py_None);
-    set_slot(t, off_backward_hooks, Py_None);
-    set_slot(t, tf_off[TF_RETAINS], Py_False);
+    set_slot(t, t_off[T_VC], vc);
     if (owner == Py_None)
         return t;
     if (PyObject_TypeCheck(owner, AccumulateGrad_type)) {
@@ -630,13 +608,13 @@ unpack_saved(PyObject *saved, PyObject *node)
             Py_DECREF(t);
             return NULL;
         }
-        set_slot(t, tf_off[TF_REQUIRES_GRAD], requires_grad == Py_True ? Py_True : Py_False);
-        set_slot(t, tf_off[TF_GRAD_ACC], ref);
+        set_slot(t, t_off[T_REQUIRES_GRAD], requires_grad == Py_True ? Py_True : Py_False);
+        set_slot(t, t_off[T_GRAD_ACC], ref);
         Py_DECREF(ref);
     } else {
-        set_slot(t, tf_off[TF_GRAD_FN], owner);
-        set_slot(t, tf_off[TF_OUTPUT_NR], output_nr);
-        set_slot(t, tf_off[TF_REQUIRES_GRAD], Py_True);
+        set_slot(t, t_off[T_GRAD_FN], owner);
+        set_slot(t, t_off[T_OUTPUT_NR], output_nr);
+        set_slot(t, t_off[T_REQUIRES_GRAD], Py_True);
     }
     return t;
 }

@@ -25,12 +25,7 @@ static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_f
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version;
 static int configured = 0;
 
-enum { T_DATA, T_DEVICE, T_REQUIRES_GRAD, T_GRAD_FN, T_OUTPUT_NR, T_VC, T_BASE, T_GRAD, T_GRAD_ACC, T_HOOKS,
-       T_RETAINS, T_COUNT };
-static const char *tensor_fields[T_COUNT] = {"_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
-                                             "_base", "_grad", "_grad_accumulator", "_backward_hooks",
-                                             "_retains_grad"};
-static Py_ssize_t t_off[T_COUNT], off_view_version;
+static Py_ssize_t t_off[T_COUNT];  /* see tensor_fields in _capi.h */
 
 enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,
        N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
@@ -51,13 +46,12 @@ configure(PyObject *module, PyObject *args)
                           &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq, &saved,
                           &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views))
         return NULL;
-    for (int i = 0; i < T_COUNT; i++)
-        if (member_offset(tensor, tensor_fields[i], &t_off[i]) < 0)
-            return NULL;
+    if (tensor_offsets(tensor, t_off) < 0)
+        return NULL;
     for (int i = 0; i < N_COUNT; i++)
         if (member_offset(node, node_fields[i], &n_off[i]) < 0)
             return NULL;
-    if (member_offset(opnode, "_saved", &off_saved) < 0 || member_offset(tensor, "_view_version", &off_view_version) < 0)
+    if (member_offset(opnode, "_saved", &off_saved) < 0)
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
@@ -88,27 +82,6 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
     configured = 1;
     Py_RETURN_NONE;
-}
-
-/* A new result Tensor wrapping `data`, as Tensor._make(data, cpu). */
-static PyObject *
-new_tensor(PyObject *data)
-{
-    PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
-    if (t == NULL)
-        return NULL;
-    set_slot(t, t_off[T_DATA], data);
-    set_slot(t, t_off[T_DEVICE], cpu_device);
-    set_slot(t, t_off[T_REQUIRES_GRAD], Py_False);
-    set_slot(t, t_off[T_GRAD_FN], Py_None);
-    set_slot(t, t_off[T_OUTPUT_NR], zero);
-    set_slot(t, t_off[T_VC], Py_None);
-    set_slot(t, t_off[T_BASE], Py_None);
-    set_slot(t, t_off[T_GRAD], Py_None);
-    set_slot(t, t_off[T_GRAD_ACC], Py_None);
-    set_slot(t, t_off[T_HOOKS], Py_None);
-    set_slot(t, t_off[T_RETAINS], Py_False);
-    return t;
 }
 
 /* The edge a gradient for formula input `arg` flows along, or None. */
@@ -160,6 +133,17 @@ saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyOb
     return PyObject_CallFunctionObjArgs(describe_fn, PyTuple_GET_ITEM(plan, 3), arg, arrays[pos], Py_False, NULL);
 }
 
+/* The call's arguments as a tuple, for the Python helpers that take them so. */
+static PyObject *
+args_tuple(PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *t = PyTuple_New(nargs);
+    if (t != NULL)
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
+    return t;
+}
+
 #define MAX_ARGS 16
 
 static PyObject *
@@ -196,7 +180,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             Py_TYPE(data) != (PyTypeObject *)ndarray_type)
             Py_RETURN_NONE;  /* another device: the Python path */
         if (base != Py_None) {  /* a view: fine unless its base changed in place since (Python refreshes it) */
-            PyObject *vc = slot(a, t_off[T_VC]), *view_version = slot(a, off_view_version);
+            PyObject *vc = slot(a, t_off[T_VC]), *view_version = slot(a, t_off[T_VIEW_VERSION]);
             if (vc == NULL || vc == Py_None || view_version == NULL)
                 Py_RETURN_NONE;
             PyObject *version = PyObject_GetAttr(vc, s_version);
@@ -243,11 +227,9 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         goto fail_out;
     Py_DECREF(out_dtype);
     if (PyTuple_GET_ITEM(spec, S_PROMOTE) == Py_True && out_dtype != dt) {
-        PyObject *call_args = PyTuple_New(nargs);
+        PyObject *call_args = args_tuple(args, nargs);
         if (call_args == NULL)
             goto fail_out;
-        for (Py_ssize_t i = 0; i < nargs; i++)
-            PyTuple_SET_ITEM(call_args, i, Py_NewRef(args[i]));
         PyObject *promoted = PyObject_CallFunctionObjArgs(promote_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, out,
                                                           NULL);
         Py_DECREF(call_args);
@@ -258,16 +240,13 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             goto fail_out;
         Py_DECREF(out_dtype);
     }
-    PyObject *res = new_tensor(out);
+    PyObject *res = new_tensor(Tensor_type, t_off, out, cpu_device, zero);
     if (res == NULL)
         goto fail_out;
     if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True) {  /* link the result to its base: _mark_views */
-        PyObject *call_args = PyTuple_New(nargs), *results = PyTuple_Pack(1, res), *r = NULL;
-        if (call_args != NULL && results != NULL) {
-            for (Py_ssize_t i = 0; i < nargs; i++)
-                PyTuple_SET_ITEM(call_args, i, Py_NewRef(args[i]));
+        PyObject *call_args = args_tuple(args, nargs), *results = PyTuple_Pack(1, res), *r = NULL;
+        if (call_args != NULL && results != NULL)
             r = PyObject_CallFunctionObjArgs(mark_views_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, results, NULL);
-        }
         Py_XDECREF(call_args);
         Py_XDECREF(results);
         if (r == NULL)
