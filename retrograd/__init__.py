@@ -17,8 +17,6 @@ from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, full, empty,
                         full_like, empty_like, arange, linspace, eye, rand, randn, randint, rand_like, randn_like,
                         randperm, scalar_tensor)
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
-import os as _os
-
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                                  is_inference_mode_enabled)
@@ -36,7 +34,7 @@ from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from . import optim
 from .serialization import save, load
 
-if _os.environ.get("RETROGRAD_COMPILED", "1") != "0":  # Note [The compiled loop]
+if autograd.engine.compiled_enabled():  # Note [The compiled loop]
     autograd.engine.use_compiled_loop(True)
 
 clip = clamp

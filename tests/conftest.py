@@ -29,3 +29,16 @@ def engine_loop(request):
         engine.use_compiled_loop(False)
     yield request.param
     engine.use_compiled_loop(was_compiled)
+
+
+@pytest.fixture
+def expects_compiled():
+    """Skips unless the optional C modules should have been built and switched on: a C compiler
+    exists and RETROGRAD_COMPILED is not 0. Tests that use it fail if a module is then missing."""
+    import shutil
+    import sysconfig
+    from retrograd.autograd import engine
+    if not engine.compiled_enabled():
+        pytest.skip("switched off by RETROGRAD_COMPILED=0")
+    if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
+        pytest.skip("no C compiler: the pure-Python code is the one in use")

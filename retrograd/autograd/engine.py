@@ -464,13 +464,14 @@ class Engine:
                 local.ready_queue = prev_queue
         else:
             graph_task.owner = local.worker_device
-            if local.current_depth >= self.max_recursion_depth or graph_task.cpu_ready_queue is not local.ready_queue:
+            if local.current_depth >= self.max_recursion_depth:  # a pool thread adopts the queue
                 graph_task.cpu_ready_queue.push(graph_task, *root_task)
-                root_task = None
-            if local.current_depth >= self.max_recursion_depth:
                 self._add_thread_pool_task(graph_task)
                 graph_task.future.exception()  # wait; the result is read by the caller
             else:
+                if graph_task.cpu_ready_queue is not local.ready_queue:  # not this thread's queue
+                    graph_task.cpu_ready_queue.push(graph_task, *root_task)
+                    root_task = None
                 local.total_depth += 1
                 local.current_depth += 1
                 try:
@@ -864,6 +865,11 @@ _default_engine = Engine()
 _loop = None  # the compiled module retrograd.autograd._engine_loop while it is in use
 
 
+def compiled_enabled() -> bool:
+    """Whether retrograd is to use its optional C modules: unless ``RETROGRAD_COMPILED=0``."""
+    return os.environ.get("RETROGRAD_COMPILED", "1") != "0"
+
+
 def use_compiled_loop(enabled: bool = True) -> bool:
     """Switches the compiled per-node loop on or off; returns whether it is now in use.
 
@@ -871,13 +877,14 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     ~~~~~~~~~~~~~~~~~~~~~~~~
     ``_engine_loop.c`` re-states in C the steps ``_run_task``, ``evaluate_function`` and
     ``call_function`` take for an ordinary node (no hooks, no anomaly mode, nothing captured
-    from it in a pruned pass), and runs on through a chain of single successors without the ready queue. It calls
-    the same Python objects in the same order, and hands every other node back to
-    ``_run_task``, so this file remains the definition of what the engine does; the C loop
-    only removes CPython's per-bytecode cost from the common case (see the comment at the top
-    of the C file). It is built when a C compiler is present at install time and used when it
-    imports; ``RETROGRAD_COMPILED=0`` keeps the pure-Python loop. The test suite runs
-    the engine's tests both ways.
+    from it in a pruned pass), and runs on into the next task of the same pass, handed over
+    or popped from this thread's queue, without returning to ``thread_main``. It calls the
+    same Python objects in the same order and hands every other node back to ``_run_task``,
+    so this file remains the definition of what the engine does; the C loop only removes
+    CPython's per-bytecode cost from the common case (see the comment at the top of the C
+    file). It is built when a C compiler is present at install time and used when it
+    imports; ``RETROGRAD_COMPILED=0`` keeps the pure-Python loop. The test suite runs the
+    engine's tests both ways.
     """
     global _loop
     if not enabled:

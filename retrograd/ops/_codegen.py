@@ -8,15 +8,14 @@ formulas exist and what each saves. The generated code does exactly what the gen
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .._device import cpu as _cpu
 from .._tensor import Tensor, gradient_edge
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
-from ..autograd.graph import Edge, SavedTensor, _next_sequence_nr, make_edge
+from ..autograd.engine import compiled_enabled
+from ..autograd.graph import Edge, Node, SavedTensor, _next_sequence_nr, make_edge
 from ..backends import get_backend
 
 __all__ = ["eligible", "build_fast_call", "build_fast_apply", "compiled_call"]
@@ -54,6 +53,16 @@ def forward_wide(op, xp, vals):
     """
     vals = [xp.asarray(v, dtype=xp.int64) if type(v) is int else v for v in vals]
     return op.forward(xp, *vals)
+
+
+def _save_users(op) -> dict:
+    """For each saved value the formulas read, the indices of the formulas (edges) that read it."""
+    users = {}
+    for k, (_, _, _, argnames) in enumerate(op.formulas):
+        for a in argnames:
+            if a not in ("grad", "grads"):
+                users.setdefault(a, []).append(k)
+    return users
 
 
 def build_fast_call(op, public_params, names, env):
@@ -163,11 +172,7 @@ def build_fast_call(op, public_params, names, env):
               "        res._grad_fn = node",
               "        res._requires_grad = True"]
     # Saves, each guarded by the formulas that need it.
-    users = {}
-    for (pidx, _, _, argnames), e in zip(op.formulas, edge_names, strict=True):
-        for a in argnames:
-            if a not in ("grad", "grads"):
-                users.setdefault(a, []).append(e)
+    users = {name: [edge_names[k] for k in ks] for name, ks in _save_users(op).items()}
     if not users:
         lines += ["    node._saved = _NOTHING", "    return res"]
         return "\n".join(lines) + "\n"
@@ -238,14 +243,14 @@ def _compiled_module():
     global _op_call
     if _op_call is None:
         _op_call = False
-        if os.environ.get("RETROGRAD_COMPILED", "1") != "0":
+        if compiled_enabled():
             try:
                 from . import _op_call as module
             except ImportError:
                 return None
             from ._registry import _NOTHING_SAVED, OpNode, _describe, _mark_views
             floats = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.longdouble))
-            module.configure(Tensor, OpNode.__mro__[1], OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
+            module.configure(Tensor, Node, OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
                              _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
                              _NOTHING_SAVED, floats, _mark_views)
             _op_call = module
@@ -254,11 +259,7 @@ def _compiled_module():
 
 def compiled_spec(op) -> tuple:
     """What the C call needs to know of ``op``, in the order of the ``S_*`` fields of _op_call.c."""
-    users = {}
-    for k, (_, _, _, argnames) in enumerate(op.formulas):
-        for a in argnames:
-            if a not in ("grad", "grads"):
-                users[a] = users.get(a, 0) | (1 << k)
+    users = {name: sum(1 << k for k in set(ks)) for name, ks in _save_users(op).items()}
     saves = []
     for name in op.save_slots:
         if name == "result":

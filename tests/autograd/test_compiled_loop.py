@@ -5,10 +5,7 @@ compare the two directly: the same gradients and the same order of nodes on rand
 no reference leaked per pass, and the loop actually built wherever a C compiler exists.
 """
 import gc
-import os
-import shutil
 import sys
-import sysconfig
 
 import numpy as np
 import pytest
@@ -17,16 +14,7 @@ import retrograd as rg
 from retrograd.autograd import engine
 
 
-def _compiler_available():
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(cc) is not None
-
-
-def test_built_and_in_use_where_a_compiler_exists():
-    if os.environ.get("RETROGRAD_COMPILED", "1") == "0":
-        pytest.skip("switched off by RETROGRAD_COMPILED=0")
-    if not _compiler_available():
-        pytest.skip("no C compiler: the pure-Python loop is the one in use")
+def test_built_and_in_use_where_a_compiler_exists(expects_compiled):
     assert engine.use_compiled_loop(True), "the C compiler exists but retrograd/autograd/_engine_loop was not built"
 
 
