@@ -2,6 +2,8 @@
 so that formulas stay differentiable (``create_graph=True`` gives higher derivatives)."""
 from __future__ import annotations
 
+from .shape import expand
+
 
 def normalize_dims(dim, ndim):
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
@@ -22,13 +24,13 @@ def expand_reduced(grad, input_shape, dim, keepdim):
     """Broadcasts the gradient of a reduction over ``dim`` back to ``input_shape``."""
     ndim = len(input_shape)
     if dim is None and not keepdim:  # a full reduction: the scalar gradient expands directly
-        return grad.expand(input_shape)
+        return expand(grad, input_shape)
     if not keepdim and ndim:
         shape = list(input_shape)
         for d in normalize_dims(dim, ndim):
             shape[d] = 1
         grad = grad.reshape(tuple(shape))
-    return grad.expand(input_shape)
+    return expand(grad, input_shape)
 
 
 def reduced_numel(input_shape, dim):

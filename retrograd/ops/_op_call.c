@@ -6,8 +6,8 @@
  * and when grad mode records it, builds the node with its edges, input metadata and saved
  * values. spec is the tuple _codegen.compiled_spec() builds from the op's tables.
  *
- * View ops link their result to its base through the Python _mark_views, as the generated code
- * does. It handles only the plain case: every tensor argument on the CPU, all of one dtype,
+ * View ops link their result to its base as _mark_views does (mark_view below; anything but
+ * the plain case goes to _mark_views itself). It handles only the plain case: every tensor argument on the CPU, all of one dtype,
  * and no view whose base changed in place since it was made. For anything else (such a view,
  * another device, mixed dtypes, a Python int that overflows the array's dtype) it returns None
  * before doing anything visible, and the generated Python function, which handles every case,
@@ -21,8 +21,9 @@
 static PyTypeObject *Tensor_type, *Edge_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
-static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn;
-static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version;
+static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple;
+static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
+    *s_version_counter;
 static int configured = 0;
 
 static Py_ssize_t t_off[T_COUNT];  /* see tensor_fields in _capi.h */
@@ -129,8 +130,14 @@ saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyOb
     PyObject *arg = args[pos];
     if (kind == 0)  /* an argument: a SavedTensor for a tensor, else the value itself */
         return PyObject_TypeCheck(arg, Tensor_type) ? PyObject_CallOneArg(SavedTensor_cls, arg) : Py_NewRef(arg);
-    /* an argument's shape, dtype or device */
-    return PyObject_CallFunctionObjArgs(describe_fn, PyTuple_GET_ITEM(plan, 3), arg, arrays[pos], Py_False, NULL);
+    /* an argument's shape, dtype or device: _describe, which the first two cases re-state */
+    PyObject *suffix = PyTuple_GET_ITEM(plan, 3);
+    int is_tensor = PyObject_TypeCheck(arg, Tensor_type);
+    if (PyUnicode_Check(suffix) && PyUnicode_CompareWithASCIIString(suffix, "shape") == 0)
+        return is_tensor ? PyObject_GetAttr(arrays[pos], s_shape) : Py_NewRef(empty_tuple);
+    if (PyUnicode_Check(suffix) && PyUnicode_CompareWithASCIIString(suffix, "device") == 0)
+        return Py_NewRef(is_tensor ? slot(arg, t_off[T_DEVICE]) : cpu_device);
+    return PyObject_CallFunctionObjArgs(describe_fn, suffix, arg, arrays[pos], Py_False, NULL);
 }
 
 /* The call's arguments as a tuple, for the Python helpers that take them so. */
@@ -142,6 +149,69 @@ args_tuple(PyObject *const *args, Py_ssize_t nargs)
         for (Py_ssize_t i = 0; i < nargs; i++)
             PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
     return t;
+}
+
+/* _mark_views(op, args, (res,)) for a single-output view op whose result NumPy made as a view
+ * of the first argument's array (or of that array's base): the result shares the argument's
+ * version counter and records how to replay the view on its base. Anything else (NumPy copied,
+ * or the memory is related some other way) goes to _mark_views. Returns -1 on error. */
+static int
+mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, PyObject *out)
+{
+    PyObject *src = args[0], *src_data = PyObject_TypeCheck(src, Tensor_type) ? slot(src, t_off[T_DATA]) : NULL;
+    PyObject *owner = PyObject_GetAttr(out, s_base), *src_owner = NULL, *vc = NULL, *version = NULL;
+    PyObject *rest = NULL, *entry = NULL, *view_fn = NULL;
+    int rc = -1;
+    if (owner == NULL)
+        return -1;
+    if (owner == Py_None) {  /* NumPy copied: not a view */
+        Py_DECREF(owner);
+        return 0;
+    }
+    if (src_data != NULL && owner != src_data && (src_owner = PyObject_GetAttr(src_data, s_base)) == NULL)
+        goto done;
+    PyObject *base = src_data == NULL ? NULL : slot(src, t_off[T_BASE]);
+    PyObject *chain = base == NULL || base == Py_None ? empty_tuple : slot(src, t_off[T_VIEW_FN]);
+    if (src_data == NULL || (owner != src_data && owner != src_owner) || base == NULL || chain == NULL ||
+        !PyTuple_CheckExact(chain)) {  /* not the plain case: the Python function decides */
+        PyObject *call_args = args_tuple(args, nargs), *results = PyTuple_Pack(1, res), *r = NULL;
+        if (call_args != NULL && results != NULL)
+            r = PyObject_CallFunctionObjArgs(mark_views_fn, op, call_args, results, NULL);
+        Py_XDECREF(call_args);
+        Py_XDECREF(results);
+        rc = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+        goto done;
+    }
+    if ((vc = PyObject_GetAttr(src, s_version_counter)) == NULL ||  /* the property: created on first use */
+        (version = PyObject_GetAttr(vc, s_version)) == NULL ||
+        (rest = args_tuple(args + 1, nargs - 1)) == NULL ||
+        (entry = PyTuple_Pack(3, op, rest, Py_None)) == NULL)
+        goto done;
+    Py_ssize_t n = PyTuple_GET_SIZE(chain);
+    if ((view_fn = PyTuple_New(n + 1)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(view_fn, i, Py_NewRef(PyTuple_GET_ITEM(chain, i)));
+    PyTuple_SET_ITEM(view_fn, n, Py_NewRef(entry));
+    int enabled = attr_true(grad_state, s_grad_enabled);
+    if (enabled < 0)
+        goto done;
+    set_slot(res, t_off[T_BASE], base == Py_None ? src : base);
+    set_slot(res, t_off[T_VC], vc);
+    set_slot(res, t_off[T_VIEW_FN], view_fn);
+    set_slot(res, t_off[T_VIEW_VERSION], version);
+    set_slot(res, t_off[T_VIEW_NO_GRAD], enabled ? Py_False : Py_True);  /* see apply_inplace in ops/_inplace.py */
+    rc = 0;
+done:
+    Py_DECREF(owner);
+    Py_XDECREF(src_owner);
+    Py_XDECREF(vc);
+    Py_XDECREF(version);
+    Py_XDECREF(rest);
+    Py_XDECREF(entry);
+    Py_XDECREF(view_fn);
+    return rc;
 }
 
 #define MAX_ARGS 16
@@ -243,16 +313,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *res = new_tensor(Tensor_type, t_off, out, cpu_device, zero);
     if (res == NULL)
         goto fail_out;
-    if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True) {  /* link the result to its base: _mark_views */
-        PyObject *call_args = args_tuple(args, nargs), *results = PyTuple_Pack(1, res), *r = NULL;
-        if (call_args != NULL && results != NULL)
-            r = PyObject_CallFunctionObjArgs(mark_views_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, results, NULL);
-        Py_XDECREF(call_args);
-        Py_XDECREF(results);
-        if (r == NULL)
-            goto fail_res;
-        Py_DECREF(r);
-    }
+    if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True && mark_view(PyTuple_GET_ITEM(spec, S_OP), args, nargs, res, out) < 0)
+        goto fail_res;  /* link the result to its base */
     if (!requires_grad || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True) {
         Py_DECREF(out);
         return res;
@@ -384,7 +446,10 @@ PyInit__op_call(void)
         (s_grad_enabled = PyUnicode_InternFromString("grad_enabled")) == NULL ||
         (s_enabled = PyUnicode_InternFromString("enabled")) == NULL ||
         (s_forward = PyUnicode_InternFromString("forward")) == NULL ||
-        (s_version = PyUnicode_InternFromString("version")) == NULL || (zero = PyLong_FromLong(0)) == NULL)
+        (s_version = PyUnicode_InternFromString("version")) == NULL ||
+        (s_base = PyUnicode_InternFromString("base")) == NULL ||
+        (s_version_counter = PyUnicode_InternFromString("_version_counter")) == NULL ||
+        (empty_tuple = PyTuple_New(0)) == NULL || (zero = PyLong_FromLong(0)) == NULL)
         return NULL;
     return PyModule_Create(&module_def);
 }
