@@ -41,12 +41,12 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
     *ReadyQueue_type;
 static PyObject *heappush_fn, *heappop_fn, *task_kind;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
-static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn;
+static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
-    off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable;
+    off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
 /* The SavedTensor fields that release() sets and unpack() reads (see release_saved, unpack_saved). */
 enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
@@ -62,7 +62,8 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
     *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
-    *s_cond, *s_notify, *s_plan, *s_unpack, *s_version;
+    *s_cond, *s_notify, *s_plan, *s_unpack, *s_version, *s_base, *s_flags, *s_writeable, *s_clone, *s_data,
+    *s_version_counter;
 
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -91,7 +92,7 @@ configure(PyObject *module, PyObject *args)
         member_offset(node, "_post_hooks", &off_post_hooks) < 0 ||
         member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
         member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
-        member_offset(acc, "_variable", &off_variable) < 0 ||
+        member_offset(acc, "_variable", &off_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0 ||
         member_offset(opnode, "_saved", &off_saved) < 0 || tensor_offsets(tensor, t_off) < 0)
         return NULL;
     for (int i = 0; i < ST_COUNT; i++)
@@ -103,6 +104,9 @@ configure(PyObject *module, PyObject *args)
     if (release_fn == NULL)
         return NULL;
     Py_XSETREF(opnode_release_fn, release_fn);
+    if ((release_fn = PyObject_GetAttr(node, s_release_variables)) == NULL)
+        return NULL;
+    Py_XSETREF(node_release_fn, release_fn);
     Py_XSETREF(OpNode_type, (PyTypeObject *)Py_NewRef(opnode));
     Py_XSETREF(ReadyQueue_type, (PyTypeObject *)Py_NewRef(ready_queue));
     Py_XSETREF(SavedTensor_type, (PyTypeObject *)Py_NewRef(saved_tensor));
@@ -228,10 +232,11 @@ outputs_match(PyObject *edges, PyObject *outputs)
     return 1;
 }
 
+/* obj.name += delta */
 static int
-add_outstanding(PyObject *gt, long delta)
+add_to_attr(PyObject *obj, PyObject *name, long delta)
 {
-    PyObject *v = PyObject_GetAttr(gt, s_outstanding_tasks);
+    PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL)
         return -1;
     PyObject *d = PyLong_FromLong(delta);
@@ -240,9 +245,15 @@ add_outstanding(PyObject *gt, long delta)
     Py_XDECREF(d);
     if (nv == NULL)
         return -1;
-    int r = PyObject_SetAttr(gt, s_outstanding_tasks, nv);
+    int r = PyObject_SetAttr(obj, name, nv);
     Py_DECREF(nv);
     return r;
+}
+
+static int
+add_outstanding(PyObject *gt, long delta)
+{
+    return add_to_attr(gt, s_outstanding_tasks, delta);
 }
 
 static int
@@ -547,8 +558,10 @@ release_variables(PyObject *node)
     PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_release_variables);
     if (fn == NULL)
         return -1;
-    int own = fn == opnode_release_fn;
+    int own = fn == opnode_release_fn, nothing = fn == node_release_fn;  /* Node's own frees nothing */
     Py_DECREF(fn);
+    if (nothing)
+        return 0;
     PyObject *saved = own ? slot(node, off_saved) : NULL;
     if (saved == NULL || !PyTuple_CheckExact(saved)) {
         PyObject *r = PyObject_CallMethodNoArgs(node, s_release_variables);
@@ -617,6 +630,85 @@ unpack_saved(PyObject *saved, PyObject *node)
         set_slot(t, t_off[T_REQUIRES_GRAD], Py_True);
     }
     return t;
+}
+
+/* AccumulateGrad.apply(inputs) with grad mode off and no hooks (handled() checked those), as
+ * graph.accumulate_grad does it: an undefined .grad takes the gradient itself when nothing else
+ * holds it or its array, else a copy (clone); a defined one is added to in place. Grad mode on
+ * goes to the method. Returns the node's (empty) outputs. */
+static PyObject *
+accumulate(PyObject *node, PyObject *inputs)
+{
+    int enabled = attr_true(grad_state, s_grad_enabled);
+    PyObject *ref = slot(node, off_variable), *lock = slot(node, off_acc_lock);
+    if (enabled != 0 || ref == NULL || lock == NULL || !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1)
+        return enabled < 0 ? NULL : PyObject_CallMethodOneArg(node, s_apply, inputs);
+    PyObject *var = PyObject_CallNoArgs(ref);
+    if (var == NULL)
+        return NULL;
+    PyObject *grad = PyList_GET_ITEM(inputs, 0), *data = NULL, *old = NULL;
+    if (grad != Py_None && var != Py_None) {
+        data = PyObject_TypeCheck(grad, Tensor_type) ? slot(grad, t_off[T_DATA]) : NULL;
+        old = PyObject_TypeCheck(var, Tensor_type) ? slot(var, t_off[T_GRAD]) : NULL;
+        if (data == NULL || old == NULL || (old != Py_None && !PyObject_TypeCheck(old, Tensor_type))) {
+            Py_DECREF(var);  /* something unusual: the method */
+            return PyObject_CallMethodOneArg(node, s_apply, inputs);
+        }
+    }
+    PyObject *result = NULL;
+    Py_INCREF(grad);
+    if (PyList_SetSlice(inputs, 0, 1, NULL) < 0)  /* the engine's reference goes, as `del grads[0]` */
+        goto done;
+    if (grad == Py_None || var == Py_None || slot(var, t_off[T_REQUIRES_GRAD]) != Py_True) {
+        result = PyList_New(0);
+        goto done;
+    }
+    if (slot(var, t_off[T_GRAD_FN]) != Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "leaf variable has been moved into the graph interior");
+        goto done;
+    }
+    if (call_method0(lock, s_acquire) < 0)
+        goto done;
+    int ok = 0;
+    old = slot(var, t_off[T_GRAD]);  /* read again under the lock */
+    if (old == NULL || old == Py_None) {
+        /* Unshared: this function holds the only reference to the gradient, and the gradient
+         * the only one to its array, which owns its memory and may be written. */
+        int unshared = Py_REFCNT(grad) == 1 && Py_REFCNT(data) == 1 && slot(grad, t_off[T_GRAD_FN]) == Py_None &&
+                       slot(grad, t_off[T_REQUIRES_GRAD]) == Py_False;
+        if (unshared) {
+            PyObject *owner = PyObject_GetAttr(data, s_base), *flags = NULL;
+            unshared = owner == NULL ? -1 : owner == Py_None;
+            Py_XDECREF(owner);
+            if (unshared > 0)
+                unshared = (flags = PyObject_GetAttr(data, s_flags)) == NULL ? -1 : attr_true(flags, s_writeable);
+            Py_XDECREF(flags);
+        }
+        PyObject *value = unshared < 0 ? NULL : unshared ? Py_NewRef(grad) : PyObject_CallMethodNoArgs(grad, s_clone);
+        if (value != NULL) {
+            set_slot(var, t_off[T_GRAD], value);
+            Py_DECREF(value);
+            ok = 1;
+        }
+    } else {  /* old._data += grad._data; old._version_counter.version += 1 */
+        PyObject *old_data = slot(old, t_off[T_DATA]), *sum = NULL, *vc = NULL;
+        Py_XINCREF(old_data);
+        Py_INCREF(old);
+        if (old_data != NULL && (sum = PyNumber_InPlaceAdd(old_data, data)) != NULL &&
+            PyObject_SetAttr(old, s_data, sum) == 0 && (vc = PyObject_GetAttr(old, s_version_counter)) != NULL)
+            ok = add_to_attr(vc, s_version, 1) == 0;
+        Py_XDECREF(old_data);
+        Py_XDECREF(sum);
+        Py_XDECREF(vc);
+        Py_DECREF(old);
+    }
+    if (call_keeping_error(lock, s_release) < 0 || !ok)
+        goto done;
+    result = PyList_New(0);
+done:
+    Py_DECREF(grad);
+    Py_DECREF(var);
+    return result;
 }
 
 /* node.apply(inputs) for an op's node whose class keeps its generated apply (ops/_codegen.py,
@@ -777,7 +869,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
 
         /* call_function, without hooks */
-        outputs = apply_node(node, inputs);
+        outputs = Py_TYPE(node) == AccumulateGrad_type ? accumulate(node, inputs) : apply_node(node, inputs);
         Py_CLEAR(inputs);
         if (outputs != NULL && !PyList_CheckExact(outputs))
             Py_SETREF(outputs, PySequence_List(outputs));
@@ -998,7 +1090,8 @@ PyInit__engine_loop(void)
         {&s_checkpoint_valid, "checkpoint_valid"},
         {&s_reentrant_depth, "reentrant_depth"}, {&s_counter, "counter"}, {&s_waiting, "waiting"},
         {&s_cond, "cond"}, {&s_notify, "notify"}, {&s_plan, "plan"}, {&s_unpack, "unpack"},
-        {&s_version, "version"},
+        {&s_version, "version"}, {&s_base, "base"}, {&s_flags, "flags"}, {&s_writeable, "writeable"},
+        {&s_clone, "clone"}, {&s_data, "_data"}, {&s_version_counter, "_version_counter"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

@@ -194,6 +194,14 @@ def test_accumulate_grad_copies_a_gradient_held_elsewhere():
     assert x.grad.tolist() == [4.0] * 3
 
 
+def test_accumulate_grad_copies_a_read_only_view_gradient():
+    x = rg.ones(3, requires_grad=True)
+    x.sum().backward()  # sum's gradient is a read-only broadcast of one number
+    assert x.grad._base is None and x.grad._data.base is None and x.grad._data.flags.writeable
+    x.grad.add_(1)
+    assert x.grad.tolist() == [2.0] * 3
+
+
 def test_grad_accumulates_in_place_keeping_its_identity():
     x = rg.ones(2, requires_grad=True)
     (x * 2).sum().backward()
