@@ -65,8 +65,12 @@ def _make_grads(outputs, grads):
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{out.dtype}")
                 device = out._device
-                xp = np if device is _cpu else get_backend(device.type).xp
-                new_grads.append(Tensor._make(xp.ones(arr.shape, dtype=arr.dtype), device))
+                if device is _cpu:  # empty + fill: np.ones is a Python function doing the same, slower
+                    seed = np.empty(arr.shape, arr.dtype)
+                    seed.fill(1)
+                else:
+                    seed = get_backend(device.type).xp.ones(arr.shape, dtype=arr.dtype)
+                new_grads.append(Tensor._make(seed, device))
             else:
                 new_grads.append(None)
         else:
@@ -89,10 +93,10 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
         if edge is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(edge)
-    for i, (t, g) in enumerate(zip(outputs, grads, strict=True)):
-        if g is None and t.requires_grad:
+    for i, g in enumerate(grads):
+        if g is None:  # every output has an edge by now, so it requires grad
             raise RuntimeError(f"element {i} of gradients tuple is None, but the corresponding Tensor requires grad")
-        if g is not None and not isinstance(g, Tensor):
+        if not isinstance(g, Tensor):
             raise TypeError(f"element {i} of gradients tuple is not a Tensor or None")
     output_edges = []
     for t in inputs:

@@ -28,6 +28,13 @@
  * to the same GraphTask (what thread_main would pop next; its count passes to the task). It
  * returns when the queue's first task is another's, when there is none, or on an error.
  *
+ * AccumulateGrad's apply runs here too when grad mode is off (accumulate below).
+ *
+ * execute(engine, roots, inputs, keep_graph, create_graph) is Engine.execute for a .backward()
+ * pass called outside the engine: the GraphTask, the root, the dependency count, then the
+ * thread_main loop (drive) and the completion (mark_completed), each in the order of the Python
+ * code, with an unusual completion (an error, final callbacks) left to Engine._complete.
+ *
  * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
  * evaluate_function; the GIL is held between Python calls.
  *
@@ -42,6 +49,7 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
 static PyObject *heappush_fn, *heappop_fn, *task_kind;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
+static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
@@ -63,16 +71,19 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
     *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
     *s_cond, *s_notify, *s_plan, *s_unpack, *s_version, *s_base, *s_flags, *s_writeable, *s_clone, *s_data,
-    *s_version_counter;
+    *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
+    *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
+    *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method;
 
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ready_queue, *ibuf, *cpu, *state, *local, *anomaly,
-        *validate, *name_fn;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
+        *validate, *name_fn, *graph_task, *graph_root, *no_dev, *cpu_dev;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOOOOOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
                           &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &PyType_Type,
-                          &ready_queue, &ibuf, &cpu, &state, &local, &anomaly, &validate, &name_fn))
+                          &ready_queue, &ibuf, &cpu, &state, &local, &anomaly, &validate, &name_fn, &graph_task,
+                          &graph_root, &no_dev, &cpu_dev))
         return NULL;
     PyObject *heapq = PyImport_ImportModule("heapq");
     if (heapq == NULL)
@@ -120,6 +131,10 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
     Py_XSETREF(validate_outputs_fn, Py_NewRef(validate));
     Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
+    Py_XSETREF(GraphTask_cls, Py_NewRef(graph_task));
+    Py_XSETREF(GraphRoot_cls, Py_NewRef(graph_root));
+    Py_XSETREF(no_device, Py_NewRef(no_dev));
+    Py_XSETREF(cpu_device_id, Py_NewRef(cpu_dev));
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -995,13 +1010,10 @@ done:
     return result;
 }
 
-/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict. */
-static PyObject *
-compute_dependencies(PyObject *module, PyObject *args)
+/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict; -1 on error. */
+static int
+count_dependencies(PyObject *root, PyObject *deps)
 {
-    PyObject *root, *deps;
-    if (!PyArg_ParseTuple(args, "OO!:compute_dependencies", &root, &PyDict_Type, &deps))
-        return NULL;
     PyObject *seen = PySet_New(NULL), *stack = PyList_New(0), *one = PyLong_FromLong(1);
     if (seen == NULL || stack == NULL || one == NULL || PySet_Add(seen, root) < 0 || PyList_Append(stack, root) < 0)
         goto error;
@@ -1048,20 +1060,305 @@ compute_dependencies(PyObject *module, PyObject *args)
     Py_DECREF(seen);
     Py_DECREF(stack);
     Py_DECREF(one);
-    Py_RETURN_NONE;
+    return 0;
 error:
     Py_XDECREF(seen);
     Py_XDECREF(stack);
     Py_XDECREF(one);
-    return NULL;
+    return -1;
+}
+
+static PyObject *
+compute_dependencies(PyObject *module, PyObject *args)
+{
+    PyObject *root, *deps;
+    if (!PyArg_ParseTuple(args, "OO!:compute_dependencies", &root, &PyDict_Type, &deps))
+        return NULL;
+    if (count_dependencies(root, deps) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Engine._mark_completed(graph_task): claims the GraphTask under its lock, then, when there is
+ * nothing to post-process (no error, no final callbacks, no partial input buffer), sets its
+ * outcome to the captured gradients and resolves its future if one was asked for. Anything
+ * else goes to Engine._complete. Returns -1 on error. */
+static int
+mark_completed(PyObject *engine, PyObject *gt)
+{
+    PyObject *lock = PyObject_GetAttr(gt, s_lock);
+    if (lock == NULL || call_method0(lock, s_acquire) < 0) {
+        Py_XDECREF(lock);
+        return -1;
+    }
+    int claimed = attr_true(gt, s_claimed);
+    if (claimed == 0 && PyObject_SetAttr(gt, s_claimed, Py_True) < 0)
+        claimed = -1;
+    if (call_keeping_error(lock, s_release) < 0)
+        claimed = -1;
+    if (claimed != 0) {
+        Py_DECREF(lock);
+        return claimed < 0 ? -1 : 0;
+    }
+    PyObject *callbacks = PyObject_GetAttr(gt, s_final_callbacks), *not_ready = PyObject_GetAttr(gt, s_not_ready);
+    int failed = attr_true(gt, s_has_error), plain = -1;
+    if (callbacks != NULL && not_ready != NULL && failed >= 0)
+        plain = !failed && PyList_CheckExact(callbacks) && PyList_GET_SIZE(callbacks) == 0 &&
+                PyDict_CheckExact(not_ready) && PyDict_GET_SIZE(not_ready) == 0;
+    Py_XDECREF(callbacks);
+    Py_XDECREF(not_ready);
+    if (plain <= 0) {
+        Py_DECREF(lock);
+        if (plain < 0)
+            return -1;
+        PyObject *r = PyObject_CallMethodOneArg(engine, s_complete, gt);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    PyObject *captured = PyObject_GetAttr(gt, s_captured_vars), *empty = PyList_New(0), *outcome = NULL;
+    PyObject *future = NULL;
+    int rc = -1;
+    if (captured == NULL || empty == NULL || (outcome = PyTuple_Pack(2, captured, Py_None)) == NULL ||
+        PyObject_SetAttr(gt, s_captured_vars, empty) < 0 || call_method0(lock, s_acquire) < 0)
+        goto done;
+    if (PyObject_SetAttr(gt, s_outcome, outcome) == 0 && PyObject_SetAttr(gt, s_completed, Py_True) == 0)
+        future = PyObject_GetAttr(gt, s_future_slot);
+    if (call_keeping_error(lock, s_release) < 0 || future == NULL)
+        goto done;
+    if (future != Py_None) {
+        PyObject *r = PyObject_CallMethodOneArg(future, s_set_result, captured);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    rc = 0;
+done:
+    Py_DECREF(lock);
+    Py_XDECREF(captured);
+    Py_XDECREF(empty);
+    Py_XDECREF(outcome);
+    Py_XDECREF(future);
+    return rc;
+}
+
+/* Engine.thread_main(graph_task, first) on the thread that owns graph_task, the plain case of
+ * execute: runs `first`, then pops and runs tasks until the GraphTask completes. The same steps
+ * as the Python method, in its order; its `finally` is kept (a task handed over but not run goes
+ * back to the queue, the thread's current GraphTask is restored). Returns -1 on error. */
+static int
+drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_node, PyObject *first_inputs)
+{
+    PyObject *outer = PyObject_GetAttr(worker_state, s_current_graph_task);
+    if (outer == NULL)
+        return -1;
+    PyObject *current = Py_NewRef(outer), *gt = Py_NewRef(graph_task);
+    PyObject *follow_node = Py_NewRef(first_node), *follow_inputs = Py_NewRef(first_inputs);
+    int rc = -1;
+    for (;;) {
+        int completed = attr_true(graph_task, s_completed);
+        if (completed != 0) {
+            if (completed < 0)
+                goto out;
+            break;
+        }
+        PyObject *node, *inputs;
+        if (follow_node == NULL) {
+            PyObject *entry = PyObject_CallMethodNoArgs(queue, s_pop);
+            if (entry == NULL)
+                goto out;
+            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 7) {
+                Py_DECREF(entry);
+                PyErr_SetString(PyExc_TypeError, "ReadyQueue entries must be 7-tuples");
+                goto out;
+            }
+            int shutdown = PyObject_RichCompareBool(PyTuple_GET_ITEM(entry, 0), zero_int, Py_EQ);
+            if (shutdown != 0) {
+                Py_DECREF(entry);
+                if (shutdown < 0)
+                    goto out;
+                break;
+            }
+            if (PyTuple_GET_ITEM(entry, 5) == Py_None) {  /* a wake-up: our GraphTask may have completed elsewhere */
+                Py_SETREF(gt, Py_NewRef(PyTuple_GET_ITEM(entry, 4)));
+                Py_DECREF(entry);
+                continue;
+            }
+            Py_SETREF(gt, Py_NewRef(PyTuple_GET_ITEM(entry, 4)));
+            node = Py_NewRef(PyTuple_GET_ITEM(entry, 5));
+            inputs = Py_NewRef(PyTuple_GET_ITEM(entry, 6));
+            Py_DECREF(entry);
+        } else {
+            node = follow_node;
+            inputs = follow_inputs;
+            follow_node = follow_inputs = NULL;
+        }
+        int failed = attr_true(gt, s_has_error);
+        PyObject *next = NULL;
+        if (failed == 0) {
+            if (gt != current) {  /* queue_callback and nested calls find the running pass here */
+                if (PyObject_SetAttr(worker_state, s_current_graph_task, gt) < 0)
+                    failed = -1;
+                Py_SETREF(current, Py_NewRef(gt));
+            }
+            if (failed == 0) {
+                PyObject *call[5] = {engine, gt, node, inputs, queue};
+                next = run_task(NULL, call, 5);
+                if (next == NULL)
+                    failed = -1;
+            }
+        }
+        Py_DECREF(node);
+        Py_DECREF(inputs);  /* free the gradients before waiting for more work */
+        if (failed < 0)
+            goto out;
+        if (next != NULL && next != Py_None) {
+            if (!PyTuple_Check(next) || PyTuple_GET_SIZE(next) != 2) {
+                Py_DECREF(next);
+                PyErr_SetString(PyExc_TypeError, "a handed-over task must be a (node, inputs) pair");
+                goto out;
+            }
+            follow_node = Py_NewRef(PyTuple_GET_ITEM(next, 0));
+            follow_inputs = Py_NewRef(PyTuple_GET_ITEM(next, 1));
+        }
+        Py_XDECREF(next);
+        PyObject *lock = PyObject_GetAttr(gt, s_lock);
+        if (lock == NULL || call_method0(lock, s_acquire) < 0) {
+            Py_XDECREF(lock);
+            goto out;
+        }
+        int done = add_outstanding(gt, -1);
+        if (done == 0) {
+            PyObject *left = PyObject_GetAttr(gt, s_outstanding_tasks);
+            int finished = left == NULL ? -1 : PyObject_RichCompareBool(left, zero_int, Py_EQ);
+            Py_XDECREF(left);
+            int completed_elsewhere = finished > 0 ? attr_true(gt, s_completed) : 0;
+            done = finished < 0 || completed_elsewhere < 0 ? -1 : finished && !completed_elsewhere;
+        }
+        if (call_keeping_error(lock, s_release) < 0)
+            done = -1;
+        Py_DECREF(lock);
+        if (done < 0)
+            goto out;
+        if (done) {
+            if (mark_completed(engine, gt) < 0)
+                goto out;
+            PyObject *owner_queue = PyObject_CallMethodOneArg(engine, s_ready_queue_of_owner, gt);
+            if (owner_queue == NULL)
+                goto out;
+            if (owner_queue != queue) {  /* the owner may be blocked in pop(): wake it */
+                PyObject *r = PyObject_CallMethodObjArgs(engine, s_wake, owner_queue, gt, NULL);
+                Py_XDECREF(r);
+                if (r == NULL) {
+                    Py_DECREF(owner_queue);
+                    goto out;
+                }
+            }
+            Py_DECREF(owner_queue);
+        }
+    }
+    rc = 0;
+out:
+    if (follow_node != NULL) {  /* our GraphTask completed elsewhere: leave the task to the queue */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (push(queue, gt, follow_node, follow_inputs) < 0) {
+            rc = -1;
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            PyErr_Restore(type, value, tb);
+        }
+        Py_DECREF(follow_node);
+        Py_DECREF(follow_inputs);
+    }
+    if (setattr_keeping_error(worker_state, s_current_graph_task, outer) < 0)
+        rc = -1;
+    Py_DECREF(outer);
+    Py_DECREF(current);
+    Py_DECREF(gt);
+    return rc;
+}
+
+/* execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute for a .backward()
+ * pass (nothing captured or pruned) called outside the engine, the thread then driving its
+ * CPU work: the same steps as execute, _run_graph_task's owner branch and thread_main. Seeds
+ * that do not match their roots go to the Python validate_outputs, which fixes or rejects them. */
+static PyObject *
+execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !configured) {
+        PyErr_SetString(PyExc_TypeError, "execute(engine, roots, inputs, keep_graph, create_graph), once configured");
+        return NULL;
+    }
+    PyObject *engine = args[0], *roots = args[1];
+    PyObject *edges = PySequence_Tuple(roots), *inputs = PySequence_List(args[2]);
+    PyObject *queue = NULL, *gt = NULL, *root = NULL, *deps = NULL, *first = NULL, *result = NULL;
+    if (edges == NULL || inputs == NULL)
+        goto done;
+    int match = outputs_match(edges, inputs);
+    if (match < 0)
+        goto done;
+    if (!match) {
+        PyObject *checked = PyObject_CallFunctionObjArgs(validate_outputs_fn, roots, inputs, NULL);
+        if (checked == NULL)
+            goto done;
+        Py_SETREF(inputs, checked);
+    }
+    if ((queue = PyObject_GetAttr(worker_state, s_ready_queue)) == NULL)
+        goto done;
+    if (queue == Py_None) {
+        Py_SETREF(queue, PyObject_CallNoArgs((PyObject *)ReadyQueue_type));
+        if (queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, queue) < 0)
+            goto done;
+    }
+    PyObject *call[4] = {args[3], args[4], zero_int, queue};
+    if ((gt = PyObject_Vectorcall(GraphTask_cls, call, 4, NULL)) == NULL ||
+        (root = PyObject_CallFunctionObjArgs(GraphRoot_cls, roots, inputs, NULL)) == NULL ||
+        (deps = PyObject_GetAttr(gt, s_dependencies)) == NULL)
+        goto done;
+    if (!PyDict_CheckExact(deps)) {
+        PyErr_SetString(PyExc_TypeError, "GraphTask.dependencies must be a dict");
+        goto done;
+    }
+    if (count_dependencies(root, deps) < 0 || (first = PyList_New(0)) == NULL)
+        goto done;
+    /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
+    PyObject *one = PyLong_FromLong(1);
+    int r = one == NULL ? -1 : PyObject_SetAttr(gt, s_outstanding_tasks, one);
+    Py_XDECREF(one);
+    if (r < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0)
+        goto done;
+    PyObject *task_queue = PyObject_GetAttr(gt, s_cpu_ready_queue);
+    r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
+        PyObject_SetAttr(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
+    Py_XDECREF(task_queue);
+    if (setattr_keeping_error(worker_state, s_worker_device, no_device) < 0 ||
+        setattr_keeping_error(worker_state, s_ready_queue, queue) < 0)
+        r = -1;
+    if (r < 0)
+        goto done;
+    result = PyObject_CallMethodNoArgs(gt, s_outcome_method);
+done:
+    Py_XDECREF(edges);
+    Py_XDECREF(inputs);
+    Py_XDECREF(queue);
+    Py_XDECREF(gt);
+    Py_XDECREF(root);
+    Py_XDECREF(deps);
+    Py_XDECREF(first);
+    return result;
 }
 
 static PyMethodDef methods[] = {
     {"compute_dependencies", compute_dependencies, METH_VARARGS,
      "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
+    {"execute", (PyCFunction)(void (*)(void))execute, METH_FASTCALL,
+     "execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute of a .backward() pass "
+     "outside the engine, compiled."},
     {"configure", configure, METH_VARARGS,
      "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, cpu, grad_state, "
-     "worker_state, Anomaly, validate_outputs, node_name): binds the classes and functions the loop works with."},
+     "worker_state, Anomaly, validate_outputs, node_name, GraphTask, GraphRoot, NO_DEVICE, CPU_DEVICE): binds the classes and functions the loop works with."},
     {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
      "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
      "comment at the top of _engine_loop.c."},
@@ -1092,6 +1389,12 @@ PyInit__engine_loop(void)
         {&s_cond, "cond"}, {&s_notify, "notify"}, {&s_plan, "plan"}, {&s_unpack, "unpack"},
         {&s_version, "version"}, {&s_base, "base"}, {&s_flags, "flags"}, {&s_writeable, "writeable"},
         {&s_clone, "clone"}, {&s_data, "_data"}, {&s_version_counter, "_version_counter"},
+        {&s_final_callbacks, "final_callbacks"}, {&s_future_slot, "_future"}, {&s_claimed, "_claimed"},
+        {&s_complete, "_complete"}, {&s_captured_vars, "captured_vars"}, {&s_outcome, "_outcome"},
+        {&s_completed, "completed"}, {&s_set_result, "set_result"}, {&s_current_graph_task, "current_graph_task"},
+        {&s_pop, "pop"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner"}, {&s_wake, "_wake_owner"},
+        {&s_ready_queue, "ready_queue"}, {&s_worker_device, "worker_device"}, {&s_owner, "owner"},
+        {&s_outcome_method, "outcome"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

@@ -417,6 +417,9 @@ class Engine:
         Returns:
             The captured gradients, one per entry of ``outputs``.
         """
+        if _loop is not None and not outputs and local.worker_device == NO_DEVICE:
+            # a .backward() pass driven by this thread: the same steps, compiled (Note [The compiled loop])
+            return _loop.execute(self, roots, inputs, keep_graph, create_graph)
         inputs = validate_outputs(roots, list(inputs))
         if local.ready_queue is None:
             local.ready_queue = ReadyQueue()
@@ -515,7 +518,7 @@ class Engine:
                     self._mark_completed(gt)
                     owner_queue = self._ready_queue_of_owner(gt)
                     if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
-                        owner_queue.push_task(NodeTask(gt, None, None))
+                        self._wake_owner(owner_queue, gt)
         finally:
             if follow is not None:  # our GraphTask completed elsewhere: leave the task to the queue
                 queue.push(gt, *follow)
@@ -631,6 +634,11 @@ class Engine:
             if graph_task._claimed:
                 return
             graph_task._claimed = True
+        Engine._complete(graph_task)
+
+    @staticmethod
+    def _complete(graph_task) -> None:
+        """The post-processing of a claimed GraphTask, then its outcome and future."""
         if graph_task.has_error:
             outcome = (None, graph_task.error)
         else:
@@ -682,6 +690,11 @@ class Engine:
         if graph_task.owner == CPU_DEVICE:
             return graph_task.cpu_ready_queue
         return self._device_queues[graph_task.owner]
+
+    @staticmethod
+    def _wake_owner(owner_queue, graph_task) -> None:
+        """Pushes a wake-up task: the owner, blocked in pop(), then sees its task completed."""
+        owner_queue.push_task(NodeTask(graph_task, None, None))
 
     def _start_device_thread(self, device):
         """Starts the one worker thread of ``device`` (once) and returns its queue."""
@@ -877,8 +890,11 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     ~~~~~~~~~~~~~~~~~~~~~~~~
     ``_engine_loop.c`` re-states in C the steps ``_run_task``, ``evaluate_function`` and
     ``call_function`` take for an ordinary node (no hooks, no anomaly mode, nothing captured
-    from it in a pruned pass), and runs on into the next task of the same pass, handed over
-    or popped from this thread's queue, without returning to ``thread_main``. It calls the
+    from it in a pruned pass; for AccumulateGrad, ``accumulate_grad`` with grad mode off),
+    and runs on into the next task of the same pass, handed over or popped from this
+    thread's queue, without returning to ``thread_main``. A ``.backward()`` pass called
+    outside the engine runs ``execute``, ``thread_main`` and ``_mark_completed`` in C as well
+    (the common case of each; a pass with final callbacks or an error completes in Python). It calls the
     same Python objects in the same order and hands every other node back to ``_run_task``,
     so this file remains the definition of what the engine does; the C loop only removes
     CPython's per-bytecode cost from the common case (see the comment at the top of the C
@@ -898,7 +914,8 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     from ..ops._registry import OpNode
     from .graph import SavedTensor
     _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, _cpu,
-                           _grad_state, local, _Anomaly, validate_outputs, node_name)
+                           _grad_state, local, _Anomaly, validate_outputs, node_name, GraphTask, GraphRoot,
+                           NO_DEVICE, CPU_DEVICE)
     _loop = _engine_loop
     return True
 

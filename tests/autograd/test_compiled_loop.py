@@ -139,6 +139,30 @@ def test_no_reference_is_leaked_by_a_failing_pass(engine_loop):
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
 
 
+def test_each_pass_leaves_the_thread_as_it_found_it(engine_loop):
+    # execute, thread_main and the completion, compiled or not, restore the thread's engine
+    # state, run final callbacks and re-raise errors.
+    state = engine.local
+    x = rg.tensor(np.ones(3), requires_grad=True)
+    (x * 2.0).sum().backward()
+    queue = state.ready_queue
+    called = []
+    y = x * 3.0
+    y.register_hook(lambda grad: rg.autograd.queue_callback(lambda: called.append(grad.tolist())))
+    y.sum().backward()
+
+    def boom(grad):
+        raise ValueError("boom")
+    z = x * 4.0
+    z.register_hook(boom)
+    with pytest.raises(ValueError, match="boom"):
+        z.sum().backward()
+    assert called == [[1.0, 1.0, 1.0]]
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0, 5.0])
+    assert state.worker_device == engine.NO_DEVICE and state.current_graph_task is None
+    assert state.ready_queue is queue and not queue.heap
+
+
 def test_hook_added_during_the_pass_to_a_later_node_runs(engine_loop):
     # The loop checks for hooks node by node: one registered by an earlier node's backward
     # must still run.
