@@ -54,7 +54,8 @@ static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
-    off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock;
+    off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock,
+    off_ib_buffer, off_ib_owned, off_ib_device;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
 /* The SavedTensor fields that release() sets and unpack() reads (see release_saved, unpack_saved). */
 enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
@@ -104,7 +105,9 @@ configure(PyObject *module, PyObject *args)
         member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
         member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
         member_offset(acc, "_variable", &off_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0 ||
-        member_offset(opnode, "_saved", &off_saved) < 0 || tensor_offsets(tensor, t_off) < 0)
+        member_offset(opnode, "_saved", &off_saved) < 0 || tensor_offsets(tensor, t_off) < 0 ||
+        !PyType_Check(ibuf) || member_offset(ibuf, "buffer", &off_ib_buffer) < 0 ||
+        member_offset(ibuf, "owned", &off_ib_owned) < 0 || member_offset(ibuf, "device", &off_ib_device) < 0)
         return NULL;
     for (int i = 0; i < ST_COUNT; i++)
         if (member_offset(saved_tensor, st_fields[i], &st_off[i]) < 0)
@@ -279,6 +282,15 @@ call_method0(PyObject *obj, PyObject *name)
     return r == NULL ? -1 : 0;
 }
 
+/* obj.name(a, b), its result dropped; -1 on error */
+static int
+call_method_args(PyObject *obj, PyObject *name, PyObject *a, PyObject *b)
+{
+    PyObject *r = PyObject_CallMethodObjArgs(obj, name, a, b, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
 /* ReadyQueue.push(graph_task, node, grads); the queue's own method for anything else. */
 static int
 push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
@@ -420,6 +432,51 @@ needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
     return *size == NULL ? -1 : 1;
 }
 
+/* buffer.add(input_nr, grad), InputBuffer.add: its first two cases here (the first gradient of
+ * a slot is stored; a later one is added in place into a sum the buffer made, grad mode off),
+ * the method for the rest (an out-of-place sum). Returns -1 on error. */
+static int
+buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
+{
+    PyObject *list = Py_TYPE(buffer) == (PyTypeObject *)InputBuffer_cls ? slot(buffer, off_ib_buffer) : NULL;
+    PyObject *owned = list != NULL ? slot(buffer, off_ib_owned) : NULL;
+    Py_ssize_t pos = PyLong_AsSsize_t(input_nr);
+    if (pos == -1 && PyErr_Occurred())
+        return -1;
+    if (grad == Py_None)
+        return 0;
+    if (list == NULL || owned == NULL || !PyList_CheckExact(list) || pos < 0 || pos >= PyList_GET_SIZE(list) ||
+        !PyObject_TypeCheck(grad, Tensor_type) || slot(grad, t_off[T_DEVICE]) == NULL)
+        return call_method_args(buffer, s_add, input_nr, grad);
+    PyObject *old = PyList_GET_ITEM(list, pos);
+    if (old == Py_None) {
+        PyList_SET_ITEM(list, pos, Py_NewRef(grad));
+        Py_DECREF(old);
+        PyObject *device = slot(buffer, off_ib_device), *grad_device = slot(grad, t_off[T_DEVICE]);
+        if (device == cpu_device && grad_device != cpu_device)  /* the first non-CPU gradient's device */
+            set_slot(buffer, off_ib_device, grad_device);
+        return 0;
+    }
+    int mine = owned != Py_None && PySet_Check(owned) ? PySet_Contains(owned, input_nr) : 0;
+    int enabled = mine > 0 ? attr_true(grad_state, s_grad_enabled) : 1;
+    if (mine < 0 || enabled < 0)
+        return -1;
+    if (!mine || enabled || !PyObject_TypeCheck(old, Tensor_type))
+        return call_method_args(buffer, s_add, input_nr, grad);
+    /* old._data += grad._data */
+    PyObject *old_data = slot(old, t_off[T_DATA]), *data = slot(grad, t_off[T_DATA]);
+    if (old_data == NULL || data == NULL)
+        return call_method_args(buffer, s_add, input_nr, grad);
+    Py_INCREF(old);
+    Py_INCREF(old_data);
+    PyObject *sum = PyNumber_InPlaceAdd(old_data, data);
+    int rc = sum == NULL ? -1 : PyObject_SetAttr(old, s_data, sum);
+    Py_XDECREF(sum);
+    Py_DECREF(old_data);
+    Py_DECREF(old);
+    return rc;
+}
+
 /* The routing half of evaluate_function, under graph_task.lock: counts down each next
  * node's dependencies, adds the gradient into its buffer, and queues the nodes that became
  * ready, except one that this thread may run next (*follow_node, *follow_grads, not counted
@@ -493,10 +550,8 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                 else if ((device = PyObject_GetAttr(grad, s_dev_attr)) == NULL)
                     goto fail;
             } else {
-                PyObject *r = PyObject_CallMethodObjArgs(buffer, s_add, input_nr, grad, NULL);
-                if (r == NULL)
+                if (buffer_add(buffer, input_nr, grad) < 0)
                     goto fail;
-                Py_DECREF(r);
                 if ((grads = PyObject_GetAttr(buffer, s_buffer)) == NULL ||
                     (device = PyObject_GetAttr(buffer, s_device)) == NULL)
                     goto fail;
@@ -521,11 +576,10 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                 if (buffer == NULL || PyDict_SetItem(not_ready, nxt, buffer) < 0)
                     goto fail;
             }
-            PyObject *res = PyObject_CallMethodObjArgs(buffer, s_add, input_nr, grad, NULL);
+            int added = buffer_add(buffer, input_nr, grad);
             Py_DECREF(buffer);
-            if (res == NULL)
+            if (added < 0)
                 return -1;
-            Py_DECREF(res);
             continue;
         }
         /* nxt is ready */

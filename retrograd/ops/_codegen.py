@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import cpu as _cpu
-from .._tensor import Tensor, gradient_edge
+from .._tensor import Tensor, VersionCounter, gradient_edge
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.engine import compiled_enabled
@@ -252,7 +252,7 @@ def _compiled_module():
             floats = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.longdouble))
             module.configure(Tensor, Node, OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
                              _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
-                             _NOTHING_SAVED, floats, _mark_views)
+                             _NOTHING_SAVED, floats, _mark_views, VersionCounter)
             _op_call = module
     return _op_call or None
 

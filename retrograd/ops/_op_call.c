@@ -18,7 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include "../_capi.h"
 
-static PyTypeObject *Tensor_type, *Edge_type;
+static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
@@ -32,7 +32,7 @@ enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS,
        N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
 static const char *node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_pre_hooks",
                                            "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata"};
-static Py_ssize_t n_off[N_COUNT], off_saved;
+static Py_ssize_t n_off[N_COUNT], off_saved, off_version;
 
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
@@ -42,12 +42,13 @@ static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *tensor, *node, *opnode, *edge, *np, *cpu, *state, *anomaly, *seq, *saved, *gedge, *trace, *promote,
-        *describe, *nothing, *floats, *mark_views;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOOOOOO:configure", &PyType_Type, &tensor, &PyType_Type, &node,
+        *describe, *nothing, *floats, *mark_views, *version_counter;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOOOOOOO!:configure", &PyType_Type, &tensor, &PyType_Type, &node,
                           &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq, &saved,
-                          &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views))
+                          &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views, &PyType_Type,
+                          &version_counter))
         return NULL;
-    if (tensor_offsets(tensor, t_off) < 0)
+    if (tensor_offsets(tensor, t_off) < 0 || member_offset(version_counter, "version", &off_version) < 0)
         return NULL;
     for (int i = 0; i < N_COUNT; i++)
         if (member_offset(node, node_fields[i], &n_off[i]) < 0)
@@ -81,6 +82,7 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(nothing_saved, Py_NewRef(nothing));
     Py_XSETREF(float_dtypes, Py_NewRef(floats));
     Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
+    Py_XSETREF(VersionCounter_type, (PyTypeObject *)Py_NewRef(version_counter));
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -151,6 +153,36 @@ args_tuple(PyObject *const *args, Py_ssize_t nargs)
     return t;
 }
 
+/* tensor._version_counter: the tensor's counter, created on first use as the property does.
+ * Nothing can run between the second look at the slot and the store, so two threads never
+ * give one tensor two counters. Returns a new reference. */
+static PyObject *
+version_counter(PyObject *tensor)
+{
+    PyObject *vc = slot(tensor, t_off[T_VC]);
+    if (vc != NULL && vc != Py_None)
+        return Py_NewRef(vc);
+    PyObject *fresh = VersionCounter_type->tp_alloc(VersionCounter_type, 0);
+    if (fresh == NULL)
+        return NULL;
+    set_slot(fresh, off_version, zero);
+    vc = slot(tensor, t_off[T_VC]);  /* allocating may have run other threads */
+    if (vc != NULL && vc != Py_None) {
+        Py_DECREF(fresh);
+        return Py_NewRef(vc);
+    }
+    set_slot(tensor, t_off[T_VC], fresh);
+    return fresh;
+}
+
+/* counter.version */
+static PyObject *
+version_of(PyObject *vc)
+{
+    PyObject *v = PyObject_TypeCheck(vc, VersionCounter_type) ? slot(vc, off_version) : NULL;
+    return v != NULL ? Py_NewRef(v) : PyObject_GetAttr(vc, s_version);
+}
+
 /* _mark_views(op, args, (res,)) for a single-output view op whose result NumPy made as a view
  * of the first argument's array (or of that array's base): the result shares the argument's
  * version counter and records how to replay the view on its base. Anything else (NumPy copied,
@@ -183,8 +215,7 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
         Py_XDECREF(r);
         goto done;
     }
-    if ((vc = PyObject_GetAttr(src, s_version_counter)) == NULL ||  /* the property: created on first use */
-        (version = PyObject_GetAttr(vc, s_version)) == NULL ||
+    if ((vc = version_counter(src)) == NULL || (version = version_of(vc)) == NULL ||
         (rest = args_tuple(args + 1, nargs - 1)) == NULL ||
         (entry = PyTuple_Pack(3, op, rest, Py_None)) == NULL)
         goto done;
@@ -454,7 +485,7 @@ fail_out:
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
-     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views)."},
+     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views, VersionCounter)."},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
      "call(spec, *args): the op call, or None where the generated Python function must run it."},
     {NULL, NULL, 0, NULL},

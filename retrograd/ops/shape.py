@@ -263,7 +263,7 @@ def _expand(xp, input, size):
         # A scalar to any shape (the gradient of a full reduction): a zero-stride array made
         # directly, several times cheaper than np.broadcast_to, and read-only like it.
         out = np.ndarray(size, input.dtype, buffer=input, strides=(0,) * len(size))
-        out.flags.writeable = False
+        out.setflags(write=False)  # cheaper than going through out.flags
         return out
     if len(size) < input.ndim:
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size=[{', '.join(map(str, size))}]): the "
