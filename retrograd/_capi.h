@@ -56,6 +56,13 @@ static const char *const tensor_fields[T_COUNT] = {
     "_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_grad", "_grad_accumulator",
     "_backward_hooks", "_retains_grad", "_view_version", "_view_fn", "_view_no_grad"};
 
+/* SavedTensor's slots (autograd/graph.py) that the modules set or read, by name. */
+enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
+       ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_IS_LEAF, ST_COUNT };
+static const char *const st_fields[ST_COUNT] = {"data", "packed", "released", "version_counter", "saved_version",
+                                                "edge_node", "output_nr", "is_output", "requires_grad", "device",
+                                                "unpack_hook", "is_leaf"};
+
 /* Fills off[T_COUNT] with the offsets of those slots in class `tensor`; -1 on error. */
 static inline int
 tensor_offsets(PyObject *tensor, Py_ssize_t *off)

@@ -57,13 +57,7 @@ static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_ho
     off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock,
     off_ib_buffer, off_ib_owned, off_ib_device;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
-/* The SavedTensor fields that release() sets and unpack() reads (see release_saved, unpack_saved). */
-enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
-       ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_COUNT };
-static const char *const st_fields[ST_COUNT] = {"data", "packed", "released", "version_counter", "saved_version",
-                                                "edge_node", "output_nr", "is_output", "requires_grad", "device",
-                                                "unpack_hook"};
-static Py_ssize_t st_off[ST_COUNT];
+static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
 static PyObject *zero_int;
 
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,

@@ -15,7 +15,7 @@ from .._tensor import Tensor, VersionCounter, gradient_edge
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.engine import compiled_enabled
-from ..autograd.graph import Edge, Node, SavedTensor, _next_sequence_nr, make_edge
+from ..autograd.graph import Edge, Node, SavedTensor, _next_sequence_nr, _saved_hooks_state, make_edge
 from ..backends import get_backend
 
 __all__ = ["eligible", "build_fast_call", "build_fast_apply", "compiled_call"]
@@ -252,7 +252,7 @@ def _compiled_module():
             floats = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.longdouble))
             module.configure(Tensor, Node, OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
                              _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
-                             _NOTHING_SAVED, floats, _mark_views, VersionCounter)
+                             _NOTHING_SAVED, floats, _mark_views, VersionCounter, _saved_hooks_state)
             _op_call = module
     return _op_call or None
 

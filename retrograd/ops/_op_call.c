@@ -22,8 +22,10 @@ static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
+static PyObject *saved_hooks_state;
+static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
-    *s_version_counter;
+    *s_version_counter, *s_hooks;
 static int configured = 0;
 
 static Py_ssize_t t_off[T_COUNT];  /* see tensor_fields in _capi.h */
@@ -42,14 +44,17 @@ static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *tensor, *node, *opnode, *edge, *np, *cpu, *state, *anomaly, *seq, *saved, *gedge, *trace, *promote,
-        *describe, *nothing, *floats, *mark_views, *version_counter;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOOOOOOOOOO!:configure", &PyType_Type, &tensor, &PyType_Type, &node,
-                          &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq, &saved,
-                          &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views, &PyType_Type,
-                          &version_counter))
+        *describe, *nothing, *floats, *mark_views, *version_counter, *hooks_state;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOO!OOOOOOOO!O:configure", &PyType_Type, &tensor, &PyType_Type, &node,
+                          &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq,
+                          &PyType_Type, &saved, &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views,
+                          &PyType_Type, &version_counter, &hooks_state))
         return NULL;
     if (tensor_offsets(tensor, t_off) < 0 || member_offset(version_counter, "version", &off_version) < 0)
         return NULL;
+    for (int i = 0; i < ST_COUNT; i++)
+        if (member_offset(saved, st_fields[i], &st_off[i]) < 0)
+            return NULL;
     for (int i = 0; i < N_COUNT; i++)
         if (member_offset(node, node_fields[i], &n_off[i]) < 0)
             return NULL;
@@ -83,6 +88,7 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(float_dtypes, Py_NewRef(floats));
     Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
     Py_XSETREF(VersionCounter_type, (PyTypeObject *)Py_NewRef(version_counter));
+    Py_XSETREF(saved_hooks_state, Py_NewRef(hooks_state));
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -119,40 +125,6 @@ edge_of(PyObject *arg)
     return edge;
 }
 
-/* One entry of the node's saved tuple; plan = (kind, position, edge mask, suffix). */
-static PyObject *
-saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyObject *res)
-{
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0));
-    Py_ssize_t pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 1));
-    if (PyErr_Occurred())
-        return NULL;
-    if (kind == 1)  /* the result */
-        return PyObject_CallFunctionObjArgs(SavedTensor_cls, res, Py_True, NULL);
-    PyObject *arg = args[pos];
-    if (kind == 0)  /* an argument: a SavedTensor for a tensor, else the value itself */
-        return PyObject_TypeCheck(arg, Tensor_type) ? PyObject_CallOneArg(SavedTensor_cls, arg) : Py_NewRef(arg);
-    /* an argument's shape, dtype or device: _describe, which the first two cases re-state */
-    PyObject *suffix = PyTuple_GET_ITEM(plan, 3);
-    int is_tensor = PyObject_TypeCheck(arg, Tensor_type);
-    if (PyUnicode_Check(suffix) && PyUnicode_CompareWithASCIIString(suffix, "shape") == 0)
-        return is_tensor ? PyObject_GetAttr(arrays[pos], s_shape) : Py_NewRef(empty_tuple);
-    if (PyUnicode_Check(suffix) && PyUnicode_CompareWithASCIIString(suffix, "device") == 0)
-        return Py_NewRef(is_tensor ? slot(arg, t_off[T_DEVICE]) : cpu_device);
-    return PyObject_CallFunctionObjArgs(describe_fn, suffix, arg, arrays[pos], Py_False, NULL);
-}
-
-/* The call's arguments as a tuple, for the Python helpers that take them so. */
-static PyObject *
-args_tuple(PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *t = PyTuple_New(nargs);
-    if (t != NULL)
-        for (Py_ssize_t i = 0; i < nargs; i++)
-            PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
-    return t;
-}
-
 /* tensor._version_counter: the tensor's counter, created on first use as the property does.
  * Nothing can run between the second look at the slot and the store, so two threads never
  * give one tensor two counters. Returns a new reference. */
@@ -181,6 +153,95 @@ version_of(PyObject *vc)
 {
     PyObject *v = PyObject_TypeCheck(vc, VersionCounter_type) ? slot(vc, off_version) : NULL;
     return v != NULL ? Py_NewRef(v) : PyObject_GetAttr(vc, s_version);
+}
+
+/* SavedTensor(tensor, is_output) for the plain case, with the fields SavedTensor.__init__ sets:
+ * no saved-tensor hooks, and the tensor's graph edge at hand (its grad_fn, or a leaf's live
+ * AccumulateGrad). Anything else calls the class. */
+static PyObject *
+new_saved(PyObject *tensor, int is_output)
+{
+    PyObject *hooks = PyObject_GetAttr(saved_hooks_state, s_hooks);
+    if (hooks == NULL)
+        return NULL;
+    int any = PyObject_IsTrue(hooks);
+    Py_DECREF(hooks);
+    if (any < 0)
+        return NULL;
+    PyObject *requires_grad = slot(tensor, t_off[T_REQUIRES_GRAD]), *grad_fn = slot(tensor, t_off[T_GRAD_FN]);
+    PyObject *output_nr = slot(tensor, t_off[T_OUTPUT_NR]), *device = slot(tensor, t_off[T_DEVICE]);
+    PyObject *data = slot(tensor, t_off[T_DATA]), *edge_node = NULL;
+    if (any || requires_grad == NULL || grad_fn == NULL || output_nr == NULL || device == NULL || data == NULL)
+        return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
+    if (is_output || requires_grad != Py_True) {
+        edge_node = Py_NewRef(Py_None);
+    } else if (grad_fn != Py_None) {
+        edge_node = Py_NewRef(grad_fn);
+    } else {  /* a leaf: its accumulator, if it has a live one */
+        PyObject *ref = slot(tensor, t_off[T_GRAD_ACC]);
+        edge_node = ref != NULL && PyWeakref_CheckRef(ref) ? PyObject_CallNoArgs(ref) : Py_NewRef(Py_None);
+        if (edge_node == NULL)
+            return NULL;
+        if (edge_node == Py_None) {
+            Py_DECREF(edge_node);
+            return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
+        }
+    }
+    PyTypeObject *type = (PyTypeObject *)SavedTensor_cls;
+    PyObject *vc = version_counter(tensor), *version = vc ? version_of(vc) : NULL;
+    PyObject *saved = version ? type->tp_alloc(type, 0) : NULL;
+    if (saved != NULL) {
+        set_slot(saved, st_off[ST_IS_OUTPUT], is_output ? Py_True : Py_False);
+        set_slot(saved, st_off[ST_OUTPUT_NR], output_nr);
+        set_slot(saved, st_off[ST_REQUIRES_GRAD], requires_grad);
+        set_slot(saved, st_off[ST_DEVICE], device);
+        set_slot(saved, st_off[ST_RELEASED], Py_False);
+        set_slot(saved, st_off[ST_IS_LEAF], grad_fn == Py_None ? Py_True : Py_False);
+        set_slot(saved, st_off[ST_EDGE_NODE], edge_node);
+        set_slot(saved, st_off[ST_UNPACK_HOOK], Py_None);
+        set_slot(saved, st_off[ST_PACKED], Py_None);
+        set_slot(saved, st_off[ST_DATA], data);
+        set_slot(saved, st_off[ST_VERSION_COUNTER], vc);
+        set_slot(saved, st_off[ST_SAVED_VERSION], version);
+    }
+    Py_DECREF(edge_node);
+    Py_XDECREF(vc);
+    Py_XDECREF(version);
+    return saved;
+}
+
+/* One entry of the node's saved tuple; plan = (kind, position, edge mask, suffix). */
+static PyObject *
+saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyObject *res)
+{
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0));
+    Py_ssize_t pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 1));
+    if (PyErr_Occurred())
+        return NULL;
+    if (kind == 1)  /* the result */
+        return new_saved(res, 1);
+    PyObject *arg = args[pos];
+    if (kind == 0)  /* an argument: a SavedTensor for a tensor, else the value itself */
+        return PyObject_TypeCheck(arg, Tensor_type) ? new_saved(arg, 0) : Py_NewRef(arg);
+    /* an argument's shape, dtype or device: _describe, which the first two cases re-state */
+    PyObject *suffix = PyTuple_GET_ITEM(plan, 3);
+    int is_tensor = PyObject_TypeCheck(arg, Tensor_type);
+    if (PyUnicode_Check(suffix) && PyUnicode_CompareWithASCIIString(suffix, "shape") == 0)
+        return is_tensor ? PyObject_GetAttr(arrays[pos], s_shape) : Py_NewRef(empty_tuple);
+    if (PyUnicode_Check(suffix) && PyUnicode_CompareWithASCIIString(suffix, "device") == 0)
+        return Py_NewRef(is_tensor ? slot(arg, t_off[T_DEVICE]) : cpu_device);
+    return PyObject_CallFunctionObjArgs(describe_fn, suffix, arg, arrays[pos], Py_False, NULL);
+}
+
+/* The call's arguments as a tuple, for the Python helpers that take them so. */
+static PyObject *
+args_tuple(PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *t = PyTuple_New(nargs);
+    if (t != NULL)
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            PyTuple_SET_ITEM(t, i, Py_NewRef(args[i]));
+    return t;
 }
 
 /* _mark_views(op, args, (res,)) for a single-output view op whose result NumPy made as a view
@@ -485,7 +546,8 @@ fail_out:
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
-     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views, VersionCounter)."},
+     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views, VersionCounter, "
+     "saved_hooks_state)."},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
      "call(spec, *args): the op call, or None where the generated Python function must run it."},
     {NULL, NULL, 0, NULL},
@@ -507,6 +569,7 @@ PyInit__op_call(void)
         (s_version = PyUnicode_InternFromString("version")) == NULL ||
         (s_base = PyUnicode_InternFromString("base")) == NULL ||
         (s_version_counter = PyUnicode_InternFromString("_version_counter")) == NULL ||
+        (s_hooks = PyUnicode_InternFromString("hooks")) == NULL ||
         (empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
         (zero = PyLong_FromLong(0)) == NULL)
         return NULL;

@@ -127,3 +127,46 @@ def test_compiled_call_leaks_no_reference():
     gc.collect()
     after = [sys.getrefcount(o) for o in watched]
     assert after == before
+
+
+def _slots(obj):
+    """Every __slots__ field of ``obj`` (``"<unset>"`` for one never set)."""
+    names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ()) if not n.startswith("__")]
+    return {n: getattr(obj, n, "<unset>") for n in names}
+
+
+def _same(a, b):
+    return a is b or (type(a) in (bool, int, tuple) and a == b)
+
+
+def test_compiled_call_saves_and_links_views_as_the_python_path():
+    # Both paths save the same fields (the same objects) and link a view to its base the same way.
+    _compiled_or_skip()
+    x = _leaf(2, 3)
+    mid = x * 2.0
+    keep = x * mid  # x's AccumulateGrad stays alive: both paths find it
+    view = mid.t()
+    cases = [("mul", (x, mid)), ("tanh", (mid,)), ("expand", (view[0:1], (4, 2))),
+             ("reshape", (view, (6,))),  # NumPy copies: not a view
+             ("reshape", (mid[1], (3, 1)))]  # a view of a view
+    for name, args in cases:
+        op = REGISTRY[name]
+        fast, slow = op.function(*args), op.function.python_call(*args)
+        for s_fast, s_slow in zip(fast.grad_fn._saved, slow.grad_fn._saved, strict=True):
+            if type(s_fast).__name__ != "SavedTensor":
+                assert _same(s_fast, s_slow) or s_fast == s_slow, name
+                continue
+            f, s = _slots(s_fast), _slots(s_slow)
+            if f["is_output"]:  # each saved its own result
+                assert f.pop("data") is fast._data and s.pop("data") is slow._data
+                assert f.pop("version_counter") is fast._vc and s.pop("version_counter") is slow._vc
+            for field in f:
+                assert _same(f[field], s[field]), f"{name}: SavedTensor.{field}"
+        is_view = fast._base is not None
+        assert (slow._base is not None) == is_view, name
+        if is_view:
+            for field in ("_base", "_vc", "_view_version", "_view_no_grad"):
+                assert _same(getattr(fast, field), getattr(slow, field)), f"{name}: {field}"
+            assert fast._view_fn == slow._view_fn, name
+    assert keep.grad_fn is not None
+    assert rg.expand(view[0:1], (4, 2))._base is mid and rg.reshape(mid[1], (3, 1))._base is mid
