@@ -70,6 +70,97 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
     *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method;
 
+/* Direct slot access for the instances of one class with __slots__ (GraphTask, ReadyQueue):
+ * obj.name reads or sets the slot when obj is exactly of that class and name one of its slots
+ * (names are interned, so a pointer comparison finds them), else it goes through getattr. */
+#define MAX_FAST_SLOTS 24
+typedef struct {
+    PyTypeObject *type;
+    int n;
+    PyObject *names[MAX_FAST_SLOTS];
+    Py_ssize_t offs[MAX_FAST_SLOTS];
+} SlotTable;
+
+static SlotTable graph_task_slots, ready_queue_slots;
+
+static int
+slot_table_init(SlotTable *t, PyObject *cls)
+{
+    PyObject *names = PyObject_GetAttrString(cls, "__slots__");
+    if (names == NULL)
+        return -1;
+    PyObject *items = PySequence_Tuple(names);
+    Py_DECREF(names);
+    if (items == NULL)
+        return -1;
+    t->type = NULL;
+    t->n = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items) && t->n < MAX_FAST_SLOTS; i++) {
+        PyObject *name = PyTuple_GET_ITEM(items, i);
+        Py_ssize_t off;
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "__weakref__") == 0 ||
+            PyUnicode_CompareWithASCIIString(name, "__dict__") == 0)
+            continue;
+        if (member_offset(cls, PyUnicode_AsUTF8(name), &off) < 0) {
+            Py_DECREF(items);
+            return -1;
+        }
+        Py_INCREF(name);
+        PyUnicode_InternInPlace(&name);
+        Py_XSETREF(t->names[t->n], name);
+        t->offs[t->n++] = off;
+    }
+    Py_DECREF(items);
+    t->type = (PyTypeObject *)cls;
+    return 0;
+}
+
+static inline Py_ssize_t
+slot_offset(const SlotTable *t, PyObject *obj, PyObject *name)
+{
+    if (Py_TYPE(obj) == t->type)
+        for (int i = 0; i < t->n; i++)
+            if (t->names[i] == name)
+                return t->offs[i];
+    return -1;
+}
+
+/* obj.name, a new reference */
+static inline PyObject *
+fast_get(const SlotTable *t, PyObject *obj, PyObject *name)
+{
+    Py_ssize_t off = slot_offset(t, obj, name);
+    PyObject *v = off >= 0 ? slot(obj, off) : NULL;
+    return v != NULL ? Py_NewRef(v) : PyObject_GetAttr(obj, name);
+}
+
+/* obj.name = value */
+static inline int
+fast_set(const SlotTable *t, PyObject *obj, PyObject *name, PyObject *value)
+{
+    Py_ssize_t off = slot_offset(t, obj, name);
+    if (off < 0)
+        return PyObject_SetAttr(obj, name, value);
+    set_slot(obj, off, value);
+    return 0;
+}
+
+/* bool(obj.name): 1, 0, or -1 on error */
+static inline int
+fast_true(const SlotTable *t, PyObject *obj, PyObject *name)
+{
+    Py_ssize_t off = slot_offset(t, obj, name);
+    PyObject *v = off >= 0 ? slot(obj, off) : NULL;
+    if (v == Py_True || v == Py_False)
+        return v == Py_True;
+    return attr_true(obj, name);
+}
+
+#define GT_GET(obj, name) fast_get(&graph_task_slots, (obj), (name))
+#define GT_SET(obj, name, value) fast_set(&graph_task_slots, (obj), (name), (value))
+#define GT_TRUE(obj, name) fast_true(&graph_task_slots, (obj), (name))
+#define RQ_GET(obj, name) fast_get(&ready_queue_slots, (obj), (name))
+
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
@@ -128,6 +219,9 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
     Py_XSETREF(validate_outputs_fn, Py_NewRef(validate));
     Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
+    if (!PyType_Check(graph_task) || slot_table_init(&graph_task_slots, graph_task) < 0 ||
+        slot_table_init(&ready_queue_slots, ready_queue) < 0)
+        return NULL;
     Py_XSETREF(GraphTask_cls, Py_NewRef(graph_task));
     Py_XSETREF(GraphRoot_cls, Py_NewRef(graph_root));
     Py_XSETREF(no_device, Py_NewRef(no_dev));
@@ -265,7 +359,18 @@ add_to_attr(PyObject *obj, PyObject *name, long delta)
 static int
 add_outstanding(PyObject *gt, long delta)
 {
-    return add_to_attr(gt, s_outstanding_tasks, delta);
+    PyObject *v = GT_GET(gt, s_outstanding_tasks);
+    if (v == NULL)
+        return -1;
+    PyObject *d = PyLong_FromLong(delta);
+    PyObject *nv = d ? PyNumber_Add(v, d) : NULL;
+    Py_DECREF(v);
+    Py_XDECREF(d);
+    if (nv == NULL)
+        return -1;
+    int r = GT_SET(gt, s_outstanding_tasks, nv);
+    Py_DECREF(nv);
+    return r;
 }
 
 static int
@@ -298,23 +403,23 @@ push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
     PyObject *depth = NULL, *neg_depth = NULL, *neg_seq = NULL, *order = NULL, *entry = NULL, *lock = NULL;
     PyObject *heap = NULL, *waiting = NULL;
     int rc = -1;
-    if ((depth = PyObject_GetAttr(gt, s_reentrant_depth)) == NULL ||
+    if ((depth = GT_GET(gt, s_reentrant_depth)) == NULL ||
         (neg_depth = PyNumber_Negative(depth)) == NULL ||
         (neg_seq = PyNumber_Negative(slot(node, off_sequence_nr))) == NULL ||
         (order = PyObject_CallMethodNoArgs(queue, s_counter)) == NULL ||
         (entry = PyTuple_Pack(7, task_kind, neg_depth, neg_seq, order, gt, node, grads)) == NULL ||
-        (lock = PyObject_GetAttr(queue, s_lock)) == NULL ||
-        (heap = PyObject_GetAttr(queue, s_heap)) == NULL)
+        (lock = RQ_GET(queue, s_lock)) == NULL ||
+        (heap = RQ_GET(queue, s_heap)) == NULL)
         goto done;
     if (call_method0(lock, s_acquire) < 0)
         goto done;
     PyObject *r = PyObject_CallFunctionObjArgs(heappush_fn, heap, entry, NULL);
     int ok = r != NULL;
     Py_XDECREF(r);
-    if (ok && (waiting = PyObject_GetAttr(queue, s_waiting)) != NULL) {
+    if (ok && (waiting = RQ_GET(queue, s_waiting)) != NULL) {
         int any = PyObject_IsTrue(waiting);
         if (any > 0) {  /* a thread is blocked in pop(): wake it, as ReadyQueue.push does */
-            PyObject *cond = PyObject_GetAttr(queue, s_cond);
+            PyObject *cond = RQ_GET(queue, s_cond);
             ok = cond != NULL && call_method0(cond, s_notify) == 0;
             Py_XDECREF(cond);
         } else if (any < 0) {
@@ -345,9 +450,9 @@ pop_same_task(PyObject *queue, PyObject *gt, PyObject **node, PyObject **grads)
 {
     if (Py_TYPE(queue) != ReadyQueue_type)
         return 0;
-    PyObject *lock = PyObject_GetAttr(queue, s_lock), *heap = NULL, *entry = NULL;
+    PyObject *lock = RQ_GET(queue, s_lock), *heap = NULL, *entry = NULL;
     int rc = -1;
-    if (lock == NULL || (heap = PyObject_GetAttr(queue, s_heap)) == NULL)
+    if (lock == NULL || (heap = RQ_GET(queue, s_heap)) == NULL)
         goto done;
     if (!PyList_CheckExact(heap)) {
         rc = 0;
@@ -864,7 +969,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "retrograd's compiled engine loop is not configured");
         return NULL;
     }
-    PyObject *exec_info = PyObject_GetAttr(gt, s_exec_info);
+    PyObject *exec_info = GT_GET(gt, s_exec_info);
     if (exec_info == NULL)
         return NULL;
     int pruned = exec_info != Py_None;
@@ -878,13 +983,13 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *deps = NULL, *not_ready = NULL, *outputs = NULL;
     PyObject *node = Py_NewRef(args[2]), *inputs = Py_NewRef(args[3]);
     int keep_graph, multithreading, first = 1;
-    if ((keep_graph = attr_true(gt, s_keep_graph)) < 0 ||
+    if ((keep_graph = GT_TRUE(gt, s_keep_graph)) < 0 ||
         (multithreading = attr_true(engine, s_multithreading_enabled)) < 0 ||
-        (grad_mode = PyObject_GetAttr(gt, s_grad_mode)) == NULL ||
-        (cpu_queue = PyObject_GetAttr(gt, s_cpu_ready_queue)) == NULL ||
-        (lock = PyObject_GetAttr(gt, s_lock)) == NULL ||
-        (deps = PyObject_GetAttr(gt, s_dependencies)) == NULL ||
-        (not_ready = PyObject_GetAttr(gt, s_not_ready)) == NULL)
+        (grad_mode = GT_GET(gt, s_grad_mode)) == NULL ||
+        (cpu_queue = GT_GET(gt, s_cpu_ready_queue)) == NULL ||
+        (lock = GT_GET(gt, s_lock)) == NULL ||
+        (deps = GT_GET(gt, s_dependencies)) == NULL ||
+        (not_ready = GT_GET(gt, s_not_ready)) == NULL)
         goto error;
     if (!PyDict_CheckExact(deps) || !PyDict_CheckExact(not_ready)) {
         PyErr_SetString(PyExc_TypeError, "GraphTask.dependencies and not_ready must be dicts");
@@ -893,7 +998,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
     for (;;) {
         if (!first) {  /* a chained successor: skip it if the pass has failed meanwhile */
-            int failed = attr_true(gt, s_has_error);
+            int failed = GT_TRUE(gt, s_has_error);
             if (failed != 0) {
                 if (failed < 0)
                     goto error;
@@ -969,7 +1074,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                        &follow_node, &follow_grads);
         if (rc == 0 && follow_node != NULL) {
             /* other work is ready: queue the successor too, and let the queue order them */
-            PyObject *heap = PyObject_GetAttr(cpu_queue, s_heap);
+            PyObject *heap = RQ_GET(cpu_queue, s_heap);
             int busy = heap == NULL ? -1 : PyObject_IsTrue(heap);
             Py_XDECREF(heap);
             if (busy < 0) {
@@ -1134,13 +1239,13 @@ compute_dependencies(PyObject *module, PyObject *args)
 static int
 mark_completed(PyObject *engine, PyObject *gt)
 {
-    PyObject *lock = PyObject_GetAttr(gt, s_lock);
+    PyObject *lock = GT_GET(gt, s_lock);
     if (lock == NULL || call_method0(lock, s_acquire) < 0) {
         Py_XDECREF(lock);
         return -1;
     }
-    int claimed = attr_true(gt, s_claimed);
-    if (claimed == 0 && PyObject_SetAttr(gt, s_claimed, Py_True) < 0)
+    int claimed = GT_TRUE(gt, s_claimed);
+    if (claimed == 0 && GT_SET(gt, s_claimed, Py_True) < 0)
         claimed = -1;
     if (call_keeping_error(lock, s_release) < 0)
         claimed = -1;
@@ -1148,8 +1253,8 @@ mark_completed(PyObject *engine, PyObject *gt)
         Py_DECREF(lock);
         return claimed < 0 ? -1 : 0;
     }
-    PyObject *callbacks = PyObject_GetAttr(gt, s_final_callbacks), *not_ready = PyObject_GetAttr(gt, s_not_ready);
-    int failed = attr_true(gt, s_has_error), plain = -1;
+    PyObject *callbacks = GT_GET(gt, s_final_callbacks), *not_ready = GT_GET(gt, s_not_ready);
+    int failed = GT_TRUE(gt, s_has_error), plain = -1;
     if (callbacks != NULL && not_ready != NULL && failed >= 0)
         plain = !failed && PyList_CheckExact(callbacks) && PyList_GET_SIZE(callbacks) == 0 &&
                 PyDict_CheckExact(not_ready) && PyDict_GET_SIZE(not_ready) == 0;
@@ -1163,14 +1268,14 @@ mark_completed(PyObject *engine, PyObject *gt)
         Py_XDECREF(r);
         return r == NULL ? -1 : 0;
     }
-    PyObject *captured = PyObject_GetAttr(gt, s_captured_vars), *empty = PyList_New(0), *outcome = NULL;
+    PyObject *captured = GT_GET(gt, s_captured_vars), *empty = PyList_New(0), *outcome = NULL;
     PyObject *future = NULL;
     int rc = -1;
     if (captured == NULL || empty == NULL || (outcome = PyTuple_Pack(2, captured, Py_None)) == NULL ||
-        PyObject_SetAttr(gt, s_captured_vars, empty) < 0 || call_method0(lock, s_acquire) < 0)
+        GT_SET(gt, s_captured_vars, empty) < 0 || call_method0(lock, s_acquire) < 0)
         goto done;
-    if (PyObject_SetAttr(gt, s_outcome, outcome) == 0 && PyObject_SetAttr(gt, s_completed, Py_True) == 0)
-        future = PyObject_GetAttr(gt, s_future_slot);
+    if (GT_SET(gt, s_outcome, outcome) == 0 && GT_SET(gt, s_completed, Py_True) == 0)
+        future = GT_GET(gt, s_future_slot);
     if (call_keeping_error(lock, s_release) < 0 || future == NULL)
         goto done;
     if (future != Py_None) {
@@ -1203,7 +1308,7 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
     PyObject *follow_node = Py_NewRef(first_node), *follow_inputs = Py_NewRef(first_inputs);
     int rc = -1;
     for (;;) {
-        int completed = attr_true(graph_task, s_completed);
+        int completed = GT_TRUE(graph_task, s_completed);
         if (completed != 0) {
             if (completed < 0)
                 goto out;
@@ -1240,7 +1345,7 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
             inputs = follow_inputs;
             follow_node = follow_inputs = NULL;
         }
-        int failed = attr_true(gt, s_has_error);
+        int failed = GT_TRUE(gt, s_has_error);
         PyObject *next = NULL;
         if (failed == 0) {
             if (gt != current) {  /* queue_callback and nested calls find the running pass here */
@@ -1269,17 +1374,17 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
             follow_inputs = Py_NewRef(PyTuple_GET_ITEM(next, 1));
         }
         Py_XDECREF(next);
-        PyObject *lock = PyObject_GetAttr(gt, s_lock);
+        PyObject *lock = GT_GET(gt, s_lock);
         if (lock == NULL || call_method0(lock, s_acquire) < 0) {
             Py_XDECREF(lock);
             goto out;
         }
         int done = add_outstanding(gt, -1);
         if (done == 0) {
-            PyObject *left = PyObject_GetAttr(gt, s_outstanding_tasks);
+            PyObject *left = GT_GET(gt, s_outstanding_tasks);
             int finished = left == NULL ? -1 : PyObject_RichCompareBool(left, zero_int, Py_EQ);
             Py_XDECREF(left);
-            int completed_elsewhere = finished > 0 ? attr_true(gt, s_completed) : 0;
+            int completed_elsewhere = finished > 0 ? GT_TRUE(gt, s_completed) : 0;
             done = finished < 0 || completed_elsewhere < 0 ? -1 : finished && !completed_elsewhere;
         }
         if (call_keeping_error(lock, s_release) < 0)
@@ -1363,7 +1468,7 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *call[4] = {args[3], args[4], zero_int, queue};
     if ((gt = PyObject_Vectorcall(GraphTask_cls, call, 4, NULL)) == NULL ||
         (root = PyObject_CallFunctionObjArgs(GraphRoot_cls, roots, inputs, NULL)) == NULL ||
-        (deps = PyObject_GetAttr(gt, s_dependencies)) == NULL)
+        (deps = GT_GET(gt, s_dependencies)) == NULL)
         goto done;
     if (!PyDict_CheckExact(deps)) {
         PyErr_SetString(PyExc_TypeError, "GraphTask.dependencies must be a dict");
@@ -1373,20 +1478,26 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto done;
     /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
     PyObject *one = PyLong_FromLong(1);
-    int r = one == NULL ? -1 : PyObject_SetAttr(gt, s_outstanding_tasks, one);
+    int r = one == NULL ? -1 : GT_SET(gt, s_outstanding_tasks, one);
     Py_XDECREF(one);
     if (r < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0)
         goto done;
-    PyObject *task_queue = PyObject_GetAttr(gt, s_cpu_ready_queue);
+    PyObject *task_queue = GT_GET(gt, s_cpu_ready_queue);
     r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
-        PyObject_SetAttr(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
+        GT_SET(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
     Py_XDECREF(task_queue);
     if (setattr_keeping_error(worker_state, s_worker_device, no_device) < 0 ||
         setattr_keeping_error(worker_state, s_ready_queue, queue) < 0)
         r = -1;
     if (r < 0)
         goto done;
-    result = PyObject_CallMethodNoArgs(gt, s_outcome_method);
+    PyObject *outcome = GT_GET(gt, s_outcome);  /* graph_task.outcome(): the method raises the error */
+    if (outcome != NULL && PyTuple_CheckExact(outcome) && PyTuple_GET_SIZE(outcome) == 2 &&
+        PyTuple_GET_ITEM(outcome, 1) == Py_None)
+        result = Py_NewRef(PyTuple_GET_ITEM(outcome, 0));
+    else if (outcome != NULL)
+        result = PyObject_CallMethodNoArgs(gt, s_outcome_method);
+    Py_XDECREF(outcome);
 done:
     Py_XDECREF(edges);
     Py_XDECREF(inputs);
