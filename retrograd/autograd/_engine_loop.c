@@ -55,7 +55,7 @@ static int configured = 0;
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
     off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock,
-    off_ib_buffer, off_ib_owned, off_ib_device;
+    off_ib_buffer, off_ib_owned, off_ib_device, off_root_outputs;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
 static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
 static PyObject *zero_int;
@@ -219,7 +219,9 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
     Py_XSETREF(validate_outputs_fn, Py_NewRef(validate));
     Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
-    if (!PyType_Check(graph_task) || slot_table_init(&graph_task_slots, graph_task) < 0 ||
+    if (!PyType_Check(graph_task) || !PyType_Check(graph_root) ||
+        member_offset(graph_root, "outputs", &off_root_outputs) < 0 ||
+        slot_table_init(&graph_task_slots, graph_task) < 0 ||
         slot_table_init(&ready_queue_slots, ready_queue) < 0)
         return NULL;
     Py_XSETREF(GraphTask_cls, Py_NewRef(graph_task));
@@ -884,13 +886,26 @@ done:
 static PyObject *
 apply_node(PyObject *node, PyObject *inputs)
 {
+    if (Py_TYPE(node) == (PyTypeObject *)GraphRoot_cls && slot(node, off_root_outputs) != NULL)
+        return Py_NewRef(slot(node, off_root_outputs));  /* GraphRoot.apply: the seeds */
+    PyObject *saved = PyObject_TypeCheck(node, OpNode_type) ? slot(node, off_saved) : NULL;
+    if (saved == NULL)  /* not an op's node: no plan to look for */
+        return PyObject_CallMethodOneArg(node, s_apply, inputs);
     PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_apply);
     if (fn == NULL)
         return NULL;
-    PyObject *plan = PyFunction_Check(fn) ? PyObject_GetAttr(fn, s_plan) : NULL;
-    if (plan == NULL)
-        PyErr_Clear();
-    PyObject *saved = PyObject_TypeCheck(node, OpNode_type) ? slot(node, off_saved) : NULL;
+    PyObject *plan = NULL;  /* the function's `plan` attribute, looked up without raising */
+    PyObject *fn_dict = PyFunction_Check(fn) ? PyObject_GenericGetDict(fn, NULL) : NULL;
+    if (fn_dict != NULL) {
+        plan = PyDict_GetItemWithError(fn_dict, s_plan);
+        Py_XINCREF(plan);
+        Py_DECREF(fn_dict);
+    }
+    if (PyErr_Occurred()) {
+        Py_XDECREF(plan);
+        Py_DECREF(fn);
+        return NULL;
+    }
     PyObject *edges = slot(node, off_next_edges);
     if (plan == NULL || !PyTuple_CheckExact(plan) || saved == NULL || !PyTuple_CheckExact(saved) ||
         !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1 || PyTuple_GET_SIZE(plan) != PyTuple_GET_SIZE(edges)) {
