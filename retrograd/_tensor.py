@@ -397,7 +397,13 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
-        _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd = _autograd()
+        engine = autograd.engine
+        loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
+        if (loop is not None and gradient is None and inputs is None and create_graph is False
+                and loop.backward(engine._default_engine, self, bool(retain_graph))):
+            return
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- conversion -------------------------------------------------------------------------
     def numpy(self, *, force: bool = False):

@@ -49,7 +49,8 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
 static PyObject *heappush_fn, *heappop_fn, *task_kind;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
-static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id;
+static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
+static PyTypeObject *Edge_type;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
@@ -68,7 +69,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_cond, *s_notify, *s_plan, *s_unpack, *s_version, *s_base, *s_flags, *s_writeable, *s_clone, *s_data,
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
-    *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method;
+    *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill;
 
 /* Direct slot access for the instances of one class with __slots__ (GraphTask, ReadyQueue):
  * obj.name reads or sets the slot when obj is exactly of that class and name one of its slots
@@ -165,12 +166,25 @@ static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ready_queue, *ibuf, *cpu, *state, *local, *anomaly,
-        *validate, *name_fn, *graph_task, *graph_root, *no_dev, *cpu_dev;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOOOOOOOOO:configure", &PyType_Type, &node, &PyType_Type, &tensor,
+        *validate, *name_fn, *graph_task, *graph_root, *no_dev, *cpu_dev, *edge;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOOOOOOOOOO!:configure", &PyType_Type, &node, &PyType_Type, &tensor,
                           &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &PyType_Type,
                           &ready_queue, &ibuf, &cpu, &state, &local, &anomaly, &validate, &name_fn, &graph_task,
-                          &graph_root, &no_dev, &cpu_dev))
+                          &graph_root, &no_dev, &cpu_dev, &PyType_Type, &edge))
         return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
+        return NULL;
+    }
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL)
+        return NULL;
+    Py_XSETREF(np_empty_fn, PyObject_GetAttrString(numpy, "empty"));
+    Py_XSETREF(ndarray_type, PyObject_GetAttrString(numpy, "ndarray"));
+    Py_DECREF(numpy);
+    if (np_empty_fn == NULL || ndarray_type == NULL)
+        return NULL;
+    Py_XSETREF(Edge_type, (PyTypeObject *)Py_NewRef(edge));
     PyObject *heapq = PyImport_ImportModule("heapq");
     if (heapq == NULL)
         return NULL;
@@ -197,7 +211,8 @@ configure(PyObject *module, PyObject *args)
     for (int i = 0; i < ST_COUNT; i++)
         if (member_offset(saved_tensor, st_fields[i], &st_off[i]) < 0)
             return NULL;
-    if (zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL)
+    if ((zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL) ||
+        (one_int == NULL && (one_int = PyLong_FromLong(1)) == NULL))
         return NULL;
     PyObject *release_fn = PyObject_GetAttr(opnode, s_release_variables);
     if (release_fn == NULL)
@@ -1524,15 +1539,89 @@ done:
     return result;
 }
 
+/* backward(engine, tensor, keep_graph): tensor.backward() with no other argument, as
+ * autograd.backward runs it (a seed of ones, then execute), for the plain case: a non-leaf
+ * CPU tensor that is not a view, of one floating-point element, called outside the engine.
+ * Returns True once the pass has run, or False, having done nothing, for the Python path,
+ * which handles (or rejects) everything else. */
+static PyObject *
+backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !configured) {
+        PyErr_SetString(PyExc_TypeError, "backward(engine, tensor, keep_graph), once configured");
+        return NULL;
+    }
+    PyObject *tensor = args[1];
+    if (Py_TYPE(tensor) != Tensor_type)
+        Py_RETURN_FALSE;
+    PyObject *data = slot(tensor, t_off[T_DATA]), *grad_fn = slot(tensor, t_off[T_GRAD_FN]);
+    PyObject *nr = slot(tensor, t_off[T_OUTPUT_NR]);
+    if (data == NULL || grad_fn == NULL || grad_fn == Py_None || nr == NULL || Py_TYPE(data) != (PyTypeObject *)ndarray_type ||
+        slot(tensor, t_off[T_BASE]) != Py_None || slot(tensor, t_off[T_DEVICE]) != cpu_device ||
+        slot(tensor, t_off[T_REQUIRES_GRAD]) != Py_True)
+        Py_RETURN_FALSE;
+    PyObject *size = NULL, *dtype = NULL, *kind = NULL, *worker = NULL, *shape = NULL, *seed = NULL;
+    PyObject *seed_arr = NULL, *edge = NULL, *roots = NULL, *seeds = NULL, *result = NULL;
+    if ((size = PyObject_GetAttr(data, s_size)) == NULL || (dtype = PyObject_GetAttr(data, s_dtype)) == NULL ||
+        (kind = PyObject_GetAttr(dtype, s_kind)) == NULL || (worker = PyObject_GetAttr(worker_state, s_worker_device)) == NULL)
+        goto done;
+    int one = PyObject_RichCompareBool(size, one_int, Py_EQ), floating = one > 0 && PyUnicode_Check(kind) ?
+        PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;
+    int outside = worker == no_device ? 1 : PyObject_RichCompareBool(worker, no_device, Py_EQ);
+    if (one < 0 || outside < 0)
+        goto done;
+    if (!one || !floating || !outside) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    /* the seed, as _make_grads makes it, and the root edge, as gradient_edge */
+    if ((shape = PyObject_GetAttr(data, s_shape)) == NULL ||
+        (seed_arr = PyObject_CallFunctionObjArgs(np_empty_fn, shape, dtype, NULL)) == NULL)
+        goto done;
+    PyObject *filled = PyObject_CallMethodOneArg(seed_arr, s_fill, one_int);
+    if (filled == NULL)
+        goto done;
+    Py_DECREF(filled);
+    if ((seed = new_tensor(Tensor_type, t_off, seed_arr, cpu_device, zero_int)) == NULL ||
+        (edge = Edge_type->tp_alloc(Edge_type, 2)) == NULL)
+        goto done;
+    PyTuple_SET_ITEM(edge, 0, Py_NewRef(grad_fn));
+    PyTuple_SET_ITEM(edge, 1, Py_NewRef(nr));
+    if ((roots = PyList_New(1)) == NULL || (seeds = PyList_New(1)) == NULL)
+        goto done;
+    PyList_SET_ITEM(roots, 0, Py_NewRef(edge));
+    PyList_SET_ITEM(seeds, 0, Py_NewRef(seed));
+    PyObject *call[5] = {args[0], roots, seeds, args[2], Py_False};
+    PyObject *captured = execute(NULL, call, 5);
+    if (captured != NULL) {
+        Py_DECREF(captured);
+        result = Py_NewRef(Py_True);
+    }
+done:
+    Py_XDECREF(size);
+    Py_XDECREF(dtype);
+    Py_XDECREF(kind);
+    Py_XDECREF(worker);
+    Py_XDECREF(shape);
+    Py_XDECREF(seed_arr);
+    Py_XDECREF(seed);
+    Py_XDECREF(edge);
+    Py_XDECREF(roots);
+    Py_XDECREF(seeds);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"compute_dependencies", compute_dependencies, METH_VARARGS,
      "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
+    {"backward", (PyCFunction)(void (*)(void))backward, METH_FASTCALL,
+     "backward(engine, tensor, keep_graph): tensor.backward() of a plain tensor, compiled; False if not run."},
     {"execute", (PyCFunction)(void (*)(void))execute, METH_FASTCALL,
      "execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute of a .backward() pass "
      "outside the engine, compiled."},
     {"configure", configure, METH_VARARGS,
      "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, cpu, grad_state, "
-     "worker_state, Anomaly, validate_outputs, node_name, GraphTask, GraphRoot, NO_DEVICE, CPU_DEVICE): binds the classes and functions the loop works with."},
+     "worker_state, Anomaly, validate_outputs, node_name, GraphTask, GraphRoot, NO_DEVICE, CPU_DEVICE, Edge): binds the classes and functions the loop works with."},
     {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
      "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
      "comment at the top of _engine_loop.c."},
@@ -1568,7 +1657,7 @@ PyInit__engine_loop(void)
         {&s_completed, "completed"}, {&s_set_result, "set_result"}, {&s_current_graph_task, "current_graph_task"},
         {&s_pop, "pop"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner"}, {&s_wake, "_wake_owner"},
         {&s_ready_queue, "ready_queue"}, {&s_worker_device, "worker_device"}, {&s_owner, "owner"},
-        {&s_outcome_method, "outcome"},
+        {&s_outcome_method, "outcome"}, {&s_size, "size"}, {&s_kind, "kind"}, {&s_fill, "fill"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

@@ -80,7 +80,7 @@ from concurrent.futures import Future
 from .._device import cpu as _cpu
 from . import grad_mode
 from .anomaly_mode import _Anomaly, forward_trace_message
-from .graph import AccumulateGrad, GraphRoot, Node, node_name
+from .graph import AccumulateGrad, Edge, GraphRoot, Node, node_name
 from .input_buffer import InputBuffer
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
@@ -894,7 +894,9 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     and runs on into the next task of the same pass, handed over or popped from this
     thread's queue, without returning to ``thread_main``. A ``.backward()`` pass called
     outside the engine runs ``execute``, ``thread_main`` and ``_mark_completed`` in C as well
-    (the common case of each; a pass with final callbacks or an error completes in Python). It calls the
+    (the common case of each; a pass with final callbacks or an error completes in Python),
+    and so does the plainest call of all, ``tensor.backward()`` of a one-element non-leaf
+    (``Tensor.backward``, the seed and root edge of ``autograd.backward``). It calls the
     same Python objects in the same order and hands every other node back to ``_run_task``,
     so this file remains the definition of what the engine does; the C loop only removes
     CPython's per-bytecode cost from the common case (see the comment at the top of the C
@@ -915,7 +917,7 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     from .graph import SavedTensor
     _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, _cpu,
                            _grad_state, local, _Anomaly, validate_outputs, node_name, GraphTask, GraphRoot,
-                           NO_DEVICE, CPU_DEVICE)
+                           NO_DEVICE, CPU_DEVICE, Edge)
     _loop = _engine_loop
     return True
 

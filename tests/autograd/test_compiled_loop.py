@@ -163,6 +163,32 @@ def test_each_pass_leaves_the_thread_as_it_found_it(engine_loop):
     assert state.ready_queue is queue and not queue.heap
 
 
+def test_compiled_plain_backward_runs_only_the_plain_call(expects_compiled):
+    # Tensor.backward()'s compiled front takes a one-element floating non-leaf that is not a
+    # view; for anything else it returns False having done nothing, and the Python path runs.
+    assert engine.use_compiled_loop(True)
+    loop, eng = engine._loop, engine.get_default_engine()
+    x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    assert loop.backward(eng, (x * x).sum(), False) is True
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    declined = [x * 2.0,  # three elements
+                (x * 2.0)[1],  # a view
+                rg.tensor(2.0, requires_grad=True),  # a leaf
+                (x * 2.0).sum().detach()]  # no graph
+    for t in declined:
+        assert loop.backward(eng, t, False) is False
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    assert loop.backward(eng, (x.float() * 2.0).sum(), False) is True  # float32: plain too
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 6.0, 8.0])
+    x.grad = None
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0, 12.0])
+
+
 def test_hook_added_during_the_pass_to_a_later_node_runs(engine_loop):
     # The loop checks for hooks node by node: one registered by an earlier node's backward
     # must still run.
