@@ -50,13 +50,14 @@ static PyObject *heappush_fn, *heappop_fn, *task_kind;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
 static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
+static PyObject *rlock_cls, *max_sequence_nr;
 static PyTypeObject *Edge_type;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
 static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
     off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock,
-    off_ib_buffer, off_ib_owned, off_ib_device, off_root_outputs;
+    off_ib_buffer, off_ib_owned, off_ib_device, off_root_outputs, off_metadata;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
 static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
 static PyObject *zero_int;
@@ -185,6 +186,15 @@ configure(PyObject *module, PyObject *args)
     if (np_empty_fn == NULL || ndarray_type == NULL)
         return NULL;
     Py_XSETREF(Edge_type, (PyTypeObject *)Py_NewRef(edge));
+    PyObject *threading = PyImport_ImportModule("threading"), *graph = PyImport_ImportModule("retrograd.autograd.graph");
+    if (threading != NULL)
+        Py_XSETREF(rlock_cls, PyObject_GetAttrString(threading, "RLock"));
+    if (graph != NULL)
+        Py_XSETREF(max_sequence_nr, PyObject_GetAttrString(graph, "MAX_SEQUENCE_NR"));
+    Py_XDECREF(threading);
+    Py_XDECREF(graph);
+    if (rlock_cls == NULL || max_sequence_nr == NULL || member_offset(node, "_metadata", &off_metadata) < 0)
+        return NULL;
     PyObject *heapq = PyImport_ImportModule("heapq");
     if (heapq == NULL)
         return NULL;
@@ -1463,6 +1473,109 @@ out:
     return rc;
 }
 
+/* The fields GraphTask.__init__ sets, in its order; new_graph_task fills them when the class's
+ * __slots__ are exactly these (else it calls the class). */
+static const char *const graph_task_fields[] = {
+    "has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready", "dependencies",
+    "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error", "_future", "_claimed", "_outcome",
+    "completed", "final_callbacks", "cpu_ready_queue"};
+#define N_GRAPH_TASK_FIELDS ((int)(sizeof(graph_task_fields) / sizeof(graph_task_fields[0])))
+
+static int
+graph_task_layout_known(void)
+{
+    if (graph_task_slots.n != N_GRAPH_TASK_FIELDS)
+        return 0;
+    for (int i = 0; i < N_GRAPH_TASK_FIELDS; i++)
+        if (PyUnicode_CompareWithASCIIString(graph_task_slots.names[i], graph_task_fields[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* GraphTask(keep_graph, grad_mode, 0, queue) for a top-level pass: the fields its __init__ sets,
+ * without its Python frame. */
+static PyObject *
+new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
+{
+    if (!graph_task_layout_known() || queue == Py_None) {
+        PyObject *call[4] = {keep_graph, grad_mode, zero_int, queue};
+        return PyObject_Vectorcall(GraphTask_cls, call, 4, NULL);
+    }
+    int keep = PyObject_IsTrue(keep_graph), mode = keep < 0 ? -1 : PyObject_IsTrue(grad_mode);
+    if (mode < 0)
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)GraphTask_cls;
+    PyObject *lock = PyObject_CallNoArgs(rlock_cls), *not_ready = PyDict_New(), *deps = PyDict_New();
+    PyObject *captured = PyList_New(0), *callbacks = PyList_New(0), *gt = NULL;
+    if (lock != NULL && not_ready != NULL && deps != NULL && captured != NULL && callbacks != NULL &&
+        (gt = type->tp_alloc(type, 0)) != NULL) {
+        PyObject *values[N_GRAPH_TASK_FIELDS] = {
+            Py_False, Py_None, zero_int, keep ? Py_True : Py_False, mode ? Py_True : Py_False, lock, not_ready, deps,
+            Py_None, captured, no_device, zero_int, Py_False, Py_None, Py_False, Py_None, Py_False, callbacks, queue};
+        for (int i = 0; i < N_GRAPH_TASK_FIELDS; i++)
+            set_slot(gt, graph_task_slots.offs[i], values[i]);
+    }
+    Py_XDECREF(lock);
+    Py_XDECREF(not_ready);
+    Py_XDECREF(deps);
+    Py_XDECREF(captured);
+    Py_XDECREF(callbacks);
+    return gt;
+}
+
+/* GraphRoot(roots, inputs): Node.__init__'s fields and the seeds, without the Python frames;
+ * in anomaly mode (which records the forward trace) it calls the class. */
+static PyObject *
+new_graph_root(PyObject *roots, PyObject *inputs)
+{
+    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    if (anomaly != 0 || !PyList_CheckExact(inputs))
+        return anomaly < 0 ? NULL : PyObject_CallFunctionObjArgs(GraphRoot_cls, roots, inputs, NULL);
+    PyTypeObject *type = (PyTypeObject *)GraphRoot_cls;
+    PyObject *edges = PySequence_Tuple(roots), *outputs = PyList_GetSlice(inputs, 0, PyList_GET_SIZE(inputs));
+    PyObject *root = edges != NULL && outputs != NULL ? type->tp_alloc(type, 0) : NULL;
+    if (root != NULL) {
+        PyObject *empty = PyTuple_New(0);
+        if (empty == NULL) {
+            Py_CLEAR(root);
+        } else {
+            set_slot(root, off_next_edges, edges);
+            set_slot(root, off_input_metadata, empty);
+            set_slot(root, off_sequence_nr, max_sequence_nr);
+            set_slot(root, off_pre_hooks, Py_None);
+            set_slot(root, off_post_hooks, Py_None);
+            set_slot(root, off_tensor_pre_hooks, Py_None);
+            set_slot(root, off_retains_grad_hooks, Py_None);
+            set_slot(root, off_metadata, Py_None);
+            set_slot(root, off_root_outputs, outputs);
+            Py_DECREF(empty);
+        }
+    }
+    Py_XDECREF(edges);
+    Py_XDECREF(outputs);
+    return root;
+}
+
+/* new_graph_task(keep_graph, grad_mode, queue): what execute builds, for the tests to compare
+ * with GraphTask(keep_graph, grad_mode, 0, queue). */
+static PyObject *
+new_graph_task_py(PyObject *module, PyObject *args)
+{
+    PyObject *keep, *mode, *queue;
+    if (!PyArg_ParseTuple(args, "OOO:new_graph_task", &keep, &mode, &queue))
+        return NULL;
+    return new_graph_task(keep, mode, queue);
+}
+
+static PyObject *
+new_graph_root_py(PyObject *module, PyObject *args)
+{
+    PyObject *roots, *inputs;
+    if (!PyArg_ParseTuple(args, "OO:new_graph_root", &roots, &inputs))
+        return NULL;
+    return new_graph_root(roots, inputs);
+}
+
 /* execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute for a .backward()
  * pass (nothing captured or pruned) called outside the engine, the thread then driving its
  * CPU work: the same steps as execute, _run_graph_task's owner branch and thread_main. Seeds
@@ -1495,9 +1608,7 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, queue) < 0)
             goto done;
     }
-    PyObject *call[4] = {args[3], args[4], zero_int, queue};
-    if ((gt = PyObject_Vectorcall(GraphTask_cls, call, 4, NULL)) == NULL ||
-        (root = PyObject_CallFunctionObjArgs(GraphRoot_cls, roots, inputs, NULL)) == NULL ||
+    if ((gt = new_graph_task(args[3], args[4], queue)) == NULL || (root = new_graph_root(roots, inputs)) == NULL ||
         (deps = GT_GET(gt, s_dependencies)) == NULL)
         goto done;
     if (!PyDict_CheckExact(deps)) {
@@ -1616,6 +1727,10 @@ static PyMethodDef methods[] = {
      "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
     {"backward", (PyCFunction)(void (*)(void))backward, METH_FASTCALL,
      "backward(engine, tensor, keep_graph): tensor.backward() of a plain tensor, compiled; False if not run."},
+    {"new_graph_task", new_graph_task_py, METH_VARARGS,
+     "new_graph_task(keep_graph, grad_mode, queue): the GraphTask execute builds (for tests)."},
+    {"new_graph_root", new_graph_root_py, METH_VARARGS,
+     "new_graph_root(roots, inputs): the GraphRoot execute builds (for tests)."},
     {"execute", (PyCFunction)(void (*)(void))execute, METH_FASTCALL,
      "execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute of a .backward() pass "
      "outside the engine, compiled."},

@@ -189,6 +189,29 @@ def test_compiled_plain_backward_runs_only_the_plain_call(expects_compiled):
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0, 12.0])
 
 
+def _fields(obj):
+    names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ()) if not n.startswith("__")]
+    return {n: getattr(obj, n, "<unset>") for n in names}
+
+
+def test_compiled_graph_task_and_root_are_made_as_the_classes_make_them(expects_compiled):
+    assert engine.use_compiled_loop(True)
+    loop, queue = engine._loop, engine.ReadyQueue()
+    for keep, mode in [(False, False), (1, 0), (True, True)]:
+        made, expected = _fields(loop.new_graph_task(keep, mode, queue)), _fields(engine.GraphTask(keep, mode, 0, queue))
+        assert made.keys() == expected.keys()
+        for name, value in expected.items():
+            assert type(made[name]) is type(value), name
+            if name != "lock":
+                assert made[name] == value, name
+        assert made["not_ready"] is not made["dependencies"] and made["captured_vars"] is not made["final_callbacks"]
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    roots, seeds = [rg._tensor.gradient_edge((x * x).sum())], [rg.tensor(1.0, dtype=rg.float64)]
+    made, expected = loop.new_graph_root(roots, seeds), engine.GraphRoot(roots, seeds)
+    assert _fields(made) == _fields(expected)
+    assert made.outputs is not seeds and made.apply([]) is made.outputs
+
+
 def test_hook_added_during_the_pass_to_a_later_node_runs(engine_loop):
     # The loop checks for hooks node by node: one registered by an earlier node's backward
     # must still run.
