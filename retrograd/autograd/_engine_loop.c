@@ -558,9 +558,10 @@ needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
     return *size == NULL ? -1 : 1;
 }
 
-/* buffer.add(input_nr, grad), InputBuffer.add: its first two cases here (the first gradient of
- * a slot is stored; a later one is added in place into a sum the buffer made, grad mode off),
- * the method for the rest (an out-of-place sum). Returns -1 on error. */
+/* buffer.add(input_nr, grad): InputBuffer.add, re-stated. The first gradient of a slot is
+ * stored; a later one is added in place into a sum the buffer made (grad mode off), else summed
+ * out of place (old + grad), a sum the buffer then owns when grad mode is off. An unusual
+ * buffer goes to the method. Returns -1 on error. */
 static int
 buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
 {
@@ -583,12 +584,33 @@ buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
             set_slot(buffer, off_ib_device, grad_device);
         return 0;
     }
-    int mine = owned != Py_None && PySet_Check(owned) ? PySet_Contains(owned, input_nr) : 0;
-    int enabled = mine > 0 ? attr_true(grad_state, s_grad_enabled) : 1;
-    if (mine < 0 || enabled < 0)
-        return -1;
-    if (!mine || enabled || !PyObject_TypeCheck(old, Tensor_type))
+    if (owned != Py_None && !PySet_CheckExact(owned))
         return call_method_args(buffer, s_add, input_nr, grad);
+    int mine = owned != Py_None ? PySet_Contains(owned, input_nr) : 0;
+    int enabled = mine >= 0 ? attr_true(grad_state, s_grad_enabled) : -1;
+    if (enabled < 0)
+        return -1;
+    if (!mine || enabled || !PyObject_TypeCheck(old, Tensor_type)) {
+        /* buffer[pos] = old + grad; with grad mode off the buffer owns that sum (self.owned) */
+        Py_INCREF(old);
+        PyObject *total = PyNumber_Add(old, grad);
+        Py_DECREF(old);
+        if (total == NULL)
+            return -1;
+        if (PyList_SetItem(list, pos, total) < 0)  /* steals total */
+            return -1;
+        if (enabled)
+            return 0;
+        if (owned == Py_None) {
+            PyObject *fresh = PySet_New(NULL);
+            if (fresh == NULL)
+                return -1;
+            set_slot(buffer, off_ib_owned, fresh);
+            Py_DECREF(fresh);
+            owned = slot(buffer, off_ib_owned);
+        }
+        return PySet_Add(owned, input_nr);
+    }
     /* old._data += grad._data */
     PyObject *old_data = slot(old, t_off[T_DATA]), *data = slot(grad, t_off[T_DATA]);
     if (old_data == NULL || data == NULL)
