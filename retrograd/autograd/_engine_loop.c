@@ -970,6 +970,8 @@ apply_node(PyObject *node, PyObject *inputs)
         PyObject *r;
         if (grad == Py_None || PyTuple_GET_ITEM(edges, k) == Py_None) {
             r = Py_NewRef(Py_None);
+        } else if (PyTuple_GET_ITEM(PyTuple_GET_ITEM(plan, k), 0) == Py_None) {  /* passthrough */
+            r = Py_NewRef(grad);
         } else {
             PyObject *formula = PyTuple_GET_ITEM(plan, k);
             PyObject *sources = PyTuple_GET_ITEM(formula, 1);

@@ -228,8 +228,10 @@ def build_fast_apply(op):
     exec(src, env)  # noqa: S102 - generated from the op's own formula table
     apply = env["apply"]
     # The same table for the compiled engine loop (Note [The compiled loop]): per formula, the
-    # function and where each argument comes from (-1: the gradient, else a saved slot).
-    apply.plan = tuple((fn, tuple(-1 if a == "grad" else op.save_index[a] for a in argnames))
+    # function (None for passthrough: the gradient itself) and where each argument comes from
+    # (-1: the gradient, else a saved slot).
+    apply.plan = tuple((None if getattr(fn, "passes_gradient", False) else fn,
+                        tuple(-1 if a == "grad" else op.save_index[a] for a in argnames))
                        for _, _, fn, argnames in op.formulas)
     return apply
 

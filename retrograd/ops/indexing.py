@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ._registry import defop
+from ._registry import defop, passthrough
 
 
 def convert_index(index):
@@ -168,7 +168,7 @@ def _scatter_add(xp, input, dim, index, src):
 
 
 scatter_add = defop("scatter_add", _scatter_add, method=True,
-                    input=lambda grad: grad,
+                    input=passthrough,
                     src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape),
                     doc="""Adds ``src`` into a copy of ``input`` at the positions in ``index`` along ``dim``.
 
@@ -251,7 +251,7 @@ def _index_add(xp, input, dim, index, source, *, alpha=1):
 
 
 index_add = defop("index_add", _index_add, method=True,
-                  input=lambda grad: grad,
+                  input=passthrough,
                   source=lambda grad, dim, index, alpha: grad.index_select(dim, index) * alpha)
 
 

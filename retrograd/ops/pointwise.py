@@ -4,12 +4,12 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor
-from ._registry import defop
+from ._registry import defop, passthrough
 
 # -- arithmetic -------------------------------------------------------------------------------------
 add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
             method=True, promote="binary",
-            input=lambda grad: grad,
+            input=passthrough,
             other=lambda grad, alpha: grad if alpha == 1 else grad * alpha,
             doc="""Adds ``other``, multiplied by ``alpha``, to ``input`` elementwise, with broadcasting.
 
@@ -55,7 +55,7 @@ def _check_int_divisor(xp, input, other):
 
 sub = defop("sub", _sub,
             method=True, promote="binary",
-            input=lambda grad: grad,
+            input=passthrough,
             other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
             doc="""Subtracts ``other``, multiplied by ``alpha``, from ``input`` elementwise, with broadcasting.
 
@@ -599,5 +599,5 @@ def _remainder(xp, input, other):
 floor_divide = defop("floor_divide", _floor_divide, method=True,
                      promote="binary")
 remainder = defop("remainder", _remainder, method=True, promote="binary",
-                  input=lambda grad: grad,
+                  input=passthrough,
                   other=lambda grad, input, other: -grad * (input / other).floor())

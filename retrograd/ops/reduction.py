@@ -24,7 +24,7 @@ def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
 
 
 sum = defop("sum", _sum, method=True,  # noqa: A001
-            input=lambda grad, input_shape, dim, keepdim: expand_reduced(grad, input_shape, dim, keepdim),
+            input=expand_reduced,
             doc="""Sums the elements of ``input`` over ``dim``.
 
     Args:
