@@ -365,11 +365,11 @@ outputs_match(PyObject *edges, PyObject *outputs)
     return 1;
 }
 
-/* obj.name += delta */
+/* obj.name += delta, through the slots of table `t` where they apply (NULL: getattr) */
 static int
-add_to_attr(PyObject *obj, PyObject *name, long delta)
+add_to_attr(const SlotTable *t, PyObject *obj, PyObject *name, long delta)
 {
-    PyObject *v = PyObject_GetAttr(obj, name);
+    PyObject *v = t != NULL ? fast_get(t, obj, name) : PyObject_GetAttr(obj, name);
     if (v == NULL)
         return -1;
     PyObject *d = PyLong_FromLong(delta);
@@ -378,7 +378,7 @@ add_to_attr(PyObject *obj, PyObject *name, long delta)
     Py_XDECREF(d);
     if (nv == NULL)
         return -1;
-    int r = PyObject_SetAttr(obj, name, nv);
+    int r = t != NULL ? fast_set(t, obj, name, nv) : PyObject_SetAttr(obj, name, nv);
     Py_DECREF(nv);
     return r;
 }
@@ -386,18 +386,7 @@ add_to_attr(PyObject *obj, PyObject *name, long delta)
 static int
 add_outstanding(PyObject *gt, long delta)
 {
-    PyObject *v = GT_GET(gt, s_outstanding_tasks);
-    if (v == NULL)
-        return -1;
-    PyObject *d = PyLong_FromLong(delta);
-    PyObject *nv = d ? PyNumber_Add(v, d) : NULL;
-    Py_DECREF(v);
-    Py_XDECREF(d);
-    if (nv == NULL)
-        return -1;
-    int r = GT_SET(gt, s_outstanding_tasks, nv);
-    Py_DECREF(nv);
-    return r;
+    return add_to_attr(&graph_task_slots, gt, s_outstanding_tasks, delta);
 }
 
 static int
@@ -913,7 +902,7 @@ accumulate(PyObject *node, PyObject *inputs)
         Py_INCREF(old);
         if (old_data != NULL && (sum = PyNumber_InPlaceAdd(old_data, data)) != NULL &&
             PyObject_SetAttr(old, s_data, sum) == 0 && (vc = PyObject_GetAttr(old, s_version_counter)) != NULL)
-            ok = add_to_attr(vc, s_version, 1) == 0;
+            ok = add_to_attr(NULL, vc, s_version, 1) == 0;
         Py_XDECREF(old_data);
         Py_XDECREF(sum);
         Py_XDECREF(vc);
@@ -1642,13 +1631,10 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (count_dependencies(root, deps) < 0 || (first = PyList_New(0)) == NULL)
         goto done;
     /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
-    PyObject *one = PyLong_FromLong(1);
-    int r = one == NULL ? -1 : GT_SET(gt, s_outstanding_tasks, one);
-    Py_XDECREF(one);
-    if (r < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0)
+    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0)
         goto done;
     PyObject *task_queue = GT_GET(gt, s_cpu_ready_queue);
-    r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
+    int r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
         GT_SET(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
     Py_XDECREF(task_queue);
     if (setattr_keeping_error(worker_state, s_worker_device, no_device) < 0 ||
