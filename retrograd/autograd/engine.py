@@ -230,8 +230,15 @@ def _resolve(future, outcome):
 
 
 def _add_note(exc, note):
+    """PEP 678's ``exc.add_note(note)``; Python 3.10 lacks the method, so there the note is
+    appended to ``__notes__`` directly (3.10's tracebacks do not print it, but it is there)."""
     if hasattr(exc, "add_note"):
         exc.add_note(note)
+        return
+    try:
+        exc.__notes__ = [*getattr(exc, "__notes__", ()), note]
+    except (AttributeError, TypeError):  # an exception type that takes no new attributes
+        pass
 
 
 class NodeTask:

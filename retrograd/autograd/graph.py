@@ -273,14 +273,30 @@ def _refs(obj) -> int:
 
 
 def _baseline_refs():
-    """References to an unshared gradient and its array, counted through the same call as at run time.
+    """References to an unshared gradient and its array, as ``accumulate_grad`` counts them.
 
-    At run time ``AccumulateGrad.apply`` holds one more (its local), and one more again per
-    expected holder (the engine keeps the inputs for post-hooks), hence ``expected_refs``.
+    They are counted through calls of the same shape as at run time (``_probe_apply`` stands
+    for ``AccumulateGrad.apply``, ``_probe_accumulate`` for ``accumulate_grad``), because how
+    many references a call adds depends on the Python version (3.10 keeps one more per call
+    level than 3.11). Each expected holder beyond ``apply``'s own local (the engine keeps the
+    inputs for post-hooks) adds one, hence ``expected_refs - 1``.
     """
     probe = type("_Probe", (), {"__slots__": ("_data",)})
-    grad = probe()
-    grad._data = object()
+
+    def make():
+        grad = probe()
+        grad._data = object()
+        return grad
+    return _probe_apply([make()])
+
+
+def _probe_apply(grads):
+    grad = grads[0]
+    del grads[0]
+    return _probe_accumulate(None, grad, 1)
+
+
+def _probe_accumulate(var, grad, expected_refs):
     return _count_refs(grad)
 
 
@@ -299,7 +315,7 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
     if not grad_mode.state.grad_enabled:
         if old is None:
             t_refs, a_refs = _count_refs(grad)
-            unshared = (t_refs <= _BASE_T_REFS + expected_refs and a_refs <= _BASE_A_REFS
+            unshared = (t_refs <= _BASE_T_REFS + expected_refs - 1 and a_refs <= _BASE_A_REFS
                         and grad._data.base is None and grad._grad_fn is None and not grad._requires_grad
                         and grad._data.flags.writeable)
             var._grad = grad if unshared else grad.clone()

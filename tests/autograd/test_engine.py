@@ -194,6 +194,15 @@ def test_accumulate_grad_copies_a_gradient_held_elsewhere():
     assert x.grad.tolist() == [4.0] * 3
 
 
+def test_accumulate_grad_copies_a_fresh_tensor_on_a_shared_array():
+    kept = rg.full((3,), 4.0)
+    x = rg.ones(3, requires_grad=True)
+    _returns(lambda grad: kept.detach())(x).sum().backward()  # nothing else holds the tensor, but its array...
+    assert not np.shares_memory(x.grad._data, kept._data)
+    kept.add_(1)
+    assert x.grad.tolist() == [4.0] * 3
+
+
 def test_accumulate_grad_copies_a_read_only_view_gradient():
     x = rg.ones(3, requires_grad=True)
     x.sum().backward()  # sum's gradient is a read-only broadcast of one number
