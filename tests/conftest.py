@@ -42,3 +42,16 @@ def expects_compiled():
         pytest.skip("switched off by RETROGRAD_COMPILED=0")
     if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
         pytest.skip("no C compiler: the pure-Python code is the one in use")
+
+
+def _slot_fields(obj):
+    """Every __slots__ field of ``obj`` by name (``"<unset>"`` for one never set)."""
+    names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ()) if not n.startswith("__")]
+    return {n: getattr(obj, n, "<unset>") for n in names}
+
+
+@pytest.fixture
+def slot_fields():
+    """The function that lists an object's __slots__ fields, for comparing what the compiled
+    paths build with what the Python classes build."""
+    return _slot_fields

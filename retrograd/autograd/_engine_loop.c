@@ -163,6 +163,18 @@ fast_true(const SlotTable *t, PyObject *obj, PyObject *name)
 #define GT_TRUE(obj, name) fast_true(&graph_task_slots, (obj), (name))
 #define RQ_GET(obj, name) fast_get(&ready_queue_slots, (obj), (name))
 
+/* module.name, imported: a new reference, or NULL with the error set */
+static PyObject *
+import_attr(const char *module, const char *name)
+{
+    PyObject *m = PyImport_ImportModule(module);
+    if (m == NULL)
+        return NULL;
+    PyObject *value = PyObject_GetAttrString(m, name);
+    Py_DECREF(m);
+    return value;
+}
+
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
@@ -177,31 +189,15 @@ configure(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
         return NULL;
     }
-    PyObject *numpy = PyImport_ImportModule("numpy");
-    if (numpy == NULL)
-        return NULL;
-    Py_XSETREF(np_empty_fn, PyObject_GetAttrString(numpy, "empty"));
-    Py_XSETREF(ndarray_type, PyObject_GetAttrString(numpy, "ndarray"));
-    Py_DECREF(numpy);
-    if (np_empty_fn == NULL || ndarray_type == NULL)
-        return NULL;
     Py_XSETREF(Edge_type, (PyTypeObject *)Py_NewRef(edge));
-    PyObject *threading = PyImport_ImportModule("threading"), *graph = PyImport_ImportModule("retrograd.autograd.graph");
-    if (threading != NULL)
-        Py_XSETREF(rlock_cls, PyObject_GetAttrString(threading, "RLock"));
-    if (graph != NULL)
-        Py_XSETREF(max_sequence_nr, PyObject_GetAttrString(graph, "MAX_SEQUENCE_NR"));
-    Py_XDECREF(threading);
-    Py_XDECREF(graph);
-    if (rlock_cls == NULL || max_sequence_nr == NULL || member_offset(node, "_metadata", &off_metadata) < 0)
-        return NULL;
-    PyObject *heapq = PyImport_ImportModule("heapq");
-    if (heapq == NULL)
-        return NULL;
-    Py_XSETREF(heappush_fn, PyObject_GetAttrString(heapq, "heappush"));
-    Py_XSETREF(heappop_fn, PyObject_GetAttrString(heapq, "heappop"));
-    Py_DECREF(heapq);
-    if (heappush_fn == NULL || heappop_fn == NULL)
+    Py_XSETREF(np_empty_fn, import_attr("numpy", "empty"));
+    Py_XSETREF(ndarray_type, import_attr("numpy", "ndarray"));
+    Py_XSETREF(rlock_cls, import_attr("threading", "RLock"));
+    Py_XSETREF(max_sequence_nr, import_attr("retrograd.autograd.graph", "MAX_SEQUENCE_NR"));
+    Py_XSETREF(heappush_fn, import_attr("heapq", "heappush"));
+    Py_XSETREF(heappop_fn, import_attr("heapq", "heappop"));
+    if (np_empty_fn == NULL || ndarray_type == NULL || rlock_cls == NULL || max_sequence_nr == NULL ||
+        heappush_fn == NULL || heappop_fn == NULL || member_offset(node, "_metadata", &off_metadata) < 0)
         return NULL;
     Py_XSETREF(task_kind, PyLong_FromLong(2));
     if (task_kind == NULL)

@@ -189,16 +189,12 @@ def test_compiled_plain_backward_runs_only_the_plain_call(expects_compiled):
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0, 12.0])
 
 
-def _fields(obj):
-    names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ()) if not n.startswith("__")]
-    return {n: getattr(obj, n, "<unset>") for n in names}
-
-
-def test_compiled_graph_task_and_root_are_made_as_the_classes_make_them(expects_compiled):
+def test_compiled_graph_task_and_root_are_made_as_the_classes_make_them(expects_compiled, slot_fields):
     assert engine.use_compiled_loop(True)
     loop, queue = engine._loop, engine.ReadyQueue()
     for keep, mode in [(False, False), (1, 0), (True, True)]:
-        made, expected = _fields(loop.new_graph_task(keep, mode, queue)), _fields(engine.GraphTask(keep, mode, 0, queue))
+        made = slot_fields(loop.new_graph_task(keep, mode, queue))
+        expected = slot_fields(engine.GraphTask(keep, mode, 0, queue))
         assert made.keys() == expected.keys()
         for name, value in expected.items():
             assert type(made[name]) is type(value), name
@@ -208,7 +204,7 @@ def test_compiled_graph_task_and_root_are_made_as_the_classes_make_them(expects_
     x = rg.tensor([1.0, 2.0], requires_grad=True)
     roots, seeds = [rg._tensor.gradient_edge((x * x).sum())], [rg.tensor(1.0, dtype=rg.float64)]
     made, expected = loop.new_graph_root(roots, seeds), engine.GraphRoot(roots, seeds)
-    assert _fields(made) == _fields(expected)
+    assert slot_fields(made) == slot_fields(expected)
     assert made.outputs is not seeds and made.apply([]) is made.outputs
 
 

@@ -129,17 +129,11 @@ def test_compiled_call_leaks_no_reference():
     assert after == before
 
 
-def _slots(obj):
-    """Every __slots__ field of ``obj`` (``"<unset>"`` for one never set)."""
-    names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ()) if not n.startswith("__")]
-    return {n: getattr(obj, n, "<unset>") for n in names}
-
-
 def _same(a, b):
     return a is b or (type(a) in (bool, int, tuple) and a == b)
 
 
-def test_compiled_call_saves_and_links_views_as_the_python_path():
+def test_compiled_call_saves_and_links_views_as_the_python_path(slot_fields):
     # Both paths save the same fields (the same objects) and link a view to its base the same way.
     _compiled_or_skip()
     x = _leaf(2, 3)
@@ -156,7 +150,7 @@ def test_compiled_call_saves_and_links_views_as_the_python_path():
             if type(s_fast).__name__ != "SavedTensor":
                 assert _same(s_fast, s_slow) or s_fast == s_slow, name
                 continue
-            f, s = _slots(s_fast), _slots(s_slow)
+            f, s = slot_fields(s_fast), slot_fields(s_slow)
             if f["is_output"]:  # each saved its own result
                 assert f.pop("data") is fast._data and s.pop("data") is slow._data
                 assert f.pop("version_counter") is fast._vc and s.pop("version_counter") is slow._vc
