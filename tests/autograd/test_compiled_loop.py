@@ -18,6 +18,16 @@ def test_built_and_in_use_where_a_compiler_exists(expects_compiled):
     assert engine.use_compiled_loop(True), "the C compiler exists but retrograd/autograd/_engine_loop was not built"
 
 
+def _each_loop():
+    """Switches to the compiled loop, then to the Python one, for a test to run the same work
+    under each; skips the test where the compiled loop is not built."""
+    if not engine.use_compiled_loop(True):
+        pytest.skip("the compiled engine loop is not built")
+    yield "compiled"
+    engine.use_compiled_loop(False)
+    yield "python"
+
+
 def _random_graph(seed, order):
     """A random DAG of ops over two leaves, with fan-in, fan-out, broadcasting and a custom
     Function that logs the order its backward runs in. Returns (loss, leaves)."""
@@ -62,10 +72,7 @@ def _random_graph(seed, order):
 @pytest.mark.parametrize("seed", range(8))
 def test_same_gradients_and_node_order_as_the_python_loop(seed):
     results = []
-    for compiled in (True, False):
-        if compiled and not engine.use_compiled_loop(True):
-            pytest.skip("the compiled engine loop is not built")
-        engine.use_compiled_loop(compiled)
+    for _ in _each_loop():
         order = []
         loss, (a, b) = _random_graph(seed, order)
         loss.backward()
@@ -78,10 +85,7 @@ def test_same_gradients_and_node_order_as_the_python_loop(seed):
 
 def test_same_second_derivatives_as_the_python_loop():
     grads = []
-    for compiled in (True, False):
-        if compiled and not engine.use_compiled_loop(True):
-            pytest.skip("the compiled engine loop is not built")
-        engine.use_compiled_loop(compiled)
+    for _ in _each_loop():
         x = rg.tensor(np.linspace(-1, 1, 5), requires_grad=True)
         (g,) = rg.autograd.grad((x.tanh() * x).sum(), x, create_graph=True)
         g.pow(2).sum().backward()
@@ -253,10 +257,7 @@ def test_error_in_the_middle_of_a_chain_names_the_node_and_restores_grad_mode(en
 def test_compute_dependencies_matches_the_python_walk(seed):
     loss, _ = _random_graph(seed, [])
     counts = []
-    for compiled in (True, False):
-        if compiled and not engine.use_compiled_loop(True):
-            pytest.skip("the compiled engine loop is not built")
-        engine.use_compiled_loop(compiled)
+    for _ in _each_loop():
         task = engine.GraphTask(False, False, 0)
         root = rg.autograd.graph.GraphRoot([rg._tensor.gradient_edge(loss)], [rg.ones((), dtype=rg.float64)])
         engine.Engine.compute_dependencies(root, task)
@@ -269,10 +270,7 @@ def test_compute_dependencies_matches_the_python_walk(seed):
 def test_pruned_passes_match_the_python_loop(seed):
     # autograd.grad and backward(inputs=...) run only the nodes leading to their inputs.
     results = []
-    for compiled in (True, False):
-        if compiled and not engine.use_compiled_loop(True):
-            pytest.skip("the compiled engine loop is not built")
-        engine.use_compiled_loop(compiled)
+    for _ in _each_loop():
         order = []
         rg.manual_seed(seed)
         loss, (a, b) = _random_graph(seed, order)
