@@ -240,8 +240,9 @@ class AccumulateGrad(Node):
     __slots__ = ("_variable", "lock")
 
     def __init__(self, variable):
-        super().__init__((), ((variable.shape, variable._data.dtype, variable._device),),
-                         sequence_nr=MAX_SEQUENCE_NR)
+        data, device = variable._data, variable._device
+        super().__init__((), ((data.shape, data.dtype, None if device.type == "cpu" else device),),
+                         sequence_nr=MAX_SEQUENCE_NR)  # See Note [Input metadata]
         self._variable = weakref.ref(variable)
         self.lock = threading.RLock()  # See Note [Thread safety of nodes] in engine.py
 

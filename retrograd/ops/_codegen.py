@@ -8,14 +8,18 @@ formulas exist and what each saves. The generated code does exactly what the gen
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
+from .. import _tensor
 from .._device import cpu as _cpu
 from .._tensor import Tensor, VersionCounter, gradient_edge
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.engine import compiled_enabled
-from ..autograd.graph import Edge, Node, SavedTensor, _next_sequence_nr, _saved_hooks_state, make_edge
+from ..autograd.graph import (MAX_SEQUENCE_NR, AccumulateGrad, Edge, Node, SavedTensor, _next_sequence_nr,
+                              _saved_hooks_state, make_edge)
 from ..backends import get_backend
 
 __all__ = ["eligible", "build_fast_call", "build_fast_apply", "compiled_call"]
@@ -254,7 +258,8 @@ def _compiled_module():
             floats = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.longdouble))
             module.configure(Tensor, Node, OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
                              _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
-                             _NOTHING_SAVED, floats, _mark_views, VersionCounter, _saved_hooks_state)
+                             _NOTHING_SAVED, floats, _mark_views, VersionCounter, _saved_hooks_state,
+                             AccumulateGrad, _tensor._accumulator_lock, threading.RLock, MAX_SEQUENCE_NR)
             _op_call = module
     return _op_call or None
 

@@ -22,10 +22,10 @@ static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
 static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
-static PyObject *saved_hooks_state;
+static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
 static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
-    *s_version_counter, *s_hooks;
+    *s_version_counter, *s_hooks, *s_acquire, *s_release;
 static int configured = 0;
 
 static Py_ssize_t t_off[T_COUNT];  /* see tensor_fields in _capi.h */
@@ -34,7 +34,7 @@ enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS,
        N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
 static const char *node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_pre_hooks",
                                            "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata"};
-static Py_ssize_t n_off[N_COUNT], off_saved, off_version;
+static Py_ssize_t n_off[N_COUNT], off_saved, off_version, off_acc_variable, off_acc_lock;
 
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
@@ -44,11 +44,18 @@ static PyObject *
 configure(PyObject *module, PyObject *args)
 {
     PyObject *tensor, *node, *opnode, *edge, *np, *cpu, *state, *anomaly, *seq, *saved, *gedge, *trace, *promote,
-        *describe, *nothing, *floats, *mark_views, *version_counter, *hooks_state;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOO!OOOOOOOO!O:configure", &PyType_Type, &tensor, &PyType_Type, &node,
-                          &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq,
+        *describe, *nothing, *floats, *mark_views, *version_counter, *hooks_state, *acc, *acc_lock, *rlock, *max_seq;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOO!OOOOOOOO!OO!OOO!:configure", &PyType_Type, &tensor, &PyType_Type,
+                          &node, &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq,
                           &PyType_Type, &saved, &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views,
-                          &PyType_Type, &version_counter, &hooks_state))
+                          &PyType_Type, &version_counter, &hooks_state, &PyType_Type, &acc, &acc_lock, &rlock,
+                          &PyLong_Type, &max_seq))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)acc, (PyTypeObject *)node)) {
+        PyErr_SetString(PyExc_TypeError, "AccumulateGrad must be a Node type");
+        return NULL;
+    }
+    if (member_offset(acc, "_variable", &off_acc_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0)
         return NULL;
     if (tensor_offsets(tensor, t_off) < 0 || member_offset(version_counter, "version", &off_version) < 0)
         return NULL;
@@ -89,8 +96,77 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
     Py_XSETREF(VersionCounter_type, (PyTypeObject *)Py_NewRef(version_counter));
     Py_XSETREF(saved_hooks_state, Py_NewRef(hooks_state));
+    Py_XSETREF(AccumulateGrad_cls, Py_NewRef(acc));
+    Py_XSETREF(accumulator_lock, Py_NewRef(acc_lock));
+    Py_XSETREF(rlock_fn, Py_NewRef(rlock));
+    Py_XSETREF(max_sequence_nr, Py_NewRef(max_seq));
     configured = 1;
     Py_RETURN_NONE;
+}
+
+static PyObject *input_metadata(PyObject *out, PyObject *out_dtype);
+
+/* The AccumulateGrad of a CPU leaf that has no live one: grad_accumulator() in _tensor.py for
+ * that case. It makes the node with the fields AccumulateGrad.__init__ sets, and the leaf holds
+ * it through a weak reference, both under the lock the Python function takes. Returns a new
+ * reference to the node; None (new reference) where the Python function must do it: the lock
+ * is busy (that function waits for it), anomaly mode records a trace, or the leaf is not on the
+ * CPU. */
+static PyObject *
+leaf_accumulator(PyObject *tensor)
+{
+    PyObject *data = slot(tensor, t_off[T_DATA]);
+    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    if (anomaly < 0)
+        return NULL;
+    if (anomaly || data == NULL || slot(tensor, t_off[T_DEVICE]) != cpu_device)
+        return Py_NewRef(Py_None);
+    PyObject *got = PyObject_CallMethodOneArg(accumulator_lock, s_acquire, Py_False);
+    if (got == NULL)
+        return NULL;
+    Py_DECREF(got);
+    if (got != Py_True)
+        return Py_NewRef(Py_None);
+    PyObject *acc = NULL, *ref = slot(tensor, t_off[T_GRAD_ACC]);
+    if (ref != NULL && PyWeakref_CheckRef(ref)) {  /* made by another thread since the caller looked */
+        acc = PyObject_CallNoArgs(ref);
+        if (acc == NULL || acc != Py_None)
+            goto release;
+        Py_CLEAR(acc);
+    }
+    PyObject *dtype = PyObject_GetAttr(data, s_dtype), *metas = NULL, *variable = NULL, *lock = NULL;
+    if (dtype == NULL || (metas = input_metadata(data, dtype)) == NULL ||
+        (variable = PyWeakref_NewRef(tensor, NULL)) == NULL || (lock = PyObject_CallNoArgs(rlock_fn)) == NULL)
+        goto done;
+    PyTypeObject *type = (PyTypeObject *)AccumulateGrad_cls;
+    if ((acc = type->tp_alloc(type, 0)) == NULL)
+        goto done;
+    set_slot(acc, n_off[N_NEXT_EDGES], empty_tuple);
+    set_slot(acc, n_off[N_SEQUENCE_NR], max_sequence_nr);
+    set_slot(acc, n_off[N_INPUT_METADATA], metas);
+    set_slot(acc, n_off[N_PRE_HOOKS], Py_None);
+    set_slot(acc, n_off[N_POST_HOOKS], Py_None);
+    set_slot(acc, n_off[N_TENSOR_PRE_HOOKS], Py_None);
+    set_slot(acc, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
+    set_slot(acc, n_off[N_METADATA], Py_None);
+    set_slot(acc, off_acc_variable, variable);
+    set_slot(acc, off_acc_lock, lock);
+    PyObject *own = PyWeakref_NewRef(acc, NULL);
+    if (own == NULL) {
+        Py_CLEAR(acc);
+        goto done;
+    }
+    set_slot(tensor, t_off[T_GRAD_ACC], own);
+    Py_DECREF(own);
+done:
+    Py_XDECREF(dtype);
+    Py_XDECREF(metas);
+    Py_XDECREF(variable);
+    Py_XDECREF(lock);
+release:
+    if (call_keeping_error(accumulator_lock, s_release) < 0)
+        Py_CLEAR(acc);
+    return acc;
 }
 
 /* The edge a gradient for formula input `arg` flows along, or None. */
@@ -107,9 +183,14 @@ edge_of(PyObject *arg)
         fn = ref != NULL && PyWeakref_CheckRef(ref) ? PyObject_CallNoArgs(ref) : Py_NewRef(Py_None);
         if (fn == NULL)
             return NULL;
-        if (fn == Py_None) {  /* none yet, or freed: gradient_edge makes one */
+        if (fn == Py_None) {  /* none yet, or freed: a new one */
             Py_DECREF(fn);
-            return PyObject_CallOneArg(gradient_edge_fn, arg);
+            if ((fn = leaf_accumulator(arg)) == NULL)
+                return NULL;
+            if (fn == Py_None) {
+                Py_DECREF(fn);
+                return PyObject_CallOneArg(gradient_edge_fn, arg);
+            }
         }
         nr = zero;
     } else {
@@ -547,7 +628,7 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
      "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views, VersionCounter, "
-     "saved_hooks_state)."},
+     "saved_hooks_state, AccumulateGrad, accumulator_lock, RLock, MAX_SEQUENCE_NR)."},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
      "call(spec, *args): the op call, or None where the generated Python function must run it."},
     {NULL, NULL, 0, NULL},
@@ -570,6 +651,8 @@ PyInit__op_call(void)
         (s_base = PyUnicode_InternFromString("base")) == NULL ||
         (s_version_counter = PyUnicode_InternFromString("_version_counter")) == NULL ||
         (s_hooks = PyUnicode_InternFromString("hooks")) == NULL ||
+        (s_acquire = PyUnicode_InternFromString("acquire")) == NULL ||
+        (s_release = PyUnicode_InternFromString("release")) == NULL ||
         (empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
         (zero = PyLong_FromLong(0)) == NULL)
         return NULL;

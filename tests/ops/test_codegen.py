@@ -1,6 +1,8 @@
 """The generated fast path of an op call (ops/_codegen.py) does what the generic call_op does."""
 import gc
 import sys
+import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -164,3 +166,50 @@ def test_compiled_call_saves_and_links_views_as_the_python_path(slot_fields):
             assert fast._view_fn == slow._view_fn, name
     assert keep.grad_fn is not None
     assert rg.expand(view[0:1], (4, 2))._base is mid and rg.reshape(mid[1], (3, 1))._base is mid
+
+
+def test_compiled_call_makes_a_leaf_accumulator_as_the_python_path(slot_fields):
+    # A leaf with no live AccumulateGrad gets one from the C call with the fields that
+    # AccumulateGrad.__init__ sets, held weakly, and the same one for every edge while it lives.
+    _compiled_or_skip()
+    from retrograd._tensor import _accumulator_lock, grad_accumulator
+    x, y = _leaf(2, 3), _leaf(2, 3)
+    fast = (x * 2.0).grad_fn.next_functions[0][0]
+    slow = grad_accumulator(y)
+    assert type(fast) is type(slow) and x._grad_accumulator() is fast
+    f, s = slot_fields(fast), slot_fields(slow)
+    assert f.pop("_variable")() is x and s.pop("_variable")() is y
+    assert type(f.pop("lock")) is type(s.pop("lock"))
+    assert f == s
+    assert (x * 3.0).grad_fn.next_functions[0][0] is fast  # found again through the weak reference
+    del fast
+    gc.collect()
+    assert x._grad_accumulator() is None  # the leaf does not keep it alive
+    z, made = _leaf(3), []
+    worker = threading.Thread(target=lambda: made.append((z * 2.0).grad_fn.next_functions[0][0]))
+    with _accumulator_lock:  # busy: the call goes to the Python path, which waits for the lock
+        worker.start()
+        worker.join(0.2)
+        assert worker.is_alive() and not made
+    worker.join(10)
+    assert z._grad_accumulator() is made[0]
+    (x * x).sum().backward()
+    assert np.allclose(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+def test_compiled_leaf_accumulator_leaks_no_reference():
+    _compiled_or_skip()
+    from retrograd.autograd.graph import AccumulateGrad
+    x = _leaf(4)
+    for _ in range(10):
+        (x * 2.0).sum().backward()
+    gc.collect()
+    watched = (x, x._data, x.device, AccumulateGrad, x._data.dtype)
+    before = [sys.getrefcount(o) for o in watched] + [weakref.getweakrefcount(x)]
+    blocks = sys.getallocatedblocks()
+    for _ in range(500):
+        x.grad = None
+        (x * 2.0).sum().backward()  # each graph makes a new AccumulateGrad and frees it
+    gc.collect()
+    assert [sys.getrefcount(o) for o in watched] + [weakref.getweakrefcount(x)] == before
+    assert sys.getallocatedblocks() - blocks < 250  # nothing made per graph is left behind
