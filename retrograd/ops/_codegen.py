@@ -276,8 +276,12 @@ def compiled_spec(op) -> tuple:
         else:
             base, _, suffix = name.rpartition("_")
             saves.append((2, op.index[base], users[name], suffix))
+    # A forward with keyword-only parameters is wrapped in a positional adapter (OpInfo); while
+    # op.forward is that adapter, the C call calls the forward as written, by keyword.
+    kernel = (op.forward, op.kernel, op.kwonly) if op.kwonly else None
     return (op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable), op.node_cls,
-            tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view))
+            tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view),
+            kernel)
 
 
 def compiled_call(op, public_params, names, env, python_fn):

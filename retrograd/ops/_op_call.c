@@ -38,7 +38,7 @@ static Py_ssize_t n_off[N_COUNT], off_saved, off_version, off_acc_variable, off_
 
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
-       S_NONDIFF_OUTPUT, S_VIEW, S_COUNT };
+       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_COUNT };
 
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -483,7 +483,16 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *forward = PyObject_GetAttr(PyTuple_GET_ITEM(spec, S_OP), s_forward);  /* read per call, as in Python */
     if (forward == NULL)
         return NULL;
-    PyObject *out = PyObject_Vectorcall(forward, fwd_args, nargs + 1, NULL);
+    PyObject *kernel = PyTuple_GET_ITEM(spec, S_KERNEL), *out;
+    if (PyTuple_Check(kernel) && PyTuple_GET_SIZE(kernel) == 3 && PyTuple_GET_ITEM(kernel, 0) == forward &&
+        PyTuple_Check(PyTuple_GET_ITEM(kernel, 2)) && PyTuple_GET_SIZE(PyTuple_GET_ITEM(kernel, 2)) <= nargs) {
+        /* the positional adapter of a forward with keyword-only parameters: call the forward itself */
+        PyObject *kwnames = PyTuple_GET_ITEM(kernel, 2);
+        out = PyObject_Vectorcall(PyTuple_GET_ITEM(kernel, 1), fwd_args, nargs + 1 - PyTuple_GET_SIZE(kwnames),
+                                  kwnames);
+    } else {
+        out = PyObject_Vectorcall(forward, fwd_args, nargs + 1, NULL);
+    }
     Py_DECREF(forward);
     if (out == NULL) {
         if (PyErr_ExceptionMatches(PyExc_OverflowError)) {  /* uint8 + 1000: the Python path widens */

@@ -53,6 +53,7 @@ class OpInfo:
             if reserved in self.params:
                 raise TypeError(f"defop({name!r}): {reserved!r} is reserved for formulas; rename the parameter")
         kwonly = [p.name for p in params[1:] if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        self.kernel, self.kwonly = forward, tuple(kwonly)  # the forward as written, and its keyword-only names
         if kwonly:  # call_op passes every argument positionally: generate the keyword call once
             npos = len(self.params) - len(kwonly)
             args = [f"a{i}" for i in range(len(self.params))]

@@ -1,6 +1,8 @@
 """Reductions over dimensions: sum, mean, max/min, norms, softmax and friends."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import return_types
 from .._tensor import Tensor
 from . import pointwise
@@ -14,7 +16,12 @@ def _axis(dim, ndim):
     return normalize_dims(dim, ndim) if ndim else None
 
 
+_add_reduce = np.add.reduce
+
+
 def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
+    if dim is None and dtype is None and xp is np and input.dtype.kind == "f":
+        return _add_reduce(input, None, None, None, keepdim)  # what ndarray.sum runs, without its Python frame
     out = input.sum(axis=_axis(dim, input.ndim), keepdims=keepdim)  # the method: a microsecond less than xp.sum
     if dtype is not None:
         return out.astype(dtype.np)
