@@ -193,6 +193,11 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(np_empty_fn, import_attr("numpy", "empty"));
     Py_XSETREF(ndarray_type, import_attr("numpy", "ndarray"));
     Py_XSETREF(rlock_cls, import_attr("threading", "RLock"));
+    if (rlock_cls != NULL) {  /* the type threading.RLock() makes: called directly, without that function's frame */
+        PyObject *probe = PyObject_CallNoArgs(rlock_cls);
+        Py_XSETREF(rlock_cls, probe ? Py_NewRef((PyObject *)Py_TYPE(probe)) : NULL);
+        Py_XDECREF(probe);
+    }
     Py_XSETREF(max_sequence_nr, import_attr("retrograd.autograd.graph", "MAX_SEQUENCE_NR"));
     Py_XSETREF(heappush_fn, import_attr("heapq", "heappush"));
     Py_XSETREF(heappop_fn, import_attr("heapq", "heappop"));
@@ -543,6 +548,28 @@ needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
     return *size == NULL ? -1 : 1;
 }
 
+/* InputBuffer(size): the fields its __init__ sets, without its Python frame. */
+static PyObject *
+new_input_buffer(PyObject *size)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(size);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)InputBuffer_cls;
+    PyObject *list = PyList_New(n > 0 ? n : 0), *buffer = NULL;  /* [None] * n */
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyList_SET_ITEM(list, i, Py_NewRef(Py_None));
+    if ((buffer = type->tp_alloc(type, 0)) != NULL) {
+        set_slot(buffer, off_ib_buffer, list);
+        set_slot(buffer, off_ib_owned, Py_None);
+        set_slot(buffer, off_ib_device, cpu_device);
+    }
+    Py_DECREF(list);
+    return buffer;
+}
+
 /* buffer.add(input_nr, grad): InputBuffer.add, re-stated. The first gradient of a slot is
  * stored; a later one is added in place into a sum the buffer made (grad mode off), else summed
  * out of place (old + grad), a sum the buffer then owns when grad mode is off. An unusual
@@ -704,7 +731,7 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                         goto fail;
                     continue;
                 }
-                buffer = PyObject_CallOneArg(InputBuffer_cls, size);
+                buffer = new_input_buffer(size);
                 Py_DECREF(size);
                 if (buffer == NULL || PyDict_SetItem(not_ready, nxt, buffer) < 0)
                     goto fail;
@@ -1343,6 +1370,20 @@ done:
     return rc;
 }
 
+/* engine._ready_queue_of_owner(gt): the owner's queue, read directly when the owner is the CPU. */
+static PyObject *
+owner_ready_queue(PyObject *engine, PyObject *gt)
+{
+    PyObject *owner = GT_GET(gt, s_owner);
+    if (owner == NULL)
+        return NULL;
+    int on_cpu = PyObject_RichCompareBool(owner, cpu_device_id, Py_EQ);
+    Py_DECREF(owner);
+    if (on_cpu < 0)
+        return NULL;
+    return on_cpu ? GT_GET(gt, s_cpu_ready_queue) : PyObject_CallMethodOneArg(engine, s_ready_queue_of_owner, gt);
+}
+
 /* Engine.thread_main(graph_task, first) on the thread that owns graph_task, the plain case of
  * execute: runs `first`, then pops and runs tasks until the GraphTask completes. The same steps
  * as the Python method, in its order; its `finally` is kept (a task handed over but not run goes
@@ -1444,7 +1485,7 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
         if (done) {
             if (mark_completed(engine, gt) < 0)
                 goto out;
-            PyObject *owner_queue = PyObject_CallMethodOneArg(engine, s_ready_queue_of_owner, gt);
+            PyObject *owner_queue = owner_ready_queue(engine, gt);
             if (owner_queue == NULL)
                 goto out;
             if (owner_queue != queue) {  /* the owner may be blocked in pop(): wake it */
@@ -1583,6 +1624,12 @@ new_graph_root_py(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:new_graph_root", &roots, &inputs))
         return NULL;
     return new_graph_root(roots, inputs);
+}
+
+static PyObject *
+new_input_buffer_py(PyObject *module, PyObject *size)
+{
+    return new_input_buffer(size);
 }
 
 /* execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute for a .backward()
@@ -1737,6 +1784,8 @@ static PyMethodDef methods[] = {
      "new_graph_task(keep_graph, grad_mode, queue): the GraphTask execute builds (for tests)."},
     {"new_graph_root", new_graph_root_py, METH_VARARGS,
      "new_graph_root(roots, inputs): the GraphRoot execute builds (for tests)."},
+    {"new_input_buffer", new_input_buffer_py, METH_O,
+     "new_input_buffer(size): the InputBuffer the loop builds for a node with several producers (for tests)."},
     {"execute", (PyCFunction)(void (*)(void))execute, METH_FASTCALL,
      "execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute of a .backward() pass "
      "outside the engine, compiled."},

@@ -259,7 +259,7 @@ def _compiled_module():
             module.configure(Tensor, Node, OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
                              _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
                              _NOTHING_SAVED, floats, _mark_views, VersionCounter, _saved_hooks_state,
-                             AccumulateGrad, _tensor._accumulator_lock, threading.RLock, MAX_SEQUENCE_NR)
+                             AccumulateGrad, _tensor._accumulator_lock, type(threading.RLock()), MAX_SEQUENCE_NR)
             _op_call = module
     return _op_call or None
 

@@ -12,6 +12,7 @@ import pytest
 
 import retrograd as rg
 from retrograd.autograd import engine
+from retrograd.autograd.input_buffer import InputBuffer
 
 
 def test_built_and_in_use_where_a_compiler_exists(expects_compiled):
@@ -210,6 +211,9 @@ def test_compiled_graph_task_and_root_are_made_as_the_classes_make_them(expects_
     made, expected = loop.new_graph_root(roots, seeds), engine.GraphRoot(roots, seeds)
     assert slot_fields(made) == slot_fields(expected)
     assert made.outputs is not seeds and made.apply([]) is made.outputs
+    for size in (0, 1, 3):
+        made = loop.new_input_buffer(size)
+        assert type(made) is InputBuffer and slot_fields(made) == slot_fields(InputBuffer(size))
 
 
 def test_hook_added_during_the_pass_to_a_later_node_runs(engine_loop):
