@@ -940,6 +940,55 @@ done:
     return result;
 }
 
+/* A formula's direct form (link_direct_formulas in ops/_codegen.py), `direct` = (call, spec, n,
+ * when), applied to the formula's arguments: call(spec, *args[:n]), or args[0] when call is None,
+ * if every (position, value) of `when` holds (by identity). Returns None (a new reference) where
+ * there is no direct form, it does not apply, or the C call declined: the caller then calls the
+ * formula. */
+static PyObject *
+apply_direct(PyObject *direct, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (direct == Py_None)
+        return Py_NewRef(Py_None);
+    if (!PyTuple_CheckExact(direct) || PyTuple_GET_SIZE(direct) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(direct, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a direct form must be (call, spec, nargs, when)");
+        return NULL;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(direct, 2));
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1 || n > nargs) {
+        PyErr_SetString(PyExc_ValueError, "a direct form takes more arguments than its formula");
+        return NULL;
+    }
+    PyObject *when = PyTuple_GET_ITEM(direct, 3);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(when); i++) {
+        PyObject *cond = PyTuple_GET_ITEM(when, i);
+        Py_ssize_t pos = PyTuple_Check(cond) && PyTuple_GET_SIZE(cond) == 2 ?
+                         PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0)) : -1;
+        if (pos == -1 && PyErr_Occurred())
+            return NULL;
+        if (pos < 0 || pos >= nargs) {
+            PyErr_SetString(PyExc_ValueError, "a direct form's condition names no argument of its formula");
+            return NULL;
+        }
+        if (args[pos] != PyTuple_GET_ITEM(cond, 1))
+            return Py_NewRef(Py_None);
+    }
+    PyObject *call = PyTuple_GET_ITEM(direct, 0);
+    if (call == Py_None)
+        return Py_NewRef(args[0]);
+    PyObject *call_args[9];
+    if (n > 8) {
+        PyErr_SetString(PyExc_ValueError, "a direct form with more than 8 arguments");
+        return NULL;
+    }
+    call_args[0] = PyTuple_GET_ITEM(direct, 1);
+    for (Py_ssize_t i = 0; i < n; i++)
+        call_args[i + 1] = args[i];
+    return PyObject_Vectorcall(call, call_args, n + 1, NULL);
+}
+
 /* node.apply(inputs) for an op's node whose class keeps its generated apply (ops/_codegen.py,
  * build_fast_apply): the same steps from the function's `plan`, without its Python frame. */
 static PyObject *
@@ -980,12 +1029,13 @@ apply_node(PyObject *node, PyObject *inputs)
         goto error;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *r;
+        PyObject *formula = PyTuple_GET_ITEM(plan, k);
         if (grad == Py_None || PyTuple_GET_ITEM(edges, k) == Py_None) {
             r = Py_NewRef(Py_None);
-        } else if (PyTuple_GET_ITEM(PyTuple_GET_ITEM(plan, k), 0) == Py_None) {  /* passthrough */
-            r = Py_NewRef(grad);
+        } else if (!PyTuple_CheckExact(formula) || PyTuple_GET_SIZE(formula) != 3) {
+            PyErr_SetString(PyExc_TypeError, "an apply plan entry must be (formula, sources, direct)");
+            goto error;
         } else {
-            PyObject *formula = PyTuple_GET_ITEM(plan, k);
             PyObject *sources = PyTuple_GET_ITEM(formula, 1);
             Py_ssize_t nargs = PyTuple_GET_SIZE(sources);
             PyObject *args[8];
@@ -1010,7 +1060,11 @@ apply_node(PyObject *node, PyObject *inputs)
                     break;
                 args[got] = v;
             }
-            r = got == nargs ? PyObject_Vectorcall(PyTuple_GET_ITEM(formula, 0), args, nargs, NULL) : NULL;
+            r = NULL;
+            if (got == nargs && (r = apply_direct(PyTuple_GET_ITEM(formula, 2), args, nargs)) == Py_None) {
+                Py_DECREF(r);  /* no direct form, or it declined: the formula itself */
+                r = PyObject_Vectorcall(PyTuple_GET_ITEM(formula, 0), args, nargs, NULL);
+            }
             for (Py_ssize_t i = 0; i < got; i++)
                 Py_DECREF(args[i]);
             if (r == NULL)

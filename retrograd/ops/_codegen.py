@@ -22,7 +22,7 @@ from ..autograd.graph import (MAX_SEQUENCE_NR, AccumulateGrad, Edge, Node, Saved
                               _saved_hooks_state, make_edge)
 from ..backends import get_backend
 
-__all__ = ["eligible", "build_fast_call", "build_fast_apply", "compiled_call"]
+__all__ = ["eligible", "build_fast_call", "build_fast_apply", "compiled_call", "link_direct_formulas"]
 
 
 def eligible(op) -> bool:
@@ -232,12 +232,39 @@ def build_fast_apply(op):
     exec(src, env)  # noqa: S102 - generated from the op's own formula table
     apply = env["apply"]
     # The same table for the compiled engine loop (Note [The compiled loop]): per formula, the
-    # function (None for passthrough: the gradient itself) and where each argument comes from
-    # (-1: the gradient, else a saved slot).
-    apply.plan = tuple((None if getattr(fn, "passes_gradient", False) else fn,
-                        tuple(-1 if a == "grad" else op.save_index[a] for a in argnames))
+    # function, where each argument comes from (-1: the gradient, else a saved slot), and its
+    # direct form (see formula_is_op), which link_direct_formulas fills in once every op exists.
+    apply.plan = tuple((fn, tuple(-1 if a == "grad" else op.save_index[a] for a in argnames), None)
                        for _, _, fn, argnames in op.formulas)
     return apply
+
+
+def link_direct_formulas(registry) -> None:
+    """Fills in the direct form of each formula declared by ``formula_is_op`` in the apply plans.
+
+    A direct form is ``(call, spec, nargs, when)``: ``call(spec, *args[:nargs])`` is the op's C
+    call (it returns None where it declines, and the loop then calls the formula); with ``call``
+    None the result is ``args[0]``. The loop uses it only when every ``(position, value)`` of
+    ``when`` holds. Without the C op call only the ``args[0]`` forms are filled in.
+    """
+    module = _compiled_module()
+    for op in registry.values():
+        apply = getattr(op.node_cls, "apply", None)
+        plan = getattr(apply, "plan", None)
+        if plan is None:
+            continue
+        entries = []
+        for fn, sources, _ in plan:
+            direct = None
+            declared = getattr(fn, "same_as_op", None)
+            if declared is not None:
+                name, nargs, when = declared
+                if name is None:
+                    direct = (None, None, nargs, when)
+                elif module is not None and eligible(registry[name]):
+                    direct = (module.call, compiled_spec(registry[name]), nargs, when)
+            entries.append((fn, sources, direct))
+        apply.plan = tuple(entries)
 
 
 # -- the compiled op call -----------------------------------------------------------------------

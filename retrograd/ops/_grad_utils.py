@@ -2,6 +2,7 @@
 so that formulas stay differentiable (``create_graph=True`` gives higher derivatives)."""
 from __future__ import annotations
 
+from ._registry import formula_is_op
 from .shape import expand
 
 
@@ -31,6 +32,9 @@ def expand_reduced(grad, input_shape, dim, keepdim):
             shape[d] = 1
         grad = grad.reshape(tuple(shape))
     return expand(grad, input_shape)
+
+
+formula_is_op(expand_reduced, "expand", 2, when=[(2, None), (3, False)])  # a full reduction: expand(grad, shape)
 
 
 def reduced_numel(input_shape, dim):

@@ -28,7 +28,7 @@ from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
 from ..backends import get_backend
 from . import _codegen
 
-__all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op"]
+__all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op", "formula_is_op", "passthrough"]
 
 REGISTRY: dict = {}
 _grad_state = grad_mode.state
@@ -171,12 +171,27 @@ class OpNode(Node):
                         v.release()
 
 
+def formula_is_op(fn, op_name, nargs, when=()):
+    """Declares that formula ``fn`` returns what op ``op_name``'s public function returns for the
+    formula's first ``nargs`` arguments (``op_name`` None: the first argument itself), whenever
+    each ``(position, value)`` of ``when`` holds: the argument at ``position`` is ``value``
+    (compared by identity, so use None, True, False or a small int). Returns ``fn``.
+
+    A node's ``apply`` calls ``fn`` regardless. The compiled loop (Note [The compiled loop]) uses
+    the declaration to call the op's C call directly, without ``fn``'s frame and the operator
+    dispatch inside it; it calls ``fn`` wherever the C call declines. tests/ops/test_codegen.py
+    checks every declared formula against its op.
+    """
+    fn.same_as_op = (op_name, nargs, tuple(when))
+    return fn
+
+
 def passthrough(grad):
     """The formula of an input whose gradient is the output's own (``input`` of ``add``)."""
     return grad
 
 
-passthrough.passes_gradient = True  # build_fast_apply's plan hands the gradient on without calling it
+formula_is_op(passthrough, None, 1)
 
 
 def _resolve(node, saved, index, name, grad, grads):

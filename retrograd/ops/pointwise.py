@@ -4,13 +4,13 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor
-from ._registry import defop, passthrough
+from ._registry import defop, formula_is_op, passthrough
 
 # -- arithmetic -------------------------------------------------------------------------------------
 add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
             method=True, promote="binary",
             input=passthrough,
-            other=lambda grad, alpha: grad if alpha == 1 else grad * alpha,
+            other=formula_is_op(lambda grad, alpha: grad if alpha == 1 else grad * alpha, None, 1, when=[(1, 1)]),
             doc="""Adds ``other``, multiplied by ``alpha``, to ``input`` elementwise, with broadcasting.
 
     Args:
@@ -56,7 +56,7 @@ def _check_int_divisor(xp, input, other):
 sub = defop("sub", _sub,
             method=True, promote="binary",
             input=passthrough,
-            other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+            other=formula_is_op(lambda grad, alpha: -grad if alpha == 1 else grad * -alpha, "neg", 1, when=[(1, 1)]),
             doc="""Subtracts ``other``, multiplied by ``alpha``, from ``input`` elementwise, with broadcasting.
 
     Args:
@@ -79,8 +79,8 @@ sub = defop("sub", _sub,
 
 mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
             method=True, promote="binary",
-            input=lambda grad, other: grad * other,
-            other=lambda grad, input: grad * input,
+            input=formula_is_op(lambda grad, other: grad * other, "mul", 2),
+            other=formula_is_op(lambda grad, input: grad * input, "mul", 2),
             doc="""Multiplies ``input`` by ``other`` elementwise, with broadcasting.
 
     Args:
@@ -97,7 +97,7 @@ mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
     """)
 
 _true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), promote="float",
-                  input=lambda grad, other: grad / other,
+                  input=formula_is_op(lambda grad, other: grad / other, "div", 2),
                   other=lambda grad, input, other: -grad * input / (other * other))
 
 

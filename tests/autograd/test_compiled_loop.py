@@ -295,3 +295,69 @@ def test_pruned_passes_match_the_python_loop(seed):
     else:
         np.testing.assert_array_equal(first[3], second[3])
     assert first[4] == second[4]
+
+
+def _declared_formulas():
+    """(op, formula index, formula, declaration) for every formula declared by formula_is_op."""
+    from retrograd.ops import REGISTRY
+    found = []
+    for op in REGISTRY.values():
+        plan = getattr(getattr(op.node_cls, "apply", None), "plan", None) or ()
+        for k, (fn, _, _) in enumerate(plan):
+            if getattr(fn, "same_as_op", None) is not None:
+                found.append((op, k, fn, fn.same_as_op))
+    return found
+
+
+def test_declared_formulas_are_their_ops():
+    # Each formula_is_op declaration holds: where its conditions hold, the formula returns what
+    # the op returns (or its first argument), on a gradient that requires grad or not.
+    from retrograd.ops import REGISTRY
+    declared = _declared_formulas()
+    assert {op.name for op, *_ in declared} >= {"add", "sub", "mul", "div", "sum"}
+    rng = np.random.default_rng(0)
+    for op, k, fn, (name, nargs, when) in declared:
+        for requires_grad in (False, True):
+            grad = rg.tensor(rng.standard_normal(()) if name == "expand" else rng.standard_normal((2, 3)),
+                             requires_grad=requires_grad)
+            args = [grad]
+            for a in list(fn.__code__.co_varnames[1:fn.__code__.co_argcount]):
+                args.append((2, 3) if a == "input_shape" else rg.tensor(rng.uniform(1, 2, (2, 3))) if a in
+                            ("input", "other") else None)
+            for pos, value in when:
+                args[pos] = value
+            got, want = fn(*args), args[0] if name is None else REGISTRY[name].function(*args[:nargs])
+            assert type(got) is type(want) and got.shape == want.shape, op.name
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy(), err_msg=op.name)
+            assert got.requires_grad == want.requires_grad == requires_grad, op.name
+            if name is None:
+                assert got is want, op.name
+
+
+def test_compiled_loop_applies_declared_formulas_without_calling_them(monkeypatch):
+    # The compiled loop calls the op for a declared formula whose conditions hold, and the
+    # formula itself where they do not (or without the compiled loop); the gradients agree.
+    from retrograd.ops import REGISTRY
+    calls = []
+    for op, k, fn, _ in _declared_formulas():
+        if op.name in ("mul", "sum", "add"):
+            def counting(*args, _fn=fn, _name=op.name):
+                calls.append(_name)
+                return _fn(*args)
+            entry = op.node_cls.apply.plan[k]
+            plan = list(op.node_cls.apply.plan)
+            plan[k] = (counting, entry[1], entry[2])
+            monkeypatch.setattr(op.node_cls.apply, "plan", tuple(plan))
+    for loop in _each_loop():
+        calls.clear()
+        x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (x * x).sum().backward()  # mul and a full sum: direct where compiled
+        np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+        if loop == "compiled":  # (the Python loop runs the generated apply, which the plan does not change)
+            assert calls == []
+        calls.clear()
+        x.grad = None
+        (x.sum(0) + rg.add(x, x, alpha=2).sum(dim=0)).backward()  # dim given, alpha 2: the formulas
+        np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+        if loop == "compiled":
+            assert sorted(calls) == ["add", "sum", "sum"]
