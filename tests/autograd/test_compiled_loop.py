@@ -348,16 +348,17 @@ def test_compiled_loop_applies_declared_formulas_without_calling_them(monkeypatc
             plan = list(op.node_cls.apply.plan)
             plan[k] = (counting, entry[1], entry[2])
             monkeypatch.setattr(op.node_cls.apply, "plan", tuple(plan))
+    linked = REGISTRY["mul"].node_cls.apply.plan[0][2] is not None  # not without the C op call
     for loop in _each_loop():
         calls.clear()
         x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
         (x * x).sum().backward()  # mul and a full sum: direct where compiled
         np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
-        if loop == "compiled":  # (the Python loop runs the generated apply, which the plan does not change)
+        if loop == "compiled" and linked:  # (the Python loop runs the generated apply, not the plan)
             assert calls == []
         calls.clear()
         x.grad = None
         (x.sum(0) + rg.add(x, x, alpha=2).sum(dim=0)).backward()  # dim given, alpha 2: the formulas
         np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
-        if loop == "compiled":
+        if loop == "compiled" and linked:
             assert sorted(calls) == ["add", "sum", "sum"]
