@@ -418,6 +418,37 @@ done:
     return metas;
 }
 
+/* Whether `obj` is an object no reference cycle can pass through: None, a bool, an int, a float
+ * or a str, or a tuple of those that is then dropped from the collector's tracking. */
+static int
+atomic(PyObject *obj, int depth)
+{
+    if (obj == Py_None || PyBool_Check(obj) || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) ||
+        PyUnicode_CheckExact(obj))
+        return 1;
+    if (depth > 0 || !PyTuple_CheckExact(obj))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); i++)
+        if (!atomic(PyTuple_GET_ITEM(obj, i), depth + 1))
+            return 0;
+    if (PyObject_GC_IsTracked(obj))
+        PyObject_GC_UnTrack(obj);
+    return 1;
+}
+
+/* Drops a node's saved tuple from the collector's tracking when it holds only atomic values (a
+ * multiplier, a shape, flags): what the collector itself would do for such a tuple at its next
+ * pass, done at once, so that the pass has fewer objects to look at. */
+static void
+untrack_if_atomic(PyObject *saved)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++)
+        if (!atomic(PyTuple_GET_ITEM(saved, i), 0))
+            return;
+    if (PyObject_GC_IsTracked(saved))
+        PyObject_GC_UnTrack(saved);
+}
+
 #define MAX_ARGS 16
 
 static PyObject *
@@ -614,6 +645,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             }
             PyTuple_SET_ITEM(saved, i, value);
         }
+        untrack_if_atomic(saved);
         set_slot(node, off_saved, saved);
         Py_DECREF(saved);
     }

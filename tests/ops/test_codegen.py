@@ -213,3 +213,19 @@ def test_compiled_leaf_accumulator_leaks_no_reference():
     gc.collect()
     assert [sys.getrefcount(o) for o in watched] + [weakref.getweakrefcount(x)] == before
     assert sys.getallocatedblocks() - blocks < 250  # nothing made per graph is left behind
+
+
+def test_compiled_call_leaves_atomic_saved_values_untracked():
+    # A saved tuple of plain values (a multiplier, a shape, flags) cannot be in a reference
+    # cycle: the C call drops it from the collector's tracking, as the collector itself would.
+    _compiled_or_skip()
+    x = _leaf(2, 3)
+    scaled = x * 2  # saves the int 2 (and None: no tensor of x's is needed)
+    summed = x.sum()  # saves x's shape, dim None, keepdim False
+    product = x * x  # saves SavedTensors: may be in a cycle, stays tracked
+    assert not gc.is_tracked(scaled.grad_fn._saved) and not gc.is_tracked(summed.grad_fn._saved)
+    assert not gc.is_tracked(summed.grad_fn._saved[0])
+    assert gc.is_tracked(product.grad_fn._saved)
+    scaled.sum().backward()
+    summed.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 3.0))
