@@ -418,19 +418,20 @@ push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
         return r == NULL ? -1 : 0;
     }
     PyObject *depth = NULL, *neg_depth = NULL, *neg_seq = NULL, *order = NULL, *entry = NULL, *lock = NULL;
-    PyObject *heap = NULL, *waiting = NULL;
+    PyObject *heap = NULL, *waiting = NULL, *counter = NULL;
     int rc = -1;
     if ((depth = GT_GET(gt, s_reentrant_depth)) == NULL ||
         (neg_depth = PyNumber_Negative(depth)) == NULL ||
         (neg_seq = PyNumber_Negative(slot(node, off_sequence_nr))) == NULL ||
-        (order = PyObject_CallMethodNoArgs(queue, s_counter)) == NULL ||
+        (counter = RQ_GET(queue, s_counter)) == NULL || (order = PyObject_CallNoArgs(counter)) == NULL ||
         (entry = PyTuple_Pack(7, task_kind, neg_depth, neg_seq, order, gt, node, grads)) == NULL ||
         (lock = RQ_GET(queue, s_lock)) == NULL ||
         (heap = RQ_GET(queue, s_heap)) == NULL)
         goto done;
     if (call_method0(lock, s_acquire) < 0)
         goto done;
-    PyObject *r = PyObject_CallFunctionObjArgs(heappush_fn, heap, entry, NULL);
+    PyObject *push_args[2] = {heap, entry};
+    PyObject *r = PyObject_Vectorcall(heappush_fn, push_args, 2, NULL);
     int ok = r != NULL;
     Py_XDECREF(r);
     if (ok && (waiting = RQ_GET(queue, s_waiting)) != NULL) {
@@ -453,6 +454,7 @@ done:
     Py_XDECREF(neg_depth);
     Py_XDECREF(neg_seq);
     Py_XDECREF(order);
+    Py_XDECREF(counter);
     Py_XDECREF(entry);
     Py_XDECREF(lock);
     Py_XDECREF(heap);
