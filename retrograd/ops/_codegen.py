@@ -306,9 +306,13 @@ def compiled_spec(op) -> tuple:
     # A forward with keyword-only parameters is wrapped in a positional adapter (OpInfo); while
     # op.forward is that adapter, the C call calls the forward as written, by keyword.
     kernel = (op.forward, op.kernel, op.kwonly) if op.kwonly else None
+    # A forward declared by forward_is_ufunc: while op.forward is what it was here, the C call
+    # calls the NumPy ufunc on the arrays where the declaration's conditions hold.
+    declared = getattr(op.kernel, "same_as_ufunc", None)
+    ufunc = None if declared is None else (op.forward, getattr(np, declared[0]), declared[1], declared[2])
     return (op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable), op.node_cls,
             tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view),
-            kernel)
+            kernel, ufunc)
 
 
 def compiled_call(op, public_params, names, env, python_fn):

@@ -38,7 +38,7 @@ static Py_ssize_t n_off[N_COUNT], off_saved, off_version, off_acc_variable, off_
 
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
-       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_COUNT };
+       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_UFUNC, S_COUNT };
 
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -451,6 +451,38 @@ untrack_if_atomic(PyObject *saved)
 
 #define MAX_ARGS 16
 
+/* For spec's S_UFUNC entry (forward, ufunc, n, when): n when `forward` (op.forward, as read for
+ * this call) is the declared one and every (position, value) of `when` holds for the call's
+ * arguments, so that ufunc(*arrays[:n]) is the forward's result; 0 otherwise, -1 on error. */
+static Py_ssize_t
+ufunc_args(PyObject *entry, PyObject *forward, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (entry == Py_None)
+        return 0;
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a spec's ufunc entry must be (forward, ufunc, nargs, when)");
+        return -1;
+    }
+    if (PyTuple_GET_ITEM(entry, 0) != forward)  /* op.forward was replaced: call what is there */
+        return 0;
+    Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2));
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (n < 1 || n > nargs)
+        return 0;
+    PyObject *when = PyTuple_GET_ITEM(entry, 3);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(when); i++) {
+        PyObject *cond = PyTuple_GET_ITEM(when, i);
+        Py_ssize_t pos = PyTuple_Check(cond) && PyTuple_GET_SIZE(cond) == 2 ?
+                         PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0)) : -1;
+        if (pos == -1 && PyErr_Occurred())
+            return -1;
+        if (pos < 0 || pos >= nargs || args[pos] != PyTuple_GET_ITEM(cond, 1))
+            return 0;
+    }
+    return n;
+}
+
 static PyObject *
 call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
 {
@@ -515,7 +547,12 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     if (forward == NULL)
         return NULL;
     PyObject *kernel = PyTuple_GET_ITEM(spec, S_KERNEL), *out;
-    if (PyTuple_Check(kernel) && PyTuple_GET_SIZE(kernel) == 3 && PyTuple_GET_ITEM(kernel, 0) == forward &&
+    Py_ssize_t n_ufunc = ufunc_args(PyTuple_GET_ITEM(spec, S_UFUNC), forward, args, nargs);
+    if (n_ufunc > 0) {  /* a forward declared by forward_is_ufunc: the ufunc itself */
+        out = PyObject_Vectorcall(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, S_UFUNC), 1), arrays, n_ufunc, NULL);
+    } else if (n_ufunc < 0) {
+        out = NULL;
+    } else if (PyTuple_Check(kernel) && PyTuple_GET_SIZE(kernel) == 3 && PyTuple_GET_ITEM(kernel, 0) == forward &&
         PyTuple_Check(PyTuple_GET_ITEM(kernel, 2)) && PyTuple_GET_SIZE(PyTuple_GET_ITEM(kernel, 2)) <= nargs) {
         /* the positional adapter of a forward with keyword-only parameters: call the forward itself */
         PyObject *kwnames = PyTuple_GET_ITEM(kernel, 2);

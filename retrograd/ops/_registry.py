@@ -28,7 +28,7 @@ from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
 from ..backends import get_backend
 from . import _codegen
 
-__all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op", "formula_is_op", "passthrough"]
+__all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op", "formula_is_op", "forward_is_ufunc", "passthrough", "ufunc"]
 
 REGISTRY: dict = {}
 _grad_state = grad_mode.state
@@ -184,6 +184,28 @@ def formula_is_op(fn, op_name, nargs, when=()):
     """
     fn.same_as_op = (op_name, nargs, tuple(when))
     return fn
+
+
+def forward_is_ufunc(fn, ufunc_name, nargs, when=()):
+    """Declares that forward ``fn(xp, *args)`` returns ``getattr(xp, ufunc_name)(*args[:nargs])``
+    whenever each ``(position, value)`` of ``when`` holds (``args[position] is value``, as in
+    formula_is_op). Returns ``fn``, which stays the definition: the C op call (Note [The
+    compiled op call]) calls the NumPy ufunc itself, without ``fn``'s frame, while ``op.forward``
+    is ``fn``. tests/ops/test_codegen.py checks every declaration.
+    """
+    fn.same_as_ufunc = (ufunc_name, nargs, tuple(when))
+    return fn
+
+
+def ufunc(name, *params):
+    """The forward ``forward(xp, *params)`` that returns ``getattr(xp, name)(*params)``, declared
+    by forward_is_ufunc (its parameter names are the op's public ones)."""
+    if not all(p.isidentifier() for p in (name, *params)):
+        raise ValueError(f"ufunc({name!r}, ...): names must be identifiers")
+    env = {}
+    args = ", ".join(params)
+    exec(f"def {name}(xp, {args}):\n    return xp.{name}({args})\n", env)  # noqa: S102 - identifiers only
+    return forward_is_ufunc(env[name], name, len(params))
 
 
 def passthrough(grad):

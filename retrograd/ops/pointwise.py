@@ -4,10 +4,12 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor
-from ._registry import defop, formula_is_op, passthrough
+from ._registry import defop, formula_is_op, forward_is_ufunc, passthrough, ufunc
 
 # -- arithmetic -------------------------------------------------------------------------------------
-add = defop("add", lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
+add = defop("add", forward_is_ufunc(
+    lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
+    "add", 2, when=[(2, 1)]),
             method=True, promote="binary",
             input=passthrough,
             other=formula_is_op(lambda grad, alpha: grad if alpha == 1 else grad * alpha, None, 1, when=[(1, 1)]),
@@ -77,7 +79,7 @@ sub = defop("sub", _sub,
         tensor([4., 3.])
     """)
 
-mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
+mul = defop("mul", ufunc("multiply", "input", "other"),
             method=True, promote="binary",
             input=formula_is_op(lambda grad, other: grad * other, "mul", 2),
             other=formula_is_op(lambda grad, input: grad * input, "mul", 2),
@@ -96,7 +98,7 @@ mul = defop("mul", lambda xp, input, other: xp.multiply(input, other),
         tensor([2., 4., 6.])
     """)
 
-_true_div = defop("div", lambda xp, input, other: xp.true_divide(input, other), promote="float",
+_true_div = defop("div", ufunc("true_divide", "input", "other"), promote="float",
                   input=formula_is_op(lambda grad, other: grad / other, "div", 2),
                   other=lambda grad, input, other: -grad * input / (other * other))
 
@@ -146,7 +148,7 @@ def div(input, other, *, rounding_mode=None):
         return _true_div(input, other)
     return _div_rounding(input, other, rounding_mode)
 
-neg = defop("neg", lambda xp, input: xp.negative(input), method=True,
+neg = defop("neg", ufunc("negative", "input"), method=True,
             input=lambda grad: -grad,
             doc="""Negates every element of ``input``.
 
@@ -203,7 +205,7 @@ pow = defop("pow", _pow_forward, method=True, promote="binary",  # noqa: A001
     """)
 
 # -- exponentials and logarithms ----------------------------------------------------------------
-exp = defop("exp", lambda xp, input: xp.exp(input), method=True, promote="float",
+exp = defop("exp", ufunc("exp", "input"), method=True, promote="float",
             input=lambda grad, result: grad * result,
             doc="""The exponential ``e ** x`` of every element.
 
@@ -218,7 +220,7 @@ exp = defop("exp", lambda xp, input: xp.exp(input), method=True, promote="float"
         >>> rg.exp(rg.tensor([0., 1.]))
         tensor([1.0000, 2.7183])
     """)
-log = defop("log", lambda xp, input: xp.log(input), method=True, promote="float",
+log = defop("log", ufunc("log", "input"), method=True, promote="float",
             input=lambda grad, input: grad / input,
             doc="""The natural logarithm of every element (``nan`` below zero, ``-inf`` at zero).
 
@@ -233,7 +235,7 @@ log = defop("log", lambda xp, input: xp.log(input), method=True, promote="float"
         >>> rg.log(rg.tensor([1., 2.7182817]))
         tensor([0., 1.])
     """)
-log1p = defop("log1p", lambda xp, input: xp.log1p(input), method=True, promote="float",
+log1p = defop("log1p", ufunc("log1p", "input"), method=True, promote="float",
               input=lambda grad, input: grad / (input + 1),
               doc="""The natural logarithm of ``1 + x`` for every element, accurate for small ``x``.
 
@@ -248,7 +250,7 @@ log1p = defop("log1p", lambda xp, input: xp.log1p(input), method=True, promote="
         >>> rg.log1p(rg.tensor([0., 1e-8]))
         tensor([0.0000e+00, 1.0000e-08])
     """)
-expm1 = defop("expm1", lambda xp, input: xp.expm1(input), method=True, promote="float",
+expm1 = defop("expm1", ufunc("expm1", "input"), method=True, promote="float",
               input=lambda grad, result: grad * (result + 1),
               doc="""``e ** x - 1`` for every element, accurate for small ``x``.
 
@@ -263,7 +265,7 @@ expm1 = defop("expm1", lambda xp, input: xp.expm1(input), method=True, promote="
         >>> rg.expm1(rg.tensor([0., 1e-8]))
         tensor([0.0000e+00, 1.0000e-08])
     """)
-sqrt = defop("sqrt", lambda xp, input: xp.sqrt(input), method=True, promote="float",
+sqrt = defop("sqrt", ufunc("sqrt", "input"), method=True, promote="float",
              input=lambda grad, result: grad / (result * 2),
              doc="""The square root of every element (``nan`` below zero).
 
@@ -298,7 +300,7 @@ reciprocal = defop("reciprocal", lambda xp, input: xp.reciprocal(input.astype(xp
                    input=lambda grad, result: -grad * result * result)
 
 # -- trigonometric and activations --------------------------------------------------------------------
-sin = defop("sin", lambda xp, input: xp.sin(input), method=True, promote="float",
+sin = defop("sin", ufunc("sin", "input"), method=True, promote="float",
             input=lambda grad, input: grad * input.cos(),
             doc="""The sine of every element, in radians.
 
@@ -313,7 +315,7 @@ sin = defop("sin", lambda xp, input: xp.sin(input), method=True, promote="float"
         >>> rg.sin(rg.tensor([0., 1.5707964]))
         tensor([0., 1.])
     """)
-cos = defop("cos", lambda xp, input: xp.cos(input), method=True, promote="float",
+cos = defop("cos", ufunc("cos", "input"), method=True, promote="float",
             input=lambda grad, input: -grad * input.sin(),
             doc="""The cosine of every element, in radians.
 
@@ -328,7 +330,7 @@ cos = defop("cos", lambda xp, input: xp.cos(input), method=True, promote="float"
         >>> rg.cos(rg.tensor([0., 3.1415927]))
         tensor([ 1., -1.])
     """)
-tan = defop("tan", lambda xp, input: xp.tan(input), method=True, promote="float",
+tan = defop("tan", ufunc("tan", "input"), method=True, promote="float",
             input=lambda grad, result: grad * (result * result + 1),
             doc="""The tangent of every element, in radians.
 
@@ -353,7 +355,7 @@ sigmoid_backward = defop("sigmoid_backward", lambda xp, grad_output, output: gra
                          public=False,
                          grad_output=lambda grad, output: sigmoid_backward(grad, output),
                          output=lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output))
-tanh = defop("tanh", lambda xp, input: xp.tanh(input), method=True, promote="float",
+tanh = defop("tanh", ufunc("tanh", "input"), method=True, promote="float",
              input=lambda grad, result: tanh_backward(grad, result),
              doc="""The hyperbolic tangent of every element.
 
@@ -417,7 +419,7 @@ relu = defop("relu", lambda xp, input: xp.maximum(input, 0).astype(input.dtype, 
         >>> rg.relu(rg.tensor([-1., 0.5]))
         tensor([0.0000, 0.5000])
     """)  # zero gradient at 0, as PyTorch
-abs = defop("abs", lambda xp, input: xp.abs(input), method=True,  # noqa: A001
+abs = defop("abs", ufunc("abs", "input"), method=True,  # noqa: A001
             input=lambda grad, input: grad * input.sign(),
             doc="""The absolute value of every element.
 
@@ -432,7 +434,7 @@ abs = defop("abs", lambda xp, input: xp.abs(input), method=True,  # noqa: A001
         >>> rg.abs(rg.tensor([-1.5, 2.]))
         tensor([1.5000, 2.0000])
     """)
-sign = defop("sign", lambda xp, input: xp.sign(input), method=True,
+sign = defop("sign", ufunc("sign", "input"), method=True,
              input=lambda grad: grad * 0,
              doc="""The sign of every element: -1, 0 or 1.
 
@@ -493,7 +495,7 @@ clamp = defop("clamp", _clamp, method=True, promote="binary", tensor_args=("inpu
         tensor([-1.0000,  0.5000,  1.0000])
     """)
 
-maximum = defop("maximum", lambda xp, input, other: xp.maximum(input, other), method=True, promote="binary",
+maximum = defop("maximum", ufunc("maximum", "input", "other"), method=True, promote="binary",
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input < other, 0.),
                 other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other < input, 0.),
                 doc="""The larger of ``input`` and ``other``, elementwise, with broadcasting.
@@ -510,7 +512,7 @@ maximum = defop("maximum", lambda xp, input, other: xp.maximum(input, other), me
         >>> rg.maximum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
         tensor([3., 4.])
     """)
-minimum = defop("minimum", lambda xp, input, other: xp.minimum(input, other), method=True, promote="binary",
+minimum = defop("minimum", ufunc("minimum", "input", "other"), method=True, promote="binary",
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input > other, 0.),
                 other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.),
                 doc="""The smaller of ``input`` and ``other``, elementwise, with broadcasting.
@@ -569,23 +571,23 @@ trunc = defop("trunc", _rounding("trunc"), method=True, input=lambda grad: grad 
 round = defop("round", _round, method=True, input=lambda grad: grad * 0)  # noqa: A001
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
-eq = defop("eq", lambda xp, input, other: xp.equal(input, other), method=True)
-ne = defop("ne", lambda xp, input, other: xp.not_equal(input, other), method=True)
-lt = defop("lt", lambda xp, input, other: xp.less(input, other), method=True)
-le = defop("le", lambda xp, input, other: xp.less_equal(input, other), method=True)
-gt = defop("gt", lambda xp, input, other: xp.greater(input, other), method=True)
-ge = defop("ge", lambda xp, input, other: xp.greater_equal(input, other), method=True)
-logical_not = defop("logical_not", lambda xp, input: xp.logical_not(input), method=True)
-logical_and = defop("logical_and", lambda xp, input, other: xp.logical_and(input, other), method=True)
-logical_or = defop("logical_or", lambda xp, input, other: xp.logical_or(input, other), method=True)
-logical_xor = defop("logical_xor", lambda xp, input, other: xp.logical_xor(input, other), method=True)
-bitwise_and = defop("bitwise_and", lambda xp, input, other: xp.bitwise_and(input, other), method=True, promote="binary")
-bitwise_or = defop("bitwise_or", lambda xp, input, other: xp.bitwise_or(input, other), method=True, promote="binary")
-bitwise_xor = defop("bitwise_xor", lambda xp, input, other: xp.bitwise_xor(input, other), method=True, promote="binary")
-bitwise_not = defop("bitwise_not", lambda xp, input: xp.invert(input), method=True)
-isnan = defop("isnan", lambda xp, input: xp.isnan(input), method=True)
-isinf = defop("isinf", lambda xp, input: xp.isinf(input), method=True)
-isfinite = defop("isfinite", lambda xp, input: xp.isfinite(input), method=True)
+eq = defop("eq", ufunc("equal", "input", "other"), method=True)
+ne = defop("ne", ufunc("not_equal", "input", "other"), method=True)
+lt = defop("lt", ufunc("less", "input", "other"), method=True)
+le = defop("le", ufunc("less_equal", "input", "other"), method=True)
+gt = defop("gt", ufunc("greater", "input", "other"), method=True)
+ge = defop("ge", ufunc("greater_equal", "input", "other"), method=True)
+logical_not = defop("logical_not", ufunc("logical_not", "input"), method=True)
+logical_and = defop("logical_and", ufunc("logical_and", "input", "other"), method=True)
+logical_or = defop("logical_or", ufunc("logical_or", "input", "other"), method=True)
+logical_xor = defop("logical_xor", ufunc("logical_xor", "input", "other"), method=True)
+bitwise_and = defop("bitwise_and", ufunc("bitwise_and", "input", "other"), method=True, promote="binary")
+bitwise_or = defop("bitwise_or", ufunc("bitwise_or", "input", "other"), method=True, promote="binary")
+bitwise_xor = defop("bitwise_xor", ufunc("bitwise_xor", "input", "other"), method=True, promote="binary")
+bitwise_not = defop("bitwise_not", ufunc("invert", "input"), method=True)
+isnan = defop("isnan", ufunc("isnan", "input"), method=True)
+isinf = defop("isinf", ufunc("isinf", "input"), method=True)
+isfinite = defop("isfinite", ufunc("isfinite", "input"), method=True)
 def _floor_divide(xp, input, other):
     _check_int_divisor(xp, input, other)
     return xp.floor_divide(input, other)

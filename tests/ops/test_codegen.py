@@ -229,3 +229,48 @@ def test_compiled_call_leaves_atomic_saved_values_untracked():
     scaled.sum().backward()
     summed.backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 3.0))
+
+
+def test_declared_ufunc_forwards_are_their_ufuncs():
+    # Each forward_is_ufunc declaration holds: where its conditions hold, the forward returns
+    # what the NumPy ufunc returns, for float, int and bool arrays and Python scalars.
+    declared = [op for op in REGISTRY.values() if getattr(op.kernel, "same_as_ufunc", None)]
+    assert {op.name for op in declared} >= {"add", "mul", "div", "neg", "exp", "tanh", "eq"}
+    rng = np.random.default_rng(0)
+    values = [rng.uniform(0.5, 2.0, (2, 3)), rng.integers(1, 5, (2, 3)), rng.integers(0, 2, (2, 3)).astype(bool)]
+    for op in declared:
+        name, nargs, when = op.kernel.same_as_ufunc
+        fn = getattr(np, name)
+        for first in values:
+            for second in (values[0], 3, 2.5):
+                args = [first, second][:nargs] + [None] * (len(op.params) - nargs)
+                for pos, value in when:
+                    args[pos] = value
+                with np.errstate(all="ignore"):
+                    try:
+                        want = fn(*args[:nargs])
+                    except TypeError:  # the ufunc has no loop for these dtypes: nor has the forward
+                        with pytest.raises(TypeError):
+                            op.forward(np, *args)
+                        continue
+                    got = op.forward(np, *args)
+                np.testing.assert_array_equal(got, want, err_msg=op.name)
+                assert np.asarray(got).dtype == np.asarray(want).dtype, op.name
+
+
+def test_compiled_call_calls_a_replaced_forward():
+    # While op.forward is the declared forward the C call may call the ufunc; once it is
+    # replaced, the replacement runs.
+    _compiled_or_skip()
+    op = REGISTRY["mul"]
+    original, calls = op.forward, []
+
+    def forward(xp, input, other):
+        calls.append(1)
+        return original(xp, input, other)
+    op.forward = forward
+    try:
+        out = rg.mul(_leaf(3), 2.0)
+    finally:
+        op.forward = original
+    assert calls == [1] and out.shape == (3,)
