@@ -8,6 +8,7 @@ formulas exist and what each saves. The generated code does exactly what the gen
 """
 from __future__ import annotations
 
+import inspect
 import threading
 
 import numpy as np
@@ -315,7 +316,7 @@ def compiled_spec(op) -> tuple:
             kernel, ufunc)
 
 
-def compiled_call(op, public_params, names, env, python_fn):
+def compiled_call(op, names, python_fn):
     """The public function of ``op`` through the C call, or None where it does not apply.
 
     Note [The compiled op call]
@@ -324,22 +325,27 @@ def compiled_call(op, public_params, names, env, python_fn):
     attribute it sets: about 1.4 us of a recorded 16-element multiply, against NumPy's 0.5 us.
     ``_op_call.c`` runs the same steps in C for the plain case (tensors on the CPU, of one
     dtype, no view whose base changed in place), calling the same Python objects for the
-    forward, promotion, SavedTensor, leaf edges, view links and anomaly traces. Anything else makes it return None before it
-    has done anything visible, and the generated Python function runs the call. The public
-    function is a thin Python wrapper that keeps the op's signature. It is built with the
-    engine's compiled loop (see Note [The compiled loop]) and, like it, switched off by
-    ``RETROGRAD_COMPILED=0``; tests/ops/test_codegen.py compares the two paths.
+    forward, promotion, SavedTensor, leaf edges, view links and anomaly traces. Anything else
+    makes it return None before it has done anything visible, and the generated Python function
+    runs the call. Where the op's forward is declared one NumPy ufunc call (forward_is_ufunc),
+    the C call calls the ufunc itself.
+
+    The public function is an ``OpFunction`` (also in ``_op_call.c``): it binds a call's
+    arguments to the op's parameters, with their defaults, and runs the C call, without a
+    Python frame; any call it cannot bind, and any the C call declines, goes to the generated
+    Python function with the arguments as given. It carries the op's signature
+    (``__signature__``) and, like a Python function, binds as a method, so Tensor's methods and
+    operators are the same object. It is built with the engine's compiled loop (see Note [The
+    compiled loop]) and, like it, switched off by ``RETROGRAD_COMPILED=0``;
+    tests/ops/test_codegen.py compares the two paths.
     """
     module = _compiled_module()
     if module is None:
         return None
-    kwonly = {p.name for p in op.signature.parameters.values() if p.kind is p.KEYWORD_ONLY}
-    fallback_args = ", ".join(f"{n}={n}" if n in kwonly else n for n in names)
-    env.update(_c=module.call, _spec=compiled_spec(op), _py=python_fn)
-    src = (f"def {op.name}({public_params}):\n"
-           f"    res = _c(_spec, {', '.join(names)})\n"
-           f"    return _py({fallback_args}) if res is None else res\n")
-    exec(src, env)  # noqa: S102 - generated from the op's own signature
-    fn = env[op.name]
+    params = list(op.signature.parameters.values())
+    required = inspect.Parameter.empty
+    fn = module.OpFunction(compiled_spec(op), python_fn, tuple(names), tuple(p.default for p in params), required)
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__signature__ = op.signature
     fn.python_call = python_fn  # the generated Python function, for tests and comparisons
     return fn

@@ -702,6 +702,202 @@ fail_out:
     return NULL;
 }
 
+/* -- OpFunction: an op's public function -------------------------------------------------------
+ *
+ * OpFunction(spec, python_fn, names, defaults, required) binds a call's arguments to the op's
+ * parameters (`names`, each with its default, or `required` where there is none) and runs call()
+ * above, without a Python frame of its own. Anything it does not handle goes to python_fn, the
+ * generated Python function with the same signature, with the arguments as given: a call that
+ * binds no argument to some parameter, names one twice or names an unknown one (python_fn raises
+ * the TypeError), more than MAX_ARGS parameters, and every call that call() declines. It is a
+ * method descriptor, as a Python function is: Tensor's methods and operators bind it, and
+ * CPython calls it from an operator slot without making a bound method. Attributes (__name__,
+ * __doc__, __signature__...) live in its __dict__. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *spec, *python_fn, *names, *defaults, *required, *dict, *weakrefs;
+    vectorcallfunc vectorcall;
+} OpFunction;
+
+static PyObject *
+opfunction_vectorcall(PyObject *self_obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    OpFunction *self = (OpFunction *)self_obj;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), n = PyTuple_GET_SIZE(self->names);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *bound[MAX_ARGS + 1] = {NULL};  /* the spec, then one value per parameter */
+    if (n > MAX_ARGS || nargs > n)
+        goto python;
+    bound[0] = self->spec;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        bound[i + 1] = args[i];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t i = 0;
+        for (; i < n; i++) {
+            PyObject *name = PyTuple_GET_ITEM(self->names, i);
+            if (name == key)
+                break;
+            int same = PyUnicode_Check(key) ? PyUnicode_Compare(name, key) : 1;
+            if (same == -1 && PyErr_Occurred())
+                return NULL;
+            if (same == 0)
+                break;
+        }
+        if (i == n || bound[i + 1] != NULL)  /* unknown, or given twice */
+            goto python;
+        bound[i + 1] = args[nargs + k];
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (bound[i + 1] == NULL) {
+            PyObject *d = PyTuple_GET_ITEM(self->defaults, i);
+            if (d == self->required)
+                goto python;
+            bound[i + 1] = d;
+        }
+    PyObject *res = call(NULL, bound, n + 1);
+    if (res != Py_None)
+        return res;  /* the result, or NULL with the error set */
+    Py_DECREF(res);
+python:
+    return PyObject_Vectorcall(self->python_fn, args, nargsf, kwnames);
+}
+
+static PyObject *
+opfunction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *spec, *python_fn, *names, *defaults, *required;
+    if ((kwargs != NULL && PyDict_GET_SIZE(kwargs)) ||
+        !PyArg_ParseTuple(args, "O!OO!O!O:OpFunction", &PyTuple_Type, &spec, &python_fn, &PyTuple_Type, &names,
+                          &PyTuple_Type, &defaults, &required)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "OpFunction(spec, python_fn, names, defaults, required)");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(spec) != S_COUNT || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) ||
+        !PyCallable_Check(python_fn)) {
+        PyErr_SetString(PyExc_ValueError, "OpFunction needs a compiled spec, a callable, and a default per name");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(names, i))) {
+            PyErr_SetString(PyExc_TypeError, "OpFunction's names must be str");
+            return NULL;
+        }
+    OpFunction *self = (OpFunction *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->spec = Py_NewRef(spec);
+    self->python_fn = Py_NewRef(python_fn);
+    self->names = Py_NewRef(names);
+    self->defaults = Py_NewRef(defaults);
+    self->required = Py_NewRef(required);
+    self->vectorcall = opfunction_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+opfunction_traverse(OpFunction *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->spec);
+    Py_VISIT(self->python_fn);
+    Py_VISIT(self->names);
+    Py_VISIT(self->defaults);
+    Py_VISIT(self->required);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+opfunction_clear(OpFunction *self)
+{
+    Py_CLEAR(self->spec);
+    Py_CLEAR(self->python_fn);
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->defaults);
+    Py_CLEAR(self->required);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+opfunction_dealloc(OpFunction *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakrefs != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    opfunction_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* As a Python function: looked up on an instance, a bound method. */
+static PyObject *
+opfunction_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+/* The function's __name__ from its __dict__, or NULL (no error) */
+static PyObject *
+opfunction_name(OpFunction *self)
+{
+    PyObject *name = self->dict == NULL ? NULL : PyDict_GetItemString(self->dict, "__qualname__");
+    return name != NULL && PyUnicode_Check(name) ? name : NULL;
+}
+
+static PyObject *
+opfunction_repr(OpFunction *self)
+{
+    PyObject *name = opfunction_name(self);
+    return name ? PyUnicode_FromFormat("<function %U>", name) : PyUnicode_FromString("<function>");
+}
+
+/* Pickled by reference, as a function: the name under which its module holds it. */
+static PyObject *
+opfunction_reduce(OpFunction *self, PyObject *unused)
+{
+    PyObject *name = opfunction_name(self);
+    if (name == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cannot pickle an OpFunction without a __qualname__");
+        return NULL;
+    }
+    return Py_NewRef(name);
+}
+
+static PyMethodDef opfunction_methods[] = {
+    {"__reduce__", (PyCFunction)opfunction_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef opfunction_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject OpFunction_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "retrograd.ops._op_call.OpFunction",
+    .tp_basicsize = sizeof(OpFunction),
+    .tp_dealloc = (destructor)opfunction_dealloc,
+    .tp_vectorcall_offset = offsetof(OpFunction, vectorcall),
+    .tp_repr = (reprfunc)opfunction_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "An op's public function: see Note [The compiled op call] in _codegen.py.",
+    .tp_traverse = (traverseproc)opfunction_traverse,
+    .tp_clear = (inquiry)opfunction_clear,
+    .tp_weaklistoffset = offsetof(OpFunction, weakrefs),
+    .tp_methods = opfunction_methods,
+    .tp_getset = opfunction_getset,
+    .tp_descr_get = opfunction_get,
+    .tp_dictoffset = offsetof(OpFunction, dict),
+    .tp_new = opfunction_new,
+};
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
@@ -732,7 +928,10 @@ PyInit__op_call(void)
         (s_acquire = PyUnicode_InternFromString("acquire")) == NULL ||
         (s_release = PyUnicode_InternFromString("release")) == NULL ||
         (empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
-        (zero = PyLong_FromLong(0)) == NULL)
+        (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0)
         return NULL;
-    return PyModule_Create(&module_def);
+    PyObject *module = PyModule_Create(&module_def);
+    if (module != NULL && PyModule_AddObjectRef(module, "OpFunction", (PyObject *)&OpFunction_type) < 0)
+        Py_CLEAR(module);
+    return module;
 }

@@ -575,7 +575,7 @@ def _make_public(op):
         params, names = signature_source(op, env)
         exec(_codegen.build_fast_call(op, params, names, env), env)  # noqa: S102 - generated, see _codegen
         fn = env[op.name]
-        compiled = _codegen.compiled_call(op, params, names, dict(env), fn)
+        compiled = _codegen.compiled_call(op, names, fn)
         if compiled is not None:  # See Note [The compiled op call]
             fn = compiled
     else:

@@ -274,3 +274,47 @@ def test_compiled_call_calls_a_replaced_forward():
     finally:
         op.forward = original
     assert calls == [1] and out.shape == (3,)
+
+
+def test_op_function_binds_arguments_as_its_python_function():
+    # The compiled public function binds positional, keyword and default arguments as the
+    # generated Python function does, and leaves every call it cannot bind to that function,
+    # which raises the TypeError a Python function would.
+    module = _compiled_or_skip()
+    fn = rg.sum
+    assert type(fn) is module.OpFunction and fn.python_call is not fn
+    x = _leaf(2, 3)
+    calls = [((x,), {}), ((x, 1), {}), ((x,), {"dim": 1}), ((x, 0, True), {}), ((x,), {"keepdim": True, "dim": 0}),
+             ((), {"input": x}), ((x, None, False), {"dtype": rg.float32})]
+    for args, kwargs in calls:
+        got, want = fn(*args, **kwargs), fn.python_call(*args, **kwargs)
+        assert type(got.grad_fn) is type(want.grad_fn) and got.dtype == want.dtype, (args, kwargs)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for args, kwargs in [((x,), {"dims": 1}), ((x, 1), {"dim": 1}), ((), {}), ((x, 1, True, None, 5), {})]:
+        with pytest.raises(TypeError) as compiled:
+            fn(*args, **kwargs)
+        with pytest.raises(TypeError) as python:
+            fn.python_call(*args, **kwargs)
+        assert str(compiled.value) == str(python.value)
+    mixed = rg.add(x, rg.ones(3, dtype=rg.float32), alpha=2)  # the C call declines: the Python function
+    assert mixed.dtype == rg.float64 and type(mixed.grad_fn).__name__ == "AddBackward0"
+
+
+def test_op_function_is_a_function_to_its_users():
+    # Signature, name, docs, binding as a method and operator, pickling by reference, weak references.
+    import inspect
+    import pickle
+    module = _compiled_or_skip()
+    assert type(rg.mul) is module.OpFunction
+    assert str(inspect.signature(rg.add)) == "(input, other, *, alpha=1)"
+    assert str(inspect.signature(rg.ones(1).add)) == "(other, *, alpha=1)"
+    assert rg.mul.__name__ == rg.mul.__qualname__ == "mul" and rg.mul.__module__ == "retrograd"
+    assert rg.mul.__doc__.startswith("Multiplies") and inspect.isroutine(rg.mul) and rg.mul.op is REGISTRY["mul"]
+    assert repr(rg.mul) == "<function mul>"
+    x = _leaf(3)
+    assert rg.Tensor.__mul__ is rg.mul and rg.Tensor.mul is rg.mul
+    assert x.mul.__self__ is x and x.mul.__func__ is rg.mul
+    for y in (x * 2.0, 2.0 * x, x.mul(2.0), rg.Tensor.mul(x, 2.0), rg.mul(x, other=2.0)):
+        np.testing.assert_array_equal(y.detach().numpy(), 2.0 * x.detach().numpy())
+    assert pickle.loads(pickle.dumps(rg.mul)) is rg.mul
+    assert weakref.ref(rg.mul)() is rg.mul
