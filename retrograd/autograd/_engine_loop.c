@@ -462,6 +462,43 @@ done:
     return rc;
 }
 
+/* 1 if the first entry of `queue` would pop before `node` of `gt` pushed now (engine.py's
+ * _runs_before, negated), 0 if not or the queue is empty, -1 on error. */
+static int
+top_runs_first(PyObject *queue, PyObject *gt, PyObject *node)
+{
+    PyObject *heap = RQ_GET(queue, s_heap);
+    if (heap == NULL)
+        return -1;
+    int rc = PyObject_IsTrue(heap);
+    if (rc > 0 && PyList_CheckExact(heap)) {  /* compare (kind, -depth, -sequence_nr) */
+        PyObject *top = Py_NewRef(PyList_GET_ITEM(heap, 0)), *depth = GT_GET(gt, s_reentrant_depth);
+        PyObject *seq = PyObject_TypeCheck(node, Node_type) ? slot(node, off_sequence_nr) : NULL;
+        PyObject *mine[3] = {task_kind, depth ? PyNumber_Negative(depth) : NULL,
+                             seq ? PyNumber_Negative(seq) : NULL};
+        if (mine[1] == NULL || mine[2] == NULL || !PyTuple_Check(top) || PyTuple_GET_SIZE(top) < 3) {
+            rc = PyErr_Occurred() ? -1 : 1;  /* something unusual: let the queue order them */
+        } else {
+            rc = 1;  /* all three equal: the entry was pushed first */
+            for (int i = 0; i < 3; i++) {
+                int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(top, i), mine[i], Py_EQ);
+                if (eq != 1) {
+                    rc = eq < 0 ? -1 : PyObject_RichCompareBool(PyTuple_GET_ITEM(top, i), mine[i], Py_LT);
+                    break;
+                }
+            }
+        }
+        Py_DECREF(top);
+        Py_XDECREF(depth);
+        Py_XDECREF(mine[1]);
+        Py_XDECREF(mine[2]);
+    } else if (rc > 0) {
+        rc = 1;
+    }
+    Py_DECREF(heap);
+    return rc;
+}
+
 /* Pops the first entry of `queue` if it is a node task of `gt` (what thread_main would pop and
  * run next), into *node and *grads: 1 if popped, 0 if the first entry is something else. */
 static int
@@ -548,6 +585,16 @@ needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
     }
     *size = input_count(nxt);
     return *size == NULL ? -1 : 1;
+}
+
+/* 1 if node a has a higher sequence_nr than node b (it pops from a ReadyQueue first), 0 if not
+ * or if either has none (the caller then keeps b), -1 on error. */
+static int
+runs_later(PyObject *a, PyObject *b)
+{
+    PyObject *sa = PyObject_TypeCheck(a, Node_type) ? slot(a, off_sequence_nr) : NULL;
+    PyObject *sb = PyObject_TypeCheck(b, Node_type) ? slot(b, off_sequence_nr) : NULL;
+    return sa == NULL || sb == NULL ? 0 : PyObject_RichCompareBool(sa, sb, Py_GT);
 }
 
 /* InputBuffer(size): the fields its __init__ sets, without its Python frame. */
@@ -745,15 +792,19 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             continue;
         }
         /* nxt is ready */
-        int rc;
+        int rc = 0, later = 0;
         if (device != cpu_device && multithreading) {
             PyObject *dq = PyObject_CallMethodOneArg(engine, s_device_queue, device);
             rc = dq == NULL || add_outstanding(gt, 1) < 0 ? -1 : push(dq, gt, nxt, grads);
             Py_XDECREF(dq);
-        } else if (*follow_node == NULL && cpu_queue == queue) {
-            *follow_node = Py_NewRef(nxt);
-            *follow_grads = Py_NewRef(grads);
-            rc = 0;
+        } else if (cpu_queue == queue && *follow_node != NULL && (later = runs_later(nxt, *follow_node)) < 0) {
+            rc = -1;
+        } else if (cpu_queue == queue && (*follow_node == NULL || later)) {
+            /* the first to run among the ready successors: See Note [Handing over the next task] */
+            if (*follow_node != NULL)  /* the one kept so far goes to the queue */
+                rc = add_outstanding(gt, 1) < 0 ? -1 : push(cpu_queue, gt, *follow_node, *follow_grads);
+            Py_XSETREF(*follow_node, Py_NewRef(nxt));
+            Py_XSETREF(*follow_grads, Py_NewRef(grads));
         } else {
             rc = add_outstanding(gt, 1) < 0 ? -1 : push(cpu_queue, gt, nxt, grads);
         }
@@ -1205,10 +1256,8 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int rc = route(engine, gt, node, outputs, queue, deps, not_ready, exec_info, cpu_queue, multithreading,
                        &follow_node, &follow_grads);
         if (rc == 0 && follow_node != NULL) {
-            /* other work is ready: queue the successor too, and let the queue order them */
-            PyObject *heap = RQ_GET(cpu_queue, s_heap);
-            int busy = heap == NULL ? -1 : PyObject_IsTrue(heap);
-            Py_XDECREF(heap);
+            /* the queue's first task goes first: queue the successor too, and let the queue order them */
+            int busy = top_runs_first(cpu_queue, gt, follow_node);
             if (busy < 0) {
                 rc = -1;
             } else if (busy) {

@@ -343,6 +343,20 @@ def test_independent_branches_run_later_created_first():
     assert calls == ["second", "first"]
 
 
+def test_a_task_handed_over_still_waits_for_an_earlier_queued_one():
+    # See Note [Handing over the next task]: the add of a and b makes B and A ready; B, the
+    # later created, is the one to run next among them, but E, queued before, runs first.
+    calls = []
+    x = rg.ones(1, requires_grad=True)
+    a = _record(calls, "A")(x)
+    b = _record(calls, "B")(x)
+    e = _record(calls, "E")(x)
+    n = _record(calls, "N")(a + b)
+    (n + e).backward()
+    assert calls == ["N", "E", "B", "A"]
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0])
+
+
 def test_accumulate_grad_runs_as_soon_as_it_is_ready():
     calls = []
     x = rg.ones(1, requires_grad=True)
