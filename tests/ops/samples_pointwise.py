@@ -96,7 +96,12 @@ def _away_from_zero(*shape):
 
 _unary("relu", lambda x: np.maximum(x, 0), _away_from_zero)
 _unary("abs", np.abs, _away_from_zero)
-add("relu", Sample(lambda m, x: m.relu(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"))
+add("relu", Sample(lambda m, x: m.relu(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"),
+    Sample(lambda m, x: m.relu(x), np.array([np.nan, -np.inf, np.inf, -0.5]), grad=False, ref=lambda x: np.maximum(x, 0),
+           note="NaN stays, -inf gives 0"),
+    Sample(lambda m, x: m.relu(x), I(5, 3, low=-5), ref=lambda x: np.maximum(x, 0), note="integers keep their dtype"),
+    Sample(lambda m, x: m.relu(x), A((1 << 20) + 1), grad=False, ref=lambda x: np.maximum(x, 0),
+           note="past a million elements: against the scalar 0"))
 add("abs", Sample(lambda m, x: m.abs(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"),
     Sample(lambda m, x: abs(x), I(5, 3, low=-5), ref=np.abs, note="integers"))
 # Piecewise constant: the result requires grad and its gradient is zero.
