@@ -151,7 +151,7 @@ def div(input, other, *, rounding_mode=None):
     return _div_rounding(input, other, rounding_mode)
 
 neg = defop("neg", ufunc("negative", "input"), method=True,
-            input=lambda grad: -grad,
+            input=formula_is_op(lambda grad: -grad, "neg", 1),
             doc="""Negates every element of ``input``.
 
     Args:
@@ -208,7 +208,7 @@ pow = defop("pow", _pow_forward, method=True, promote="binary",  # noqa: A001
 
 # -- exponentials and logarithms ----------------------------------------------------------------
 exp = defop("exp", ufunc("exp", "input"), method=True, promote="float",
-            input=lambda grad, result: grad * result,
+            input=formula_is_op(lambda grad, result: grad * result, "mul", 2),
             doc="""The exponential ``e ** x`` of every element.
 
     Args:
@@ -223,7 +223,7 @@ exp = defop("exp", ufunc("exp", "input"), method=True, promote="float",
         tensor([1.0000, 2.7183])
     """)
 log = defop("log", ufunc("log", "input"), method=True, promote="float",
-            input=lambda grad, input: grad / input,
+            input=formula_is_op(lambda grad, input: grad / input, "div", 2),
             doc="""The natural logarithm of every element (``nan`` below zero, ``-inf`` at zero).
 
     Args:
@@ -351,14 +351,15 @@ tan = defop("tan", ufunc("tan", "input"), method=True, promote="float",
 # under create_graph, one recorded op instead of three for the first derivative.
 tanh_backward = defop("tanh_backward", lambda xp, grad_output, output: grad_output * (1 - output * output),
                       public=False,
-                      grad_output=lambda grad, output: tanh_backward(grad, output),
+                      grad_output=formula_is_op(lambda grad, output: tanh_backward(grad, output), "tanh_backward", 2),
                       output=lambda grad, grad_output, output: grad * grad_output * output * -2)
 sigmoid_backward = defop("sigmoid_backward", lambda xp, grad_output, output: grad_output * output * (1 - output),
                          public=False,
-                         grad_output=lambda grad, output: sigmoid_backward(grad, output),
+                         grad_output=formula_is_op(lambda grad, output: sigmoid_backward(grad, output),
+                                                   "sigmoid_backward", 2),
                          output=lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output))
 tanh = defop("tanh", ufunc("tanh", "input"), method=True, promote="float",
-             input=lambda grad, result: tanh_backward(grad, result),
+             input=formula_is_op(lambda grad, result: tanh_backward(grad, result), "tanh_backward", 2),
              doc="""The hyperbolic tangent of every element.
 
     Args:
@@ -381,7 +382,7 @@ def _sigmoid(xp, input):
 
 
 sigmoid = defop("sigmoid", _sigmoid, method=True, promote="float",
-                input=lambda grad, result: sigmoid_backward(grad, result),
+                input=formula_is_op(lambda grad, result: sigmoid_backward(grad, result), "sigmoid_backward", 2),
                 doc="""The logistic function ``1 / (1 + e ** -x)`` of every element.
 
     Args:
@@ -406,7 +407,8 @@ def _threshold_backward(xp, grad, output):
 # PyTorch's ReluBackward0 computes threshold_backward; it has its own node for double backward.
 # (The parameter is not called ``result``: formulas reserve that name for an op's own output.)
 threshold_backward = defop("threshold_backward", _threshold_backward, public=False,
-                           grad=lambda grad, output: threshold_backward(grad, output))
+                           grad=formula_is_op(lambda grad, output: threshold_backward(grad, output),
+                                              "threshold_backward", 2))
 def _relu(xp, input):
     if xp is np and input.size <= 1 << 20:
         # NumPy's maximum against a scalar takes about twice as long as against an array of
@@ -417,7 +419,7 @@ def _relu(xp, input):
 
 
 relu = defop("relu", _relu, method=True,
-             input=lambda grad, result: threshold_backward(grad, result),
+             input=formula_is_op(lambda grad, result: threshold_backward(grad, result), "threshold_backward", 2),
              doc="""Replaces the negative elements of ``input`` by zero.
 
     Args:

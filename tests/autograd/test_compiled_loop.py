@@ -314,16 +314,16 @@ def test_declared_formulas_are_their_ops():
     # the op returns (or its first argument), on a gradient that requires grad or not.
     from retrograd.ops import REGISTRY
     declared = _declared_formulas()
-    assert {op.name for op, *_ in declared} >= {"add", "sub", "mul", "div", "sum"}
+    assert {op.name for op, *_ in declared} >= {"add", "sub", "mul", "div", "sum", "tanh", "relu", "exp"}
     rng = np.random.default_rng(0)
     for op, k, fn, (name, nargs, when) in declared:
         for requires_grad in (False, True):
             grad = rg.tensor(rng.standard_normal(()) if name == "expand" else rng.standard_normal((2, 3)),
                              requires_grad=requires_grad)
             args = [grad]
-            for a in list(fn.__code__.co_varnames[1:fn.__code__.co_argcount]):
-                args.append((2, 3) if a == "input_shape" else rg.tensor(rng.uniform(1, 2, (2, 3))) if a in
-                            ("input", "other") else None)
+            for a in list(fn.__code__.co_varnames[1:fn.__code__.co_argcount]):  # a tensor unless named otherwise
+                args.append((2, 3) if a == "input_shape" else None if a in ("dim", "keepdim", "alpha") else
+                            rg.tensor(rng.uniform(-2, 2, (2, 3))))
             for pos, value in when:
                 args[pos] = value
             got, want = fn(*args), args[0] if name is None else REGISTRY[name].function(*args[:nargs])
