@@ -106,6 +106,22 @@ configure(PyObject *module, PyObject *args)
 
 static PyObject *input_metadata(PyObject *out, PyObject *out_dtype);
 
+/* The fields Node.__init__ sets, on a node made by tp_alloc: its edges, sequence number and
+ * input metadata (left unset when NULL), no hooks, no metadata dict. */
+static void
+set_node_fields(PyObject *node, PyObject *next_edges, PyObject *sequence_nr, PyObject *metas)
+{
+    set_slot(node, n_off[N_NEXT_EDGES], next_edges);
+    set_slot(node, n_off[N_SEQUENCE_NR], sequence_nr);
+    if (metas != NULL)
+        set_slot(node, n_off[N_INPUT_METADATA], metas);
+    set_slot(node, n_off[N_PRE_HOOKS], Py_None);
+    set_slot(node, n_off[N_POST_HOOKS], Py_None);
+    set_slot(node, n_off[N_TENSOR_PRE_HOOKS], Py_None);
+    set_slot(node, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
+    set_slot(node, n_off[N_METADATA], Py_None);
+}
+
 /* The AccumulateGrad of a CPU leaf that has no live one: grad_accumulator() in _tensor.py for
  * that case. It makes the node with the fields AccumulateGrad.__init__ sets, and the leaf holds
  * it through a weak reference, both under the lock the Python function takes. Returns a new
@@ -141,14 +157,7 @@ leaf_accumulator(PyObject *tensor)
     PyTypeObject *type = (PyTypeObject *)AccumulateGrad_cls;
     if ((acc = type->tp_alloc(type, 0)) == NULL)
         goto done;
-    set_slot(acc, n_off[N_NEXT_EDGES], empty_tuple);
-    set_slot(acc, n_off[N_SEQUENCE_NR], max_sequence_nr);
-    set_slot(acc, n_off[N_INPUT_METADATA], metas);
-    set_slot(acc, n_off[N_PRE_HOOKS], Py_None);
-    set_slot(acc, n_off[N_POST_HOOKS], Py_None);
-    set_slot(acc, n_off[N_TENSOR_PRE_HOOKS], Py_None);
-    set_slot(acc, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
-    set_slot(acc, n_off[N_METADATA], Py_None);
+    set_node_fields(acc, empty_tuple, max_sequence_nr, metas);
     set_slot(acc, off_acc_variable, variable);
     set_slot(acc, off_acc_lock, lock);
     PyObject *own = PyWeakref_NewRef(acc, NULL);
@@ -636,14 +645,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *seq = PyObject_CallNoArgs(next_sequence_nr);
     if (seq == NULL)
         goto fail_node;
-    set_slot(node, n_off[N_NEXT_EDGES], edges);
-    set_slot(node, n_off[N_SEQUENCE_NR], seq);
+    set_node_fields(node, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
     Py_DECREF(seq);
-    set_slot(node, n_off[N_PRE_HOOKS], Py_None);
-    set_slot(node, n_off[N_POST_HOOKS], Py_None);
-    set_slot(node, n_off[N_TENSOR_PRE_HOOKS], Py_None);
-    set_slot(node, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
-    set_slot(node, n_off[N_METADATA], Py_None);
     set_slot(node, off_saved, nothing_saved);
     int anomaly = attr_true(Anomaly_cls, s_enabled);
     if (anomaly < 0)
