@@ -463,7 +463,10 @@ done:
 }
 
 /* 1 if the first entry of `queue` would pop before `node` of `gt` pushed now (engine.py's
- * _runs_before, negated), 0 if not or the queue is empty, -1 on error. */
+ * _runs_before, negated), 0 if not or the queue is empty, -1 on error. It peeks without the
+ * queue's lock, as the Python code does: only the owning thread pops this queue, and a push
+ * by another thread just after the peek is a race that pushing and popping would have had
+ * too (which of two threads' tasks comes first). */
 static int
 top_runs_first(PyObject *queue, PyObject *gt, PyObject *node)
 {
