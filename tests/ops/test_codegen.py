@@ -318,3 +318,33 @@ def test_op_function_is_a_function_to_its_users():
         np.testing.assert_array_equal(y.detach().numpy(), 2.0 * x.detach().numpy())
     assert pickle.loads(pickle.dumps(rg.mul)) is rg.mul
     assert weakref.ref(rg.mul)() is rg.mul
+
+
+def test_op_function_binds_in_c_and_leaves_the_rest_to_python():
+    # An OpFunction built around a counting stand-in for the Python function: every call it can
+    # bind runs the C call, and only the others reach the Python function.
+    import inspect
+    module = _compiled_or_skip()
+    op = REGISTRY["sum"]
+    calls = []
+
+    def python_fn(*args, **kwargs):
+        calls.append((args, kwargs))
+        return op.function.python_call(*args, **kwargs)
+    names = tuple(op.signature.parameters)
+    fn = module.OpFunction(_codegen.compiled_spec(op), python_fn, names,
+                           tuple(p.default for p in op.signature.parameters.values()), inspect.Parameter.empty)
+    x = _leaf(2, 3)
+    for args, kwargs in [((x,), {}), ((x, 1), {}), ((x,), {"keepdim": True, "dim": 0}), ((), {"input": x}),
+                         ((x, None, False), {"dtype": rg.float32})]:
+        np.testing.assert_array_equal(fn(*args, **kwargs).detach().numpy(),
+                                      op.function(*args, **kwargs).detach().numpy())
+    assert calls == []
+    for args, kwargs in [((x,), {"dims": 1}), ((x, 1), {"dim": 1}), ((), {})]:
+        with pytest.raises(TypeError):
+            fn(*args, **kwargs)
+    assert len(calls) == 3
+    view = x.t()
+    with rg.no_grad():
+        x.add_(1.0)  # the view's base changed in place: the C call declines, Python runs it
+    assert fn(view, dim=0).shape == (2,) and len(calls) == 4
