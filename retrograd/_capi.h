@@ -56,6 +56,13 @@ static const char *const tensor_fields[T_COUNT] = {
     "_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_grad", "_grad_accumulator",
     "_backward_hooks", "_retains_grad", "_view_version", "_view_fn", "_view_no_grad"};
 
+/* The slots Node.__init__ (autograd/graph.py) sets, by name. */
+enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,
+       N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
+static const char *const node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_pre_hooks",
+                                                 "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks",
+                                                 "_metadata"};
+
 /* SavedTensor's slots (autograd/graph.py) that the modules set or read, by name. */
 enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
        ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_IS_LEAF, ST_COUNT };
@@ -63,14 +70,31 @@ static const char *const st_fields[ST_COUNT] = {"data", "packed", "released", "v
                                                 "edge_node", "output_nr", "is_output", "requires_grad", "device",
                                                 "unpack_hook", "is_leaf"};
 
-/* Fills off[T_COUNT] with the offsets of those slots in class `tensor`; -1 on error. */
+/* Fills off[0..n) with the offsets of the slots `names` of class `cls` (tensor_fields,
+ * node_fields, st_fields...); -1 on error. */
 static inline int
-tensor_offsets(PyObject *tensor, Py_ssize_t *off)
+slot_offsets(PyObject *cls, const char *const *names, int n, Py_ssize_t *off)
 {
-    for (int i = 0; i < T_COUNT; i++)
-        if (member_offset(tensor, tensor_fields[i], &off[i]) < 0)
+    for (int i = 0; i < n; i++)
+        if (member_offset(cls, names[i], &off[i]) < 0)
             return -1;
     return 0;
+}
+
+/* The fields Node.__init__ sets, on a node made by tp_alloc (`off` of node_fields): its
+ * edges, sequence number and input metadata (left unset when NULL), no hooks, no metadata. */
+static inline void
+set_node_fields(PyObject *node, const Py_ssize_t *off, PyObject *next_edges, PyObject *sequence_nr, PyObject *metas)
+{
+    set_slot(node, off[N_NEXT_EDGES], next_edges);
+    set_slot(node, off[N_SEQUENCE_NR], sequence_nr);
+    if (metas != NULL)
+        set_slot(node, off[N_INPUT_METADATA], metas);
+    set_slot(node, off[N_PRE_HOOKS], Py_None);
+    set_slot(node, off[N_POST_HOOKS], Py_None);
+    set_slot(node, off[N_TENSOR_PRE_HOOKS], Py_None);
+    set_slot(node, off[N_RETAINS_GRAD_HOOKS], Py_None);
+    set_slot(node, off[N_METADATA], Py_None);
 }
 
 /* A new `type` instance wrapping `data` on `device`, with every other field as Tensor._make

@@ -55,9 +55,8 @@ static PyTypeObject *Edge_type;
 static int configured = 0;
 
 /* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
-static Py_ssize_t off_next_edges, off_input_metadata, off_pre_hooks, off_post_hooks,
-    off_tensor_pre_hooks, off_retains_grad_hooks, off_saved, off_sequence_nr, off_variable, off_acc_lock,
-    off_ib_buffer, off_ib_owned, off_ib_device, off_root_outputs, off_metadata;
+static Py_ssize_t n_off[N_COUNT];  /* Node's, see node_fields in _capi.h */
+static Py_ssize_t off_saved, off_variable, off_acc_lock, off_ib_buffer, off_ib_owned, off_ib_device, off_root_outputs;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
 static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
 static PyObject *zero_int;
@@ -202,26 +201,19 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(heappush_fn, import_attr("heapq", "heappush"));
     Py_XSETREF(heappop_fn, import_attr("heapq", "heappop"));
     if (np_empty_fn == NULL || ndarray_type == NULL || rlock_cls == NULL || max_sequence_nr == NULL ||
-        heappush_fn == NULL || heappop_fn == NULL || member_offset(node, "_metadata", &off_metadata) < 0)
+        heappush_fn == NULL || heappop_fn == NULL)
         return NULL;
     Py_XSETREF(task_kind, PyLong_FromLong(2));
     if (task_kind == NULL)
         return NULL;
-    if (member_offset(node, "next_edges", &off_next_edges) < 0 ||
-        member_offset(node, "input_metadata", &off_input_metadata) < 0 ||
-        member_offset(node, "sequence_nr", &off_sequence_nr) < 0 ||
-        member_offset(node, "_pre_hooks", &off_pre_hooks) < 0 ||
-        member_offset(node, "_post_hooks", &off_post_hooks) < 0 ||
-        member_offset(node, "_tensor_pre_hooks", &off_tensor_pre_hooks) < 0 ||
-        member_offset(node, "_retains_grad_hooks", &off_retains_grad_hooks) < 0 ||
+    if (slot_offsets(node, node_fields, N_COUNT, n_off) < 0 ||
+        slot_offsets(tensor, tensor_fields, T_COUNT, t_off) < 0 ||
+        slot_offsets(saved_tensor, st_fields, ST_COUNT, st_off) < 0 ||
         member_offset(acc, "_variable", &off_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0 ||
-        member_offset(opnode, "_saved", &off_saved) < 0 || tensor_offsets(tensor, t_off) < 0 ||
+        member_offset(opnode, "_saved", &off_saved) < 0 ||
         !PyType_Check(ibuf) || member_offset(ibuf, "buffer", &off_ib_buffer) < 0 ||
         member_offset(ibuf, "owned", &off_ib_owned) < 0 || member_offset(ibuf, "device", &off_ib_device) < 0)
         return NULL;
-    for (int i = 0; i < ST_COUNT; i++)
-        if (member_offset(saved_tensor, st_fields[i], &st_off[i]) < 0)
-            return NULL;
     if ((zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL) ||
         (one_int == NULL && (one_int = PyLong_FromLong(1)) == NULL))
         return NULL;
@@ -283,9 +275,9 @@ handled(PyObject *node, int keep_graph)
         if (!plain)
             return 0;
     }
-    PyObject *edges = slot(node, off_next_edges);
-    PyObject *tph = slot(node, off_tensor_pre_hooks), *rgh = slot(node, off_retains_grad_hooks);
-    PyObject *pre = slot(node, off_pre_hooks), *post = slot(node, off_post_hooks);
+    PyObject *edges = slot(node, n_off[N_NEXT_EDGES]);
+    PyObject *tph = slot(node, n_off[N_TENSOR_PRE_HOOKS]), *rgh = slot(node, n_off[N_RETAINS_GRAD_HOOKS]);
+    PyObject *pre = slot(node, n_off[N_PRE_HOOKS]), *post = slot(node, n_off[N_POST_HOOKS]);
     if (edges == NULL || !PyTuple_CheckExact(edges) || tph != Py_None || rgh != Py_None ||
         pre == NULL || !no_hooks(pre) || post == NULL || !no_hooks(post))
         return 0;
@@ -333,7 +325,7 @@ outputs_match(PyObject *edges, PyObject *outputs)
             !PyObject_TypeCheck(PyTuple_GET_ITEM(edge, 0), Node_type) ||
             !PyObject_TypeCheck(grad, Tensor_type))
             return 0;
-        PyObject *metas = slot(PyTuple_GET_ITEM(edge, 0), off_input_metadata);
+        PyObject *metas = slot(PyTuple_GET_ITEM(edge, 0), n_off[N_INPUT_METADATA]);
         Py_ssize_t nr = PyLong_AsSsize_t(PyTuple_GET_ITEM(edge, 1));
         if (nr == -1 && PyErr_Occurred())
             return -1;
@@ -412,7 +404,7 @@ static int
 push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
 {
     if (Py_TYPE(queue) != ReadyQueue_type || !PyObject_TypeCheck(node, Node_type) ||
-        slot(node, off_sequence_nr) == NULL) {
+        slot(node, n_off[N_SEQUENCE_NR]) == NULL) {
         PyObject *r = PyObject_CallMethodObjArgs(queue, s_push, gt, node, grads, NULL);
         Py_XDECREF(r);
         return r == NULL ? -1 : 0;
@@ -422,7 +414,7 @@ push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
     int rc = -1;
     if ((depth = GT_GET(gt, s_reentrant_depth)) == NULL ||
         (neg_depth = PyNumber_Negative(depth)) == NULL ||
-        (neg_seq = PyNumber_Negative(slot(node, off_sequence_nr))) == NULL ||
+        (neg_seq = PyNumber_Negative(slot(node, n_off[N_SEQUENCE_NR]))) == NULL ||
         (counter = RQ_GET(queue, s_counter)) == NULL || (order = PyObject_CallNoArgs(counter)) == NULL ||
         (entry = PyTuple_Pack(7, task_kind, neg_depth, neg_seq, order, gt, node, grads)) == NULL ||
         (lock = RQ_GET(queue, s_lock)) == NULL ||
@@ -476,7 +468,7 @@ top_runs_first(PyObject *queue, PyObject *gt, PyObject *node)
     int rc = PyObject_IsTrue(heap);
     if (rc > 0 && PyList_CheckExact(heap)) {  /* compare (kind, -depth, -sequence_nr) */
         PyObject *top = Py_NewRef(PyList_GET_ITEM(heap, 0)), *depth = GT_GET(gt, s_reentrant_depth);
-        PyObject *seq = PyObject_TypeCheck(node, Node_type) ? slot(node, off_sequence_nr) : NULL;
+        PyObject *seq = PyObject_TypeCheck(node, Node_type) ? slot(node, n_off[N_SEQUENCE_NR]) : NULL;
         PyObject *mine[3] = {task_kind, depth ? PyNumber_Negative(depth) : NULL,
                              seq ? PyNumber_Negative(seq) : NULL};
         if (mine[1] == NULL || mine[2] == NULL || !PyTuple_Check(top) || PyTuple_GET_SIZE(top) < 3) {
@@ -551,7 +543,7 @@ done:
 static PyObject *
 input_count(PyObject *node)
 {
-    PyObject *metas = slot(node, off_input_metadata);
+    PyObject *metas = slot(node, n_off[N_INPUT_METADATA]);
     if (metas == NULL) {
         PyErr_SetString(PyExc_AttributeError, "input_metadata");
         return NULL;
@@ -595,8 +587,8 @@ needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
 static int
 runs_later(PyObject *a, PyObject *b)
 {
-    PyObject *sa = PyObject_TypeCheck(a, Node_type) ? slot(a, off_sequence_nr) : NULL;
-    PyObject *sb = PyObject_TypeCheck(b, Node_type) ? slot(b, off_sequence_nr) : NULL;
+    PyObject *sa = PyObject_TypeCheck(a, Node_type) ? slot(a, n_off[N_SEQUENCE_NR]) : NULL;
+    PyObject *sb = PyObject_TypeCheck(b, Node_type) ? slot(b, n_off[N_SEQUENCE_NR]) : NULL;
     return sa == NULL || sb == NULL ? 0 : PyObject_RichCompareBool(sa, sb, Py_GT);
 }
 
@@ -698,7 +690,7 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
       PyObject *deps, PyObject *not_ready, PyObject *exec_info, PyObject *cpu_queue, int multithreading,
       PyObject **follow_node, PyObject **follow_grads)
 {
-    PyObject *edges = slot(node, off_next_edges);
+    PyObject *edges = slot(node, n_off[N_NEXT_EDGES]);
     Py_ssize_t n = PyTuple_GET_SIZE(edges);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *edge = PyTuple_GET_ITEM(edges, i);
@@ -1070,7 +1062,7 @@ apply_node(PyObject *node, PyObject *inputs)
         Py_DECREF(fn);
         return NULL;
     }
-    PyObject *edges = slot(node, off_next_edges);
+    PyObject *edges = slot(node, n_off[N_NEXT_EDGES]);
     if (plan == NULL || !PyTuple_CheckExact(plan) || saved == NULL || !PyTuple_CheckExact(saved) ||
         !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1 || PyTuple_GET_SIZE(plan) != PyTuple_GET_SIZE(edges)) {
         Py_XDECREF(plan);
@@ -1229,11 +1221,11 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_SETREF(outputs, PySequence_List(outputs));
         if (outputs == NULL)
             goto node_error;
-        int match = outputs_match(slot(node, off_next_edges), outputs);
+        int match = outputs_match(slot(node, n_off[N_NEXT_EDGES]), outputs);
         if (match < 0)
             goto node_error;
         if (!match) {
-            PyObject *checked = PyObject_CallFunctionObjArgs(validate_outputs_fn, slot(node, off_next_edges),
+            PyObject *checked = PyObject_CallFunctionObjArgs(validate_outputs_fn, slot(node, n_off[N_NEXT_EDGES]),
                                                              outputs, node, NULL);
             if (checked == NULL)
                 goto node_error;
@@ -1361,8 +1353,8 @@ count_dependencies(PyObject *root, PyObject *deps)
             Py_DECREF(node);
             goto error;
         }
-        PyObject *edges = PyObject_TypeCheck(node, Node_type) && slot(node, off_next_edges) != NULL
-            ? Py_NewRef(slot(node, off_next_edges)) : PyObject_GetAttrString(node, "next_edges");
+        PyObject *edges = PyObject_TypeCheck(node, Node_type) && slot(node, n_off[N_NEXT_EDGES]) != NULL
+            ? Py_NewRef(slot(node, n_off[N_NEXT_EDGES])) : PyObject_GetAttrString(node, "next_edges");
         Py_DECREF(node);
         if (edges == NULL)
             goto error;
@@ -1697,14 +1689,7 @@ new_graph_root(PyObject *roots, PyObject *inputs)
         if (empty == NULL) {
             Py_CLEAR(root);
         } else {
-            set_slot(root, off_next_edges, edges);
-            set_slot(root, off_input_metadata, empty);
-            set_slot(root, off_sequence_nr, max_sequence_nr);
-            set_slot(root, off_pre_hooks, Py_None);
-            set_slot(root, off_post_hooks, Py_None);
-            set_slot(root, off_tensor_pre_hooks, Py_None);
-            set_slot(root, off_retains_grad_hooks, Py_None);
-            set_slot(root, off_metadata, Py_None);
+            set_node_fields(root, n_off, edges, max_sequence_nr, empty);
             set_slot(root, off_root_outputs, outputs);
             Py_DECREF(empty);
         }

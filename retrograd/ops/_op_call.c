@@ -30,10 +30,6 @@ static int configured = 0;
 
 static Py_ssize_t t_off[T_COUNT];  /* see tensor_fields in _capi.h */
 
-enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,
-       N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
-static const char *node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_pre_hooks",
-                                           "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata"};
 static Py_ssize_t n_off[N_COUNT], off_saved, off_version, off_acc_variable, off_acc_lock;
 
 /* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
@@ -57,14 +53,10 @@ configure(PyObject *module, PyObject *args)
     }
     if (member_offset(acc, "_variable", &off_acc_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0)
         return NULL;
-    if (tensor_offsets(tensor, t_off) < 0 || member_offset(version_counter, "version", &off_version) < 0)
+    if (slot_offsets(tensor, tensor_fields, T_COUNT, t_off) < 0 ||
+        slot_offsets(saved, st_fields, ST_COUNT, st_off) < 0 || slot_offsets(node, node_fields, N_COUNT, n_off) < 0 ||
+        member_offset(version_counter, "version", &off_version) < 0)
         return NULL;
-    for (int i = 0; i < ST_COUNT; i++)
-        if (member_offset(saved, st_fields[i], &st_off[i]) < 0)
-            return NULL;
-    for (int i = 0; i < N_COUNT; i++)
-        if (member_offset(node, node_fields[i], &n_off[i]) < 0)
-            return NULL;
     if (member_offset(opnode, "_saved", &off_saved) < 0)
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
@@ -106,22 +98,6 @@ configure(PyObject *module, PyObject *args)
 
 static PyObject *input_metadata(PyObject *out, PyObject *out_dtype);
 
-/* The fields Node.__init__ sets, on a node made by tp_alloc: its edges, sequence number and
- * input metadata (left unset when NULL), no hooks, no metadata dict. */
-static void
-set_node_fields(PyObject *node, PyObject *next_edges, PyObject *sequence_nr, PyObject *metas)
-{
-    set_slot(node, n_off[N_NEXT_EDGES], next_edges);
-    set_slot(node, n_off[N_SEQUENCE_NR], sequence_nr);
-    if (metas != NULL)
-        set_slot(node, n_off[N_INPUT_METADATA], metas);
-    set_slot(node, n_off[N_PRE_HOOKS], Py_None);
-    set_slot(node, n_off[N_POST_HOOKS], Py_None);
-    set_slot(node, n_off[N_TENSOR_PRE_HOOKS], Py_None);
-    set_slot(node, n_off[N_RETAINS_GRAD_HOOKS], Py_None);
-    set_slot(node, n_off[N_METADATA], Py_None);
-}
-
 /* The AccumulateGrad of a CPU leaf that has no live one: grad_accumulator() in _tensor.py for
  * that case. It makes the node with the fields AccumulateGrad.__init__ sets, and the leaf holds
  * it through a weak reference, both under the lock the Python function takes. Returns a new
@@ -157,7 +133,7 @@ leaf_accumulator(PyObject *tensor)
     PyTypeObject *type = (PyTypeObject *)AccumulateGrad_cls;
     if ((acc = type->tp_alloc(type, 0)) == NULL)
         goto done;
-    set_node_fields(acc, empty_tuple, max_sequence_nr, metas);
+    set_node_fields(acc, n_off, empty_tuple, max_sequence_nr, metas);
     set_slot(acc, off_acc_variable, variable);
     set_slot(acc, off_acc_lock, lock);
     PyObject *own = PyWeakref_NewRef(acc, NULL);
@@ -645,7 +621,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *seq = PyObject_CallNoArgs(next_sequence_nr);
     if (seq == NULL)
         goto fail_node;
-    set_node_fields(node, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
+    set_node_fields(node, n_off, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
     Py_DECREF(seq);
     set_slot(node, off_saved, nothing_saved);
     int anomaly = attr_true(Anomaly_cls, s_enabled);
