@@ -97,6 +97,41 @@ set_node_fields(PyObject *node, const Py_ssize_t *off, PyObject *next_edges, PyO
     set_slot(node, off[N_METADATA], Py_None);
 }
 
+/* For a declared shortcut `entry` = (what, with, n, when): a formula's direct form in the
+ * engine loop, an op's ufunc forward in the op call. Returns n when every (position, value) of
+ * `when` holds for args (args[position] is value), 0 when one does not, and -1 with an error if
+ * the entry is malformed or reaches past args[0..nargs). */
+static inline Py_ssize_t
+declared_args(PyObject *entry, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a declared shortcut must be (what, with, nargs, when)");
+        return -1;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2));
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (n < 1 || n > nargs) {
+        PyErr_SetString(PyExc_ValueError, "a declared shortcut takes more arguments than it is given");
+        return -1;
+    }
+    PyObject *when = PyTuple_GET_ITEM(entry, 3);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(when); i++) {
+        PyObject *cond = PyTuple_GET_ITEM(when, i);
+        Py_ssize_t pos = PyTuple_Check(cond) && PyTuple_GET_SIZE(cond) == 2 ?
+                         PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0)) : -1;
+        if (pos == -1 && PyErr_Occurred())
+            return -1;
+        if (pos < 0 || pos >= nargs) {
+            PyErr_SetString(PyExc_ValueError, "a declared shortcut's condition names no argument it is given");
+            return -1;
+        }
+        if (args[pos] != PyTuple_GET_ITEM(cond, 1))
+            return 0;
+    }
+    return n;
+}
+
 /* A new `type` instance wrapping `data` on `device`, with every other field as Tensor._make
  * sets it (`zero`: the int 0); the view fields stay unset, as there. */
 static inline PyObject *

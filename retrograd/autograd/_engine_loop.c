@@ -998,31 +998,9 @@ apply_direct(PyObject *direct, PyObject *const *args, Py_ssize_t nargs)
 {
     if (direct == Py_None)
         return Py_NewRef(Py_None);
-    if (!PyTuple_CheckExact(direct) || PyTuple_GET_SIZE(direct) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(direct, 3))) {
-        PyErr_SetString(PyExc_TypeError, "a direct form must be (call, spec, nargs, when)");
-        return NULL;
-    }
-    Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(direct, 2));
-    if (n == -1 && PyErr_Occurred())
-        return NULL;
-    if (n < 1 || n > nargs) {
-        PyErr_SetString(PyExc_ValueError, "a direct form takes more arguments than its formula");
-        return NULL;
-    }
-    PyObject *when = PyTuple_GET_ITEM(direct, 3);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(when); i++) {
-        PyObject *cond = PyTuple_GET_ITEM(when, i);
-        Py_ssize_t pos = PyTuple_Check(cond) && PyTuple_GET_SIZE(cond) == 2 ?
-                         PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0)) : -1;
-        if (pos == -1 && PyErr_Occurred())
-            return NULL;
-        if (pos < 0 || pos >= nargs) {
-            PyErr_SetString(PyExc_ValueError, "a direct form's condition names no argument of its formula");
-            return NULL;
-        }
-        if (args[pos] != PyTuple_GET_ITEM(cond, 1))
-            return Py_NewRef(Py_None);
-    }
+    Py_ssize_t n = declared_args(direct, args, nargs);
+    if (n <= 0)
+        return n < 0 ? NULL : Py_NewRef(Py_None);
     PyObject *call = PyTuple_GET_ITEM(direct, 0);
     if (call == Py_None)
         return Py_NewRef(args[0]);

@@ -437,35 +437,16 @@ untrack_if_atomic(PyObject *saved)
 #define MAX_ARGS 16
 
 /* For spec's S_UFUNC entry (forward, ufunc, n, when): n when `forward` (op.forward, as read for
- * this call) is the declared one and every (position, value) of `when` holds for the call's
- * arguments, so that ufunc(*arrays[:n]) is the forward's result; 0 otherwise, -1 on error. */
+ * this call) is the declared one and declared_args holds for the call's arguments, so that
+ * ufunc(*arrays[:n]) is the forward's result; 0 otherwise, -1 on error. */
 static Py_ssize_t
 ufunc_args(PyObject *entry, PyObject *forward, PyObject *const *args, Py_ssize_t nargs)
 {
     if (entry == Py_None)
         return 0;
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 3))) {
-        PyErr_SetString(PyExc_TypeError, "a spec's ufunc entry must be (forward, ufunc, nargs, when)");
-        return -1;
-    }
-    if (PyTuple_GET_ITEM(entry, 0) != forward)  /* op.forward was replaced: call what is there */
-        return 0;
-    Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2));
-    if (n == -1 && PyErr_Occurred())
-        return -1;
-    if (n < 1 || n > nargs)
-        return 0;
-    PyObject *when = PyTuple_GET_ITEM(entry, 3);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(when); i++) {
-        PyObject *cond = PyTuple_GET_ITEM(when, i);
-        Py_ssize_t pos = PyTuple_Check(cond) && PyTuple_GET_SIZE(cond) == 2 ?
-                         PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0)) : -1;
-        if (pos == -1 && PyErr_Occurred())
-            return -1;
-        if (pos < 0 || pos >= nargs || args[pos] != PyTuple_GET_ITEM(cond, 1))
-            return 0;
-    }
-    return n;
+    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 4 && PyTuple_GET_ITEM(entry, 0) != forward)
+        return 0;  /* op.forward was replaced: call what is there */
+    return declared_args(entry, args, nargs);  /* which also checks the entry's form */
 }
 
 static PyObject *
