@@ -28,7 +28,8 @@ from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
 from ..backends import get_backend
 from . import _codegen
 
-__all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op", "formula_is_op", "forward_is_ufunc", "passthrough", "ufunc"]
+__all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op", "formula_is_op", "forward_is_ufunc", "passthrough",
+           "ufunc"]
 
 REGISTRY: dict = {}
 _grad_state = grad_mode.state
@@ -179,8 +180,8 @@ def formula_is_op(fn, op_name, nargs, when=()):
 
     A node's ``apply`` calls ``fn`` regardless. The compiled loop (Note [The compiled loop]) uses
     the declaration to call the op's C call directly, without ``fn``'s frame and the operator
-    dispatch inside it; it calls ``fn`` wherever the C call declines. tests/ops/test_codegen.py
-    checks every declared formula against its op.
+    dispatch inside it; it calls ``fn`` wherever a condition fails or the C call declines.
+    tests/autograd/test_compiled_loop.py checks every declared formula against its op.
     """
     fn.same_as_op = (op_name, nargs, tuple(when))
     return fn
