@@ -34,8 +34,10 @@ from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from . import optim
 from .serialization import save, load
 
-if autograd.engine.compiled_enabled():  # Note [The compiled loop]
-    autograd.engine.use_compiled_loop(True)
+from ._C import _configure as _compiled_modules
+from ._C._configure import is_compiled
+
+_compiled_modules.install()  # See Note [The compiled modules]
 
 clip = clamp
 absolute = abs

@@ -14,21 +14,34 @@ def _fresh_state():
     rg.autograd.grad_mode.state.grad_enabled = True
 
 
-@pytest.fixture(params=["compiled", "python"])
+@pytest.fixture(params=["compiled", "python"], autouse=True)
 def engine_loop(request):
-    """Runs a test with the engine's compiled per-node loop, then with the pure-Python one.
+    """Runs every test with retrograd's C modules, then with the pure-Python code alone.
 
-    See Note [The compiled loop]. The compiled variant skips where the extension was not built.
+    See Note [The compiled modules]: the C op call and the engine's compiled loop are switched
+    on for the "compiled" variant and off for the "python" one, in this process; tests that start
+    processes of their own (tests/distributed) give them ``RETROGRAD_COMPILED=0`` for "python".
+    The compiled variant skips where the modules were not built or RETROGRAD_COMPILED=0.
     """
-    from retrograd.autograd import engine
-    was_compiled = engine._loop is not None
+    from retrograd._C import _configure
+    saved = rg.is_compiled("engine"), rg.is_compiled("ops")
     if request.param == "compiled":
-        if not engine.use_compiled_loop(True):
-            pytest.skip("the compiled engine loop is not built")
+        if not _configure.use_compiled(True):
+            _restore(saved)
+            pytest.skip("the C modules are not built, or RETROGRAD_COMPILED=0")
     else:
-        engine.use_compiled_loop(False)
+        _configure.use_compiled(False)
     yield request.param
-    engine.use_compiled_loop(was_compiled)
+    _restore(saved)
+
+
+def _restore(saved):
+    from retrograd import _C
+    from retrograd.autograd import engine
+    engine_on, ops_on = saved
+    if _C.op_call is not None:
+        _C.op_call.set_enabled(ops_on)
+    engine.use_compiled_loop(engine_on)
 
 
 @pytest.fixture
@@ -37,8 +50,8 @@ def expects_compiled():
     exists and RETROGRAD_COMPILED is not 0. Tests that use it fail if a module is then missing."""
     import shutil
     import sysconfig
-    from retrograd.autograd import engine
-    if not engine.compiled_enabled():
+    from retrograd import _C
+    if not _C.wanted():
         pytest.skip("switched off by RETROGRAD_COMPILED=0")
     if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
         pytest.skip("no C compiler: the pure-Python code is the one in use")

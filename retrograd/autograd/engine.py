@@ -77,6 +77,7 @@ import threading
 import warnings
 from concurrent.futures import Future
 
+from .. import _C
 from .._device import cpu as _cpu
 from . import grad_mode
 from .anomaly_mode import _Anomaly, forward_trace_message
@@ -113,6 +114,9 @@ def current_node():
 class GraphTask:
     """The state of one backward pass. See Note [GraphTask ownership]."""
 
+    # exec_info[node] is a list [needed, captures]; _outcome a tuple (captured, error).
+    EXEC_INFO_FIELDS = ("needed", "captures")
+    OUTCOME_FIELDS = ("captured", "error")
     __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
                  "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
                  "_future", "_claimed", "_outcome", "completed", "final_callbacks", "cpu_ready_queue",
@@ -218,7 +222,7 @@ class GraphTask:
                 _add_note(exc, msg)
                 warnings.warn(msg, stacklevel=2)
         if self.exit_on_error:
-            Engine._mark_completed(self)
+            Engine.mark_graph_task_completed(self)
 
 
 def _resolve(future, outcome):
@@ -259,10 +263,11 @@ class ReadyQueue:
     Shutdown tasks first, then wake-up (dummy) tasks, then deeper reentrant depth, then higher
     ``sequence_nr`` (later-created nodes first; AccumulateGrad, at the maximum, as soon as it
     is ready). Ties go to the earlier push, which makes runs deterministic. Entries are flat
-    tuples ``(kind, -depth, -sequence_nr, order, graph_task, node, inputs)``.
+    tuples of ``ENTRY_FIELDS``, ``(kind, -depth, -sequence_nr, order, graph_task, node, inputs)``.
     """
 
     __slots__ = ("heap", "lock", "cond", "waiting", "counter")
+    ENTRY_FIELDS = ("kind", "neg_depth", "neg_sequence_nr", "order", "graph_task", "node", "inputs")
 
     def __init__(self):
         self.heap = []
@@ -394,6 +399,8 @@ class _ThreadPoolShared:
 class Engine:
     """Runs backward passes. One default instance serves the process (``get_default_engine()``)."""
 
+    HANDED_OVER_FIELDS = ("node", "inputs")  # what evaluate_function returns: See Note [Handing over the next task]
+
     def __init__(self, max_recursion_depth: int = 10):
         # Each inline level costs about a dozen Python frames; keep well inside the recursion limit.
         self.max_recursion_depth = max_recursion_depth
@@ -408,9 +415,8 @@ class Engine:
     def compute_dependencies(root, graph_task) -> None:
         """Counts, for every node reachable from ``root``, how many edges lead into it."""
         dependencies = graph_task.dependencies
-        if _loop is not None:  # the same walk, compiled: Note [The compiled loop]
-            _loop.compute_dependencies(root, dependencies)
-            return
+        if _loop is not None and _loop.compute_dependencies(root, dependencies) is None:
+            return  # the same walk, compiled: Note [The compiled loop]
         seen = {root}
         stack = [root]
         while stack:
@@ -442,7 +448,9 @@ class Engine:
         """
         if _loop is not None and not outputs and local.worker_device == NO_DEVICE:
             # a .backward() pass driven by this thread: the same steps, compiled (Note [The compiled loop])
-            return _loop.execute(self, roots, inputs, keep_graph, create_graph)
+            captured = _loop.execute(self, roots, inputs, keep_graph, create_graph)
+            if captured is not NotImplemented:
+                return captured
         inputs = validate_outputs(roots, list(inputs))
         if local.ready_queue is None:
             local.ready_queue = ReadyQueue()
@@ -538,7 +546,7 @@ class Engine:
                     gt.outstanding_tasks -= 1
                     done = gt.outstanding_tasks == 0 and not gt.completed
                 if done:
-                    self._mark_completed(gt)
+                    self.mark_graph_task_completed(gt)
                     owner_queue = self._ready_queue_of_owner(gt)
                     if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
                         self._wake_owner(owner_queue, gt)
@@ -653,7 +661,7 @@ class Engine:
 
     # -- step 5 --------------------------------------------------------------------------------
     @staticmethod
-    def _mark_completed(graph_task) -> None:
+    def mark_graph_task_completed(graph_task) -> None:
         """Completes the GraphTask exactly once: post-processing, then its future."""
         with graph_task.lock:
             if graph_task._claimed:
@@ -900,12 +908,7 @@ def _check_nan(node, outputs):
 
 _default_engine = Engine()
 
-_loop = None  # the compiled module retrograd.autograd._engine_loop while it is in use
-
-
-def compiled_enabled() -> bool:
-    """Whether retrograd is to use its optional C modules: unless ``RETROGRAD_COMPILED=0``."""
-    return os.environ.get("RETROGRAD_COMPILED", "1") != "0"
+_loop = None  # the compiled module retrograd._C._engine_loop while it is in use
 
 
 def use_compiled_loop(enabled: bool = True) -> bool:
@@ -913,38 +916,30 @@ def use_compiled_loop(enabled: bool = True) -> bool:
 
     Note [The compiled loop]
     ~~~~~~~~~~~~~~~~~~~~~~~~
-    ``_engine_loop.c`` re-states in C the steps ``_run_task``, ``evaluate_function`` and
-    ``call_function`` take for an ordinary node (no hooks, no anomaly mode, nothing captured
-    from it in a pruned pass; for AccumulateGrad, ``accumulate_grad`` with grad mode off),
-    and runs on into the next task of the same pass, handed over or popped from this
-    thread's queue, without returning to ``thread_main``. A ``.backward()`` pass called
-    outside the engine runs ``execute``, ``thread_main`` and ``_mark_completed`` in C as well
-    (the common case of each; a pass with final callbacks or an error completes in Python),
-    and so does the plainest call of all, ``tensor.backward()`` of a one-element non-leaf
-    (``Tensor.backward``, the seed and root edge of ``autograd.backward``). It calls the
-    same Python objects in the same order and hands every other node back to ``_run_task``,
-    so this file remains the definition of what the engine does; the C loop only removes
-    CPython's per-bytecode cost from the common case (see the comment at the top of the C
-    file). It is built when a C compiler is present at install time and used when it
-    imports; ``RETROGRAD_COMPILED=0`` keeps the pure-Python loop. The test suite runs the
-    engine's tests both ways.
+    ``retrograd/_C/_engine_loop.c`` re-states in C the steps ``_run_task``,
+    ``evaluate_function`` and ``call_function`` take for an ordinary node (no hooks, no anomaly
+    mode, nothing captured from it in a pruned pass; for AccumulateGrad, ``accumulate_grad``
+    with grad mode off), and runs on into the next task of the same pass, handed over or
+    popped from this thread's queue, without returning to ``thread_main``. A ``.backward()``
+    pass called outside the engine runs ``execute``, ``thread_main`` and
+    ``mark_graph_task_completed`` in C as well (the common case of each; a pass with final
+    callbacks or an error completes in Python), and so does the plainest call of all,
+    ``tensor.backward()`` of a one-element non-leaf (``Tensor.backward``, the seed and root
+    edge of ``autograd.backward``). It calls the same Python objects in the same order and
+    hands every other node back to ``_run_task``, so this file remains the definition of what
+    the engine does; the C loop only removes CPython's per-bytecode cost from the common case
+    (see the comment at the top of the C file). It is one of the compiled modules of Note [The
+    compiled modules]: in use once configured, unless ``RETROGRAD_COMPILED=0``.
     """
     global _loop
-    if not enabled:
-        _loop = None
-        return False
-    try:
-        from . import _engine_loop
-    except ImportError:
-        return False
-    from .._tensor import Tensor
-    from ..ops._registry import OpNode
-    from .graph import SavedTensor
-    _engine_loop.configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, _cpu,
-                           _grad_state, local, _Anomaly, validate_outputs, node_name, GraphTask, GraphRoot,
-                           NO_DEVICE, CPU_DEVICE, Edge)
-    _loop = _engine_loop
-    return True
+    loop = _C.engine_loop
+    _loop = loop if enabled and loop is not None and loop.is_configured() else None
+    return _loop is not None
+
+
+def compiled_loop_in_use() -> bool:
+    """Whether backward passes run the compiled loop (Note [The compiled loop])."""
+    return _loop is not None
 
 
 def get_default_engine() -> Engine:

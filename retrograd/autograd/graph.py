@@ -22,6 +22,7 @@ __all__ = ["Node", "Edge", "AccumulateGrad", "GraphRoot", "SavedTensor", "Remova
 Edge = namedtuple("Edge", ["node", "input_nr"])
 Edge.__doc__ = "Where a gradient goes: input slot ``input_nr`` of ``node``."
 make_edge = tuple.__new__  # make_edge(Edge, (node, nr)): an Edge without the Python-level __new__
+INPUT_METADATA_FIELDS = ("shape", "dtype", "device")  # See Note [Input metadata]
 
 # Sequence numbers order backward work: a node made later runs earlier among ready nodes.
 # itertools.count's __next__ is atomic under the GIL, so this is thread-safe and monotonic.
@@ -122,6 +123,8 @@ class Node:
     device is None for the CPU. Shapes, NumPy dtypes and None are atomic, so these tuples are
     dropped from the garbage collector's tracking after its first pass, and a long graph does
     not make every full collection slower; a device object would keep them tracked.
+
+    The fields are ``INPUT_METADATA_FIELDS``.
 
     ``apply(grads)`` takes one gradient (a Tensor or None) per forward output and returns one
     per forward input, in ``next_edges`` order. Subclasses set ``__slots__`` and ``apply``.

@@ -5,7 +5,7 @@ from .. import _creation
 from .._tensor import Tensor
 from . import composite, copy, indexing, joining, linalg, pointwise, reduction, shape
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
-from . import _codegen
+from . import _compiled
 from ._inplace import apply_inplace
 from ._registry import REGISTRY, call_op, defop, forwarding_function
 from .composite import narrow, select, square, std, std_mean, var, var_mean
@@ -162,7 +162,7 @@ def _attach():
 
 
 _attach()
-_codegen.link_direct_formulas(REGISTRY)
+_compiled.link_direct_formulas(REGISTRY)
 
 __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "max", "min", "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "einsum", "flatten",

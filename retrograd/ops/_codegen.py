@@ -18,17 +18,12 @@ from .._device import cpu as _cpu
 from .._tensor import Tensor, VersionCounter, gradient_edge
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
-from ..autograd.engine import compiled_enabled
 from ..autograd.graph import (MAX_SEQUENCE_NR, AccumulateGrad, Edge, Node, SavedTensor, _next_sequence_nr,
                               _saved_hooks_state, make_edge)
 from ..backends import get_backend
+from ._compiled import PlanEntry, eligible
 
-__all__ = ["eligible", "build_fast_call", "build_fast_apply", "compiled_call", "link_direct_formulas"]
-
-
-def eligible(op) -> bool:
-    """Ops the generated forward handles: one output, no tensor lists, no device move."""
-    return not op.multi_output and not op.lists and op.device_pos is None
+__all__ = ["eligible", "build_fast_call", "build_fast_apply"]
 
 
 def _xp_of(device):
@@ -235,117 +230,6 @@ def build_fast_apply(op):
     # The same table for the compiled engine loop (Note [The compiled loop]): per formula, the
     # function, where each argument comes from (-1: the gradient, else a saved slot), and its
     # direct form (see formula_is_op), which link_direct_formulas fills in once every op exists.
-    apply.plan = tuple((fn, tuple(-1 if a == "grad" else op.save_index[a] for a in argnames), None)
+    apply.plan = tuple(PlanEntry(fn, tuple(-1 if a == "grad" else op.save_index[a] for a in argnames), None)
                        for _, _, fn, argnames in op.formulas)
     return apply
-
-
-def link_direct_formulas(registry) -> None:
-    """Fills in the direct form of each formula declared by ``formula_is_op`` in the apply plans.
-
-    A direct form is ``(call, spec, nargs, when)``: ``call(spec, *args[:nargs])`` is the op's C
-    call (it returns None where it declines, and the loop then calls the formula); with ``call``
-    None the result is ``args[0]``. The loop uses it only when every ``(position, value)`` of
-    ``when`` holds. Without the C op call only the ``args[0]`` forms are filled in.
-    """
-    module = _compiled_module()
-    for op in registry.values():
-        apply = getattr(op.node_cls, "apply", None)
-        plan = getattr(apply, "plan", None)
-        if plan is None:
-            continue
-        entries = []
-        for fn, sources, _ in plan:
-            direct = None
-            declared = getattr(fn, "same_as_op", None)
-            if declared is not None:
-                name, nargs, when = declared
-                if name is None:
-                    direct = (None, None, nargs, when)
-                elif module is not None and eligible(registry[name]):
-                    direct = (module.call, compiled_spec(registry[name]), nargs, when)
-            entries.append((fn, sources, direct))
-        apply.plan = tuple(entries)
-
-
-# -- the compiled op call -----------------------------------------------------------------------
-_op_call = None  # retrograd.ops._op_call once configured; False if it is not built or switched off
-
-
-def _compiled_module():
-    """The configured C module of Note [The compiled op call], or None."""
-    global _op_call
-    if _op_call is None:
-        _op_call = False
-        if compiled_enabled():
-            try:
-                from . import _op_call as module
-            except ImportError:
-                return None
-            from ._registry import _NOTHING_SAVED, OpNode, _describe, _mark_views
-            floats = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.longdouble))
-            module.configure(Tensor, Node, OpNode, Edge, np, _cpu, grad_mode.state, _Anomaly,
-                             _next_sequence_nr, SavedTensor, gradient_edge, _record_trace, _promote, _describe,
-                             _NOTHING_SAVED, floats, _mark_views, VersionCounter, _saved_hooks_state,
-                             AccumulateGrad, _tensor._accumulator_lock, type(threading.RLock()), MAX_SEQUENCE_NR)
-            _op_call = module
-    return _op_call or None
-
-
-def compiled_spec(op) -> tuple:
-    """What the C call needs to know of ``op``, in the order of the ``S_*`` fields of _op_call.c."""
-    users = {name: sum(1 << k for k in set(ks)) for name, ks in _save_users(op).items()}
-    saves = []
-    for name in op.save_slots:
-        if name == "result":
-            saves.append((1, -1, users[name], None))
-        elif name in op.index:
-            saves.append((0, op.index[name], users[name], None))
-        else:
-            base, _, suffix = name.rpartition("_")
-            saves.append((2, op.index[base], users[name], suffix))
-    # A forward with keyword-only parameters is wrapped in a positional adapter (OpInfo); while
-    # op.forward is that adapter, the C call calls the forward as written, by keyword.
-    kernel = (op.forward, op.kernel, op.kwonly) if op.kwonly else None
-    # A forward declared by forward_is_ufunc: while op.forward is what it was here, the C call
-    # calls the NumPy ufunc on the arrays where the declaration's conditions hold.
-    declared = getattr(op.kernel, "same_as_ufunc", None)
-    ufunc = None if declared is None else (op.forward, getattr(np, declared[0]), declared[1], declared[2])
-    return (op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable), op.node_cls,
-            tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view),
-            kernel, ufunc)
-
-
-def compiled_call(op, names, python_fn):
-    """The public function of ``op`` through the C call, or None where it does not apply.
-
-    Note [The compiled op call]
-    ~~~~~~~~~~~~~~~~~~~~~~~~~~~
-    The generated Python function above still pays CPython's cost for every check and every
-    attribute it sets: about 1.4 us of a recorded 16-element multiply, against NumPy's 0.5 us.
-    ``_op_call.c`` runs the same steps in C for the plain case (tensors on the CPU, of one
-    dtype, no view whose base changed in place), calling the same Python objects for the
-    forward, promotion, SavedTensor, leaf edges, view links and anomaly traces. Anything else
-    makes it return None before it has done anything visible, and the generated Python function
-    runs the call. Where the op's forward is declared one NumPy ufunc call (forward_is_ufunc),
-    the C call calls the ufunc itself.
-
-    The public function is an ``OpFunction`` (also in ``_op_call.c``): it binds a call's
-    arguments to the op's parameters, with their defaults, and runs the C call, without a
-    Python frame; any call it cannot bind, and any the C call declines, goes to the generated
-    Python function with the arguments as given. It carries the op's signature
-    (``__signature__``) and, like a Python function, binds as a method, so Tensor's methods and
-    operators are the same object. It is built with the engine's compiled loop (see Note [The
-    compiled loop]) and, like it, switched off by ``RETROGRAD_COMPILED=0``;
-    tests/ops/test_codegen.py compares the two paths.
-    """
-    module = _compiled_module()
-    if module is None:
-        return None
-    params = list(op.signature.parameters.values())
-    required = inspect.Parameter.empty
-    fn = module.OpFunction(compiled_spec(op), python_fn, tuple(names), tuple(p.default for p in params), required)
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__signature__ = op.signature
-    fn.python_call = python_fn  # the generated Python function, for tests and comparisons
-    return fn

@@ -26,7 +26,7 @@ from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly
 from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
 from ..backends import get_backend
-from . import _codegen
+from . import _codegen, _compiled
 
 __all__ = ["defop", "OpInfo", "OpNode", "REGISTRY", "call_op", "formula_is_op", "forward_is_ufunc", "passthrough",
            "ufunc"]
@@ -465,8 +465,14 @@ def _write_inplace(op, target, array):
     return target
 
 
+VIEW_LINK_FIELDS = ("op", "rest", "output")  # one step of a view's _view_fn chain
+
+
 def _mark_views(op, args, results):
-    """Links view outputs to their base: shared version counter and a replayable view function."""
+    """Links view outputs to their base: shared version counter and a replayable view function.
+
+    A view's ``_view_fn`` is a tuple of steps of ``VIEW_LINK_FIELDS``: the view op, its arguments
+    after the first, and which output (None for a single-output op)."""
     src = args[0]
     base = src._base if src._base is not None else src
     chain = src._view_fn if src._base is not None else ()
@@ -576,7 +582,7 @@ def _make_public(op):
         params, names = signature_source(op, env)
         exec(_codegen.build_fast_call(op, params, names, env), env)  # noqa: S102 - generated, see _codegen
         fn = env[op.name]
-        compiled = _codegen.compiled_call(op, names, fn)
+        compiled = _compiled.compiled_call(op, names, fn)
         if compiled is not None:  # See Note [The compiled op call]
             fn = compiled
     else:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from retrograd._C import _configure
 from retrograd.autograd import engine
 from retrograd.autograd.input_buffer import InputBuffer
 
@@ -20,12 +21,12 @@ def test_built_and_in_use_where_a_compiler_exists(expects_compiled):
 
 
 def _each_loop():
-    """Switches to the compiled loop, then to the Python one, for a test to run the same work
-    under each; skips the test where the compiled loop is not built."""
-    if not engine.use_compiled_loop(True):
+    """Switches to the C modules (the compiled loop and op call), then to the Python code alone, for
+    a test to run the same work under each; skips the test where the C modules are not built."""
+    if not _configure.use_compiled(True):
         pytest.skip("the compiled engine loop is not built")
     yield "compiled"
-    engine.use_compiled_loop(False)
+    _configure.use_compiled(False)
     yield "python"
 
 
@@ -362,3 +363,24 @@ def test_compiled_loop_applies_declared_formulas_without_calling_them(monkeypatc
         np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
         if loop == "compiled" and linked:
             assert sorted(calls) == ["add", "sum", "sum"]
+
+
+def test_a_formula_past_the_compiled_loops_limit_runs_as_in_python():
+    # The compiled loop holds at most 8 formula arguments; a formula with more is left to the
+    # node's own apply, which gives the same gradient (it once raised "a formula with more than
+    # 8 arguments" there).
+    from retrograd.ops._registry import REGISTRY, defop
+    names = [f"w{i}" for i in range(8)]
+    env = {}
+    exec(f"def forward(xp, input, {', '.join(names)}):\n    return input * ({' + '.join(names)})\n"  # noqa: S102
+         f"def formula(grad, {', '.join(names)}):\n    return grad * ({' + '.join(names)})\n", env)
+    try:
+        wide = defop("_wide_probe", env["forward"], public=False, input=env["formula"])
+    finally:
+        REGISTRY.pop("_wide_probe", None)
+    grads = []
+    for _ in _each_loop():
+        x = rg.tensor([1.0, 2.0], requires_grad=True)
+        wide(x, *range(1, 9)).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads == [[36.0, 36.0], [36.0, 36.0]]

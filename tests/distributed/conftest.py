@@ -22,14 +22,19 @@ def _mpi_missing():
 
 
 @pytest.fixture
-def run_mpi():
-    """``run_mpi(scenario, n=2, timeout=30)`` -> CompletedProcess; every rank runs ``scenario``."""
+def run_mpi(engine_loop):
+    """``run_mpi(scenario, n=2, timeout=30)`` -> CompletedProcess; every rank runs ``scenario``.
+
+    The ranks run with the C modules or without them, as the engine_loop variant of the test says.
+    """
     reason = _mpi_missing()
     if reason:
         pytest.skip(reason)
 
     def run(scenario, n=2, timeout=30, expect_ok=True, launcher=False):
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        if engine_loop == "python":
+            env["RETROGRAD_COMPILED"] = "0"
         start = [sys.executable, "-m", "retrograd.distributed.run"] if launcher else [find_mpiexec()]
         proc = subprocess.run([*start, "-n", str(n), sys.executable if not launcher else WORKER,
                                *([WORKER] if not launcher else []), scenario],

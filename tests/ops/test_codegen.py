@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-from retrograd.ops import _codegen
-from retrograd.ops._codegen import eligible
+from retrograd.ops import _compiled
+from retrograd.ops._compiled import eligible
 from retrograd.ops._registry import REGISTRY, call_op
 
 
@@ -81,20 +81,20 @@ def test_generated_call_records_nothing_without_grad_mode():
 
 
 def _compiled_or_skip():
-    module = _codegen._compiled_module()
-    if module is None:
+    module = _compiled.compiled_module()
+    if module is None or not module.is_enabled():
         pytest.skip("the compiled op call is not built or is switched off")
     return module
 
 
 def test_compiled_call_is_built_where_a_compiler_exists(expects_compiled):
-    assert _codegen._compiled_module() is not None, "retrograd/ops/_op_call was not built"
+    assert _compiled.compiled_module() is not None, "retrograd/_C/_op_call was not built"
     assert hasattr(REGISTRY["mul"].function, "python_call")
 
 
 def test_compiled_call_takes_plain_calls_and_leaves_the_rest_to_python():
     module = _compiled_or_skip()
-    spec = _codegen.compiled_spec(REGISTRY["mul"])
+    spec = _compiled.compiled_spec(REGISTRY["mul"])
     x = _leaf(2, 3)
     assert isinstance(module.call(spec, x, 2.0), rg.Tensor)
     view = x.t()
@@ -105,7 +105,7 @@ def test_compiled_call_takes_plain_calls_and_leaves_the_rest_to_python():
     assert rg.mul(view, 2.0).grad_fn.next_functions[0][0] is view.grad_fn
     assert module.call(spec, x, rg.ones(3, dtype=rg.float32)) is None  # mixed dtypes
     small = rg.tensor([1, 2], dtype=rg.uint8)
-    assert module.call(_codegen.compiled_spec(REGISTRY["add"]), small, 1000, 1) is None  # NumPy overflows
+    assert module.call(_compiled.compiled_spec(REGISTRY["add"]), small, 1000, 1) is None  # NumPy overflows
     assert rg.add(small, 1000).tolist() == [233, 234]  # the Python path wraps as PyTorch
 
 
@@ -332,7 +332,7 @@ def test_op_function_binds_in_c_and_leaves_the_rest_to_python():
         calls.append((args, kwargs))
         return op.function.python_call(*args, **kwargs)
     names = tuple(op.signature.parameters)
-    fn = module.OpFunction(_codegen.compiled_spec(op), python_fn, names,
+    fn = module.OpFunction(_compiled.compiled_spec(op), python_fn, names,
                            tuple(p.default for p in op.signature.parameters.values()), inspect.Parameter.empty)
     x = _leaf(2, 3)
     for args, kwargs in [((x,), {}), ((x, 1), {}), ((x,), {"keepdim": True, "dim": 0}), ((), {"input": x}),

@@ -1,10 +1,10 @@
-/* The common case of an op call in C: an optional accelerator of the generated code of _codegen.py.
- * See Note [The compiled op call] in _codegen.py for why it exists; this comment says what it does.
+/* The common case of an op call in C: an optional accelerator of the generated code of ops/_codegen.py.
+ * See Note [The compiled op call] in ops/_compiled.py for why it exists; this comment says what it does.
  *
  * call(spec, *args) runs one call of a single-output op the way the generated Python
  * function does: it checks the tensor arguments, runs the op's NumPy forward, wraps the result,
  * and when grad mode records it, builds the node with its edges, input metadata and saved
- * values. spec is the tuple _codegen.compiled_spec() builds from the op's tables.
+ * values. spec is the OpSpec tuple ops/_compiled.py (compiled_spec) builds from the op's tables.
  *
  * View ops link their result to its base as _mark_views does (mark_view below; anything but
  * the plain case goes to _mark_views itself). It handles only the plain case: every tensor argument on the CPU, all of one dtype,
@@ -16,84 +16,199 @@
  * anomaly traces.
  */
 #define PY_SSIZE_T_CLEAN
-#include "../_capi.h"
+#include "_capi.h"
 
+/* What configure(ns) binds: the Python classes, functions and values the call works with, each
+ * by the name of its attribute in the namespace that retrograd/_C/_configure.py builds. */
 static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
-static PyObject *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls, *next_sequence_nr;
+static PyObject *Node_cls, *OpNode_cls, *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls,
+    *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
-static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
+static int configured = 0;
+static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
+
+static const Binding bindings[] = {
+    {"Tensor", (PyObject **)&Tensor_type, BIND_TYPE},
+    {"Node", &Node_cls, BIND_TYPE},
+    {"OpNode", &OpNode_cls, BIND_TYPE},
+    {"Edge", (PyObject **)&Edge_type, BIND_TUPLE_TYPE},
+    {"VersionCounter", (PyObject **)&VersionCounter_type, BIND_TYPE},
+    {"SavedTensor", &SavedTensor_cls, BIND_TYPE},
+    {"AccumulateGrad", &AccumulateGrad_cls, BIND_TYPE},
+    {"RLock", &rlock_fn, BIND_TYPE},
+    {"numpy", &np_module, BIND_ANY},
+    {"cpu", &cpu_device, BIND_ANY},
+    {"grad_state", &grad_state, BIND_ANY},
+    {"Anomaly", &Anomaly_cls, BIND_ANY},
+    {"saved_hooks_state", &saved_hooks_state, BIND_ANY},
+    {"accumulator_lock", &accumulator_lock, BIND_ANY},
+    {"next_sequence_nr", &next_sequence_nr, BIND_CALLABLE},
+    {"gradient_edge", &gradient_edge_fn, BIND_CALLABLE},
+    {"record_forward_trace", &record_trace_fn, BIND_CALLABLE},
+    {"promote", &promote_fn, BIND_CALLABLE},
+    {"describe", &describe_fn, BIND_CALLABLE},
+    {"mark_views", &mark_views_fn, BIND_CALLABLE},
+    {"nothing_saved", &nothing_saved, BIND_ANY},
+    {"float_dtypes", &float_dtypes, BIND_ANY},
+    {"MAX_SEQUENCE_NR", &max_sequence_nr, BIND_ANY},
+};
+#define N_BINDINGS ((int)(sizeof(bindings) / sizeof(bindings[0])))
+
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
     *s_version_counter, *s_hooks, *s_acquire, *s_release;
-static int configured = 0;
+
+/* The attributes the call reads or calls by name, with the objects it reads them on (see the
+ * same table in _engine_loop.c). */
+static const struct {
+    PyObject **var;
+    const char *text;
+    const char *owners;
+} interned[] = {
+    {&s_dtype, "dtype", "ndarray"}, {&s_shape, "shape", "ndarray"}, {&s_base, "base", "ndarray"},
+    {&s_grad_enabled, "grad_enabled", "grad_state"}, {&s_enabled, "enabled", "Anomaly"},
+    {&s_forward, "forward", "OpInfo"}, {&s_version, "version", "VersionCounter"},
+    {&s_version_counter, "_version_counter", "Tensor"}, {&s_hooks, "hooks", "saved_hooks_state"},
+    {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"},
+};
+#define N_INTERNED ((int)(sizeof(interned) / sizeof(interned[0])))
 
 static Py_ssize_t t_off[T_COUNT];  /* see tensor_fields in _capi.h */
+static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
+static Py_ssize_t n_off[N_COUNT];  /* Node's, see node_fields in _capi.h */
+enum { ACC_VARIABLE, ACC_LOCK, ACC_COUNT };
+static const char *const acc_fields[ACC_COUNT] = {"_variable", "lock"};
+static Py_ssize_t acc_off[ACC_COUNT];
+static const char *const opnode_fields[] = {"_saved"};
+static Py_ssize_t opnode_off[1];
+static const char *const vc_fields[] = {"version"};
+static Py_ssize_t vc_off[1];
+#define off_saved opnode_off[0]
+#define off_version vc_off[0]
+#define off_acc_variable acc_off[ACC_VARIABLE]
+#define off_acc_lock acc_off[ACC_LOCK]
 
-static Py_ssize_t n_off[N_COUNT], off_saved, off_version, off_acc_variable, off_acc_lock;
+static const FieldTable field_tables[] = {
+    {"Tensor", tensor_fields, T_COUNT, t_off},
+    {"SavedTensor", st_fields, ST_COUNT, st_off},
+    {"Node", node_fields, N_COUNT, n_off},
+    {"AccumulateGrad", acc_fields, ACC_COUNT, acc_off},
+    {"OpNode", opnode_fields, 1, opnode_off},
+    {"VersionCounter", vc_fields, 1, vc_off},
+};
+#define N_FIELD_TABLES ((int)(sizeof(field_tables) / sizeof(field_tables[0])))
 
-/* The spec tuple's fields, in the order _codegen.compiled_spec() writes them. */
+/* The spec tuple's fields, in the order of OpSpec in ops/_compiled.py. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
        S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_UFUNC, S_COUNT };
+static const char *const spec_fields[S_COUNT] = {
+    "op", "tensor_pos", "promote", "differentiable", "node_cls", "formula_pos", "saves", "nondiff_output", "view",
+    "kernel", "ufunc"};
+/* The fields of the other tuples the call reads by position. */
+static const char *const save_fields[] = {"kind", "position", "users", "suffix"};
+static const char *const kernel_fields[] = {"forward", "kernel", "kwonly"};
+static const char *const ufunc_fields[] = {"forward", "ufunc", "nargs", "when"};
+static const char *const input_metadata_fields[] = {"shape", "dtype", "device"};
+static const char *const view_link_fields[] = {"op", "rest", "output"};
 
+/* configure(ns): binds what the call works with from the namespace `ns` (see bindings above)
+ * and reads the classes' slot offsets; the call declines every call until it has succeeded. */
 static PyObject *
-configure(PyObject *module, PyObject *args)
+configure(PyObject *module, PyObject *ns)
 {
-    PyObject *tensor, *node, *opnode, *edge, *np, *cpu, *state, *anomaly, *seq, *saved, *gedge, *trace, *promote,
-        *describe, *nothing, *floats, *mark_views, *version_counter, *hooks_state, *acc, *acc_lock, *rlock, *max_seq;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OOOOOO!OOOOOOOO!OO!OOO!:configure", &PyType_Type, &tensor, &PyType_Type,
-                          &node, &PyType_Type, &opnode, &PyType_Type, &edge, &np, &cpu, &state, &anomaly, &seq,
-                          &PyType_Type, &saved, &gedge, &trace, &promote, &describe, &nothing, &floats, &mark_views,
-                          &PyType_Type, &version_counter, &hooks_state, &PyType_Type, &acc, &acc_lock, &rlock,
-                          &PyLong_Type, &max_seq))
+    configured = 0;
+    if (bind_all(ns, bindings, N_BINDINGS) < 0 || field_tables_init(ns, field_tables, N_FIELD_TABLES) < 0)
         return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)acc, (PyTypeObject *)node)) {
-        PyErr_SetString(PyExc_TypeError, "AccumulateGrad must be a Node type");
+    if (!PyType_IsSubtype((PyTypeObject *)AccumulateGrad_cls, (PyTypeObject *)Node_cls)) {
+        PyErr_SetString(PyExc_TypeError, "configure: AccumulateGrad must be a Node type");
         return NULL;
     }
-    if (member_offset(acc, "_variable", &off_acc_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0)
+    Py_XSETREF(ndarray_type, PyObject_GetAttrString(np_module, "ndarray"));
+    Py_XSETREF(asarray_fn, PyObject_GetAttrString(np_module, "asarray"));
+    if (ndarray_type == NULL || asarray_fn == NULL)
         return NULL;
-    if (slot_offsets(tensor, tensor_fields, T_COUNT, t_off) < 0 ||
-        slot_offsets(saved, st_fields, ST_COUNT, st_off) < 0 || slot_offsets(node, node_fields, N_COUNT, n_off) < 0 ||
-        member_offset(version_counter, "version", &off_version) < 0)
-        return NULL;
-    if (member_offset(opnode, "_saved", &off_saved) < 0)
-        return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
-        return NULL;
-    }
-    PyObject *nd = PyObject_GetAttrString(np, "ndarray"), *asarray = PyObject_GetAttrString(np, "asarray");
-    if (nd == NULL || asarray == NULL) {
-        Py_XDECREF(nd);
-        Py_XDECREF(asarray);
-        return NULL;
-    }
-    Py_XSETREF(ndarray_type, nd);
-    Py_XSETREF(asarray_fn, asarray);
-    Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
-    Py_XSETREF(Edge_type, (PyTypeObject *)Py_NewRef(edge));
-    Py_XSETREF(np_module, Py_NewRef(np));
-    Py_XSETREF(cpu_device, Py_NewRef(cpu));
-    Py_XSETREF(grad_state, Py_NewRef(state));
-    Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
-    Py_XSETREF(next_sequence_nr, Py_NewRef(seq));
-    Py_XSETREF(SavedTensor_cls, Py_NewRef(saved));
-    Py_XSETREF(gradient_edge_fn, Py_NewRef(gedge));
-    Py_XSETREF(record_trace_fn, Py_NewRef(trace));
-    Py_XSETREF(promote_fn, Py_NewRef(promote));
-    Py_XSETREF(describe_fn, Py_NewRef(describe));
-    Py_XSETREF(nothing_saved, Py_NewRef(nothing));
-    Py_XSETREF(float_dtypes, Py_NewRef(floats));
-    Py_XSETREF(mark_views_fn, Py_NewRef(mark_views));
-    Py_XSETREF(VersionCounter_type, (PyTypeObject *)Py_NewRef(version_counter));
-    Py_XSETREF(saved_hooks_state, Py_NewRef(hooks_state));
-    Py_XSETREF(AccumulateGrad_cls, Py_NewRef(acc));
-    Py_XSETREF(accumulator_lock, Py_NewRef(acc_lock));
-    Py_XSETREF(rlock_fn, Py_NewRef(rlock));
-    Py_XSETREF(max_sequence_nr, Py_NewRef(max_seq));
+    PyDict_Clear(metas_cache);
     configured = 1;
     Py_RETURN_NONE;
+}
+
+/* layout(): what the call reads of the Python objects, for tests/test_compiled_layout.py. */
+static PyObject *
+layout(PyObject *module, PyObject *unused)
+{
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "layout(): the op call is not configured");
+        return NULL;
+    }
+    PyObject *out = PyDict_New(), *v = NULL;
+    if (out == NULL)
+        return NULL;
+    if ((v = binding_names(bindings, N_BINDINGS)) == NULL || PyDict_SetItemString(out, "namespace", v) < 0)
+        goto error;
+    Py_SETREF(v, field_tables_layout(field_tables, N_FIELD_TABLES));
+    if (v == NULL || PyDict_SetItemString(out, "slots", v) < 0)
+        goto error;
+    Py_SETREF(v, PyDict_New());
+    if (v == NULL || PyDict_SetItemString(out, "tuples", v) < 0)
+        goto error;
+    struct { const char *name; const char *const *fields; int n; } tuples[] = {
+        {"spec", spec_fields, S_COUNT}, {"save", save_fields, 4}, {"kernel", kernel_fields, 3},
+        {"ufunc_form", ufunc_fields, 4}, {"input_metadata", input_metadata_fields, 3},
+        {"view_link", view_link_fields, 3},
+    };
+    for (size_t i = 0; i < sizeof(tuples) / sizeof(tuples[0]); i++) {
+        PyObject *t = str_tuple(tuples[i].fields, tuples[i].n);
+        if (t == NULL || PyDict_SetItemString(v, tuples[i].name, t) < 0) {
+            Py_XDECREF(t);
+            goto error;
+        }
+        Py_DECREF(t);
+    }
+    Py_SETREF(v, PyDict_New());
+    if (v == NULL || PyDict_SetItemString(out, "attributes", v) < 0)
+        goto error;
+    for (int i = 0; i < N_INTERNED; i++) {
+        PyObject *names = PyDict_GetItemString(v, interned[i].owners);
+        if (names == NULL) {
+            if ((names = PyList_New(0)) == NULL || PyDict_SetItemString(v, interned[i].owners, names) < 0) {
+                Py_XDECREF(names);
+                goto error;
+            }
+            Py_DECREF(names);
+        }
+        if (PyList_Append(names, *interned[i].var) < 0)
+            goto error;
+    }
+    Py_DECREF(v);
+    return out;
+error:
+    Py_XDECREF(v);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *
+is_configured(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(configured);
+}
+
+/* set_enabled(flag): whether OpFunctions and call() run in C; off, each call goes to Python. */
+static PyObject *
+set_enabled(PyObject *module, PyObject *flag)
+{
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    enabled = on;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+is_enabled(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(enabled && configured);
 }
 
 static PyObject *input_metadata(PyObject *out, PyObject *out_dtype);
@@ -352,14 +467,14 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
     for (Py_ssize_t i = 0; i < n; i++)
         PyTuple_SET_ITEM(view_fn, i, Py_NewRef(PyTuple_GET_ITEM(chain, i)));
     PyTuple_SET_ITEM(view_fn, n, Py_NewRef(entry));
-    int enabled = attr_true(grad_state, s_grad_enabled);
-    if (enabled < 0)
+    int recording = attr_true(grad_state, s_grad_enabled);
+    if (recording < 0)
         goto done;
     set_slot(res, t_off[T_BASE], base == Py_None ? src : base);
     set_slot(res, t_off[T_VC], vc);
     set_slot(res, t_off[T_VIEW_FN], view_fn);
     set_slot(res, t_off[T_VIEW_VERSION], version);
-    set_slot(res, t_off[T_VIEW_NO_GRAD], enabled ? Py_False : Py_True);  /* see apply_inplace in ops/_inplace.py */
+    set_slot(res, t_off[T_VIEW_NO_GRAD], recording ? Py_False : Py_True);  /* see apply_inplace in ops/_inplace.py */
     rc = 0;
 done:
     Py_DECREF(owner);
@@ -435,6 +550,34 @@ untrack_if_atomic(PyObject *saved)
 }
 
 #define MAX_ARGS 16
+#define MAX_EDGES ((Py_ssize_t)(8 * sizeof(unsigned long)))  /* edges are counted in an unsigned long's bits */
+
+/* 1 if `spec` has the form call() reads without checking (OpSpec's fields in ops/_compiled.py,
+ * each of the type it is read as); 0 if not. OpFunction takes only such specs. */
+static int
+spec_is_plain(PyObject *spec)
+{
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != S_COUNT)
+        return 0;
+    PyObject *tensor_pos = PyTuple_GET_ITEM(spec, S_TENSOR_POS), *formula_pos = PyTuple_GET_ITEM(spec, S_FORMULA_POS);
+    PyObject *saves = PyTuple_GET_ITEM(spec, S_SAVES);
+    if (!PyTuple_Check(tensor_pos) || !PyTuple_Check(formula_pos) || !PyTuple_Check(saves) ||
+        PyTuple_GET_SIZE(formula_pos) > MAX_EDGES || !PyType_Check(PyTuple_GET_ITEM(spec, S_NODE_CLS)))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tensor_pos); i++)
+        if (!PyLong_Check(PyTuple_GET_ITEM(tensor_pos, i)))
+            return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(formula_pos); i++)
+        if (!PyLong_Check(PyTuple_GET_ITEM(formula_pos, i)))
+            return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saves); i++) {
+        PyObject *save = PyTuple_GET_ITEM(saves, i);
+        if (!PyTuple_Check(save) || PyTuple_GET_SIZE(save) != 4 || !PyLong_Check(PyTuple_GET_ITEM(save, 0)) ||
+            !PyLong_Check(PyTuple_GET_ITEM(save, 1)) || !PyLong_Check(PyTuple_GET_ITEM(save, 2)))
+            return 0;
+    }
+    return 1;
+}
 
 /* For spec's S_UFUNC entry (forward, ufunc, n, when): n when `forward` (op.forward, as read for
  * this call) is the declared one and declared_args holds for the call's arguments, so that
@@ -453,11 +596,8 @@ static PyObject *
 call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf) - 1;
-    if (nargs < 0 || !configured || !PyTuple_Check(argv[0]) || PyTuple_GET_SIZE(argv[0]) != S_COUNT) {
-        PyErr_SetString(PyExc_TypeError, "call(spec, *args) needs a spec from _codegen.compiled_spec()");
-        return NULL;
-    }
-    if (nargs > MAX_ARGS)
+    if (nargs < 0 || !configured || !enabled || !PyTuple_Check(argv[0]) || PyTuple_GET_SIZE(argv[0]) != S_COUNT ||
+        nargs > MAX_ARGS)  /* not set up, switched off, or not a spec this code reads: the Python path */
         Py_RETURN_NONE;
     PyObject *spec = argv[0], *const *args = argv + 1;
     PyObject *tensor_pos = PyTuple_GET_ITEM(spec, S_TENSOR_POS);
@@ -566,10 +706,10 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(out);
         return res;
     }
-    int enabled = attr_true(grad_state, s_grad_enabled);
-    if (enabled <= 0) {
+    int recording = attr_true(grad_state, s_grad_enabled);
+    if (recording <= 0) {
         Py_DECREF(out);
-        if (enabled < 0)
+        if (recording < 0)
             Py_CLEAR(res);
         return res;
     }
@@ -577,7 +717,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     /* record: edges, node, metadata, saved values */
     PyObject *formula_pos = PyTuple_GET_ITEM(spec, S_FORMULA_POS);
     Py_ssize_t n_edges = PyTuple_GET_SIZE(formula_pos);
-    PyObject *edges = PyTuple_New(n_edges), *node = NULL;
+    PyObject *edges = PyTuple_New(n_edges), *node = NULL;  /* at most MAX_EDGES: spec_is_plain checked */
     if (edges == NULL)
         goto fail_res;
     unsigned long present = 0;
@@ -686,7 +826,7 @@ opfunction_vectorcall(PyObject *self_obj, PyObject *const *args, size_t nargsf, 
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), n = PyTuple_GET_SIZE(self->names);
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     PyObject *bound[MAX_ARGS + 1] = {NULL};  /* the spec, then one value per parameter */
-    if (n > MAX_ARGS || nargs > n)
+    if (!enabled || !configured || n > MAX_ARGS || nargs > n)
         goto python;
     bound[0] = self->spec;
     for (Py_ssize_t i = 0; i < nargs; i++)
@@ -734,9 +874,9 @@ opfunction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             PyErr_SetString(PyExc_TypeError, "OpFunction(spec, python_fn, names, defaults, required)");
         return NULL;
     }
-    if (PyTuple_GET_SIZE(spec) != S_COUNT || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) ||
-        !PyCallable_Check(python_fn)) {
-        PyErr_SetString(PyExc_ValueError, "OpFunction needs a compiled spec, a callable, and a default per name");
+    if (!spec_is_plain(spec) || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) || !PyCallable_Check(python_fn)) {
+        PyErr_SetString(PyExc_ValueError, "OpFunction needs a compiled spec (an OpSpec of ops/_compiled.py), a "
+                        "callable, and a default per name");
         return NULL;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++)
@@ -838,7 +978,7 @@ static PyGetSetDef opfunction_getset[] = {
 
 static PyTypeObject OpFunction_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "retrograd.ops._op_call.OpFunction",
+    .tp_name = "retrograd._C._op_call.OpFunction",
     .tp_basicsize = sizeof(OpFunction),
     .tp_dealloc = (destructor)opfunction_dealloc,
     .tp_vectorcall_offset = offsetof(OpFunction, vectorcall),
@@ -847,7 +987,7 @@ static PyTypeObject OpFunction_type = {
     .tp_getattro = PyObject_GenericGetAttr,
     .tp_setattro = PyObject_GenericSetAttr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "An op's public function: see Note [The compiled op call] in _codegen.py.",
+    .tp_doc = "An op's public function: see Note [The compiled op call] in ops/_compiled.py.",
     .tp_traverse = (traverseproc)opfunction_traverse,
     .tp_clear = (inquiry)opfunction_clear,
     .tp_weaklistoffset = offsetof(OpFunction, weakrefs),
@@ -859,10 +999,15 @@ static PyTypeObject OpFunction_type = {
 };
 
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_VARARGS,
-     "configure(Tensor, Node, OpNode, Edge, numpy, cpu, grad_state, Anomaly, next_sequence_nr, SavedTensor, "
-     "gradient_edge, record_trace, promote, describe, nothing_saved, float_dtypes, mark_views, VersionCounter, "
-     "saved_hooks_state, AccumulateGrad, accumulator_lock, RLock, MAX_SEQUENCE_NR)."},
+    {"configure", configure, METH_O,
+     "configure(ns): binds the classes, functions and values the call works with from the attributes of ns."},
+    {"is_configured", is_configured, METH_NOARGS, "is_configured(): whether configure(ns) has succeeded."},
+    {"set_enabled", set_enabled, METH_O, "set_enabled(flag): run calls in C (True) or send them all to Python."},
+    {"is_enabled", is_enabled, METH_NOARGS, "is_enabled(): whether calls run in C (configured and enabled)."},
+    {"layout", layout, METH_NOARGS,
+     "layout(): what the call reads of the Python objects: namespace entries, slot offsets, tuple fields, "
+     "attribute names."},
+    {"read_slot", read_slot_py, METH_VARARGS, "read_slot(obj, offset): the object at that slot offset (for tests)."},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
      "call(spec, *args): the op call, or None where the generated Python function must run it."},
     {NULL, NULL, 0, NULL},
@@ -876,18 +1021,10 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__op_call(void)
 {
-    if ((s_dtype = PyUnicode_InternFromString("dtype")) == NULL ||
-        (s_shape = PyUnicode_InternFromString("shape")) == NULL ||
-        (s_grad_enabled = PyUnicode_InternFromString("grad_enabled")) == NULL ||
-        (s_enabled = PyUnicode_InternFromString("enabled")) == NULL ||
-        (s_forward = PyUnicode_InternFromString("forward")) == NULL ||
-        (s_version = PyUnicode_InternFromString("version")) == NULL ||
-        (s_base = PyUnicode_InternFromString("base")) == NULL ||
-        (s_version_counter = PyUnicode_InternFromString("_version_counter")) == NULL ||
-        (s_hooks = PyUnicode_InternFromString("hooks")) == NULL ||
-        (s_acquire = PyUnicode_InternFromString("acquire")) == NULL ||
-        (s_release = PyUnicode_InternFromString("release")) == NULL ||
-        (empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
+    for (int i = 0; i < N_INTERNED; i++)
+        if ((*interned[i].var = PyUnicode_InternFromString(interned[i].text)) == NULL)
+            return NULL;
+    if ((empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
         (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);

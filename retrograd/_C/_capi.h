@@ -1,4 +1,9 @@
-/* Helpers shared by retrograd's optional C modules (autograd/_engine_loop.c, ops/_op_call.c).
+/* Helpers shared by retrograd's optional C modules (_engine_loop.c, _op_call.c).
+ *
+ * Both are configured once, by retrograd/_C/_configure.py, with one namespace object whose
+ * attributes are the Python classes, functions and values they work with (see Binding below),
+ * and both report what they read of those objects through layout(), which
+ * tests/test_compiled_layout.py holds against the Python classes.
  *
  * Most read and write the __slots__ of retrograd's Python classes (Tensor, Node, SavedTensor...)
  * through the offsets of the classes' member descriptors, as CPython's own member descriptors
@@ -30,6 +35,88 @@ set_slot(PyObject *obj, Py_ssize_t off, PyObject *value)
     PyObject *old = *ptr;
     *ptr = Py_NewRef(value);
     Py_XDECREF(old);
+}
+
+/* -- configuration --------------------------------------------------------------------------------- */
+
+/* One entry of a module's configuration: the namespace attribute `name` is bound to *target.
+ * `kind` says what it must be: any object, a type, a tuple type (Edge), or a callable. */
+enum { BIND_ANY, BIND_TYPE, BIND_TUPLE_TYPE, BIND_CALLABLE };
+typedef struct {
+    const char *name;
+    PyObject **target;
+    int kind;
+} Binding;
+
+/* Binds every entry of `table` from the namespace `ns`; on any error (a missing attribute, one of
+ * the wrong kind) it binds nothing and returns -1 with the error set, naming the entry. */
+static inline int
+bind_all(PyObject *ns, const Binding *table, int n)
+{
+    PyObject **got = PyMem_Calloc(n > 0 ? n : 1, sizeof(PyObject *));
+    if (got == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int i = 0;
+    for (; i < n; i++) {
+        PyObject *v = PyObject_GetAttrString(ns, table[i].name);
+        if (v == NULL)
+            break;
+        got[i] = v;
+        int ok = table[i].kind == BIND_ANY ||
+                 (table[i].kind == BIND_TYPE && PyType_Check(v)) ||
+                 (table[i].kind == BIND_TUPLE_TYPE && PyType_Check(v) &&
+                  PyType_IsSubtype((PyTypeObject *)v, &PyTuple_Type)) ||
+                 (table[i].kind == BIND_CALLABLE && PyCallable_Check(v));
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "configure: %s must be %s", table[i].name,
+                         table[i].kind == BIND_CALLABLE ? "callable" :
+                         table[i].kind == BIND_TUPLE_TYPE ? "a tuple type" : "a type");
+            i++;
+            break;
+        }
+    }
+    if (PyErr_Occurred()) {
+        for (int k = 0; k < i; k++)
+            Py_XDECREF(got[k]);
+        PyMem_Free(got);
+        return -1;
+    }
+    for (int k = 0; k < n; k++)
+        Py_XSETREF(*table[k].target, got[k]);
+    PyMem_Free(got);
+    return 0;
+}
+
+/* The names of the namespace attributes `table` binds, as a tuple. */
+static inline PyObject *
+binding_names(const Binding *table, int n)
+{
+    PyObject *names = PyTuple_New(n);
+    for (int i = 0; names != NULL && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(table[i].name);
+        if (s == NULL)
+            Py_CLEAR(names);
+        else
+            PyTuple_SET_ITEM(names, i, s);
+    }
+    return names;
+}
+
+/* A tuple of str from `n` C strings. */
+static inline PyObject *
+str_tuple(const char *const *items, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t != NULL && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(items[i]);
+        if (s == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
 }
 
 /* The offset of the __slots__ attribute `name` of class `cls`; -1 with TypeError if it is not one. */
@@ -81,6 +168,81 @@ slot_offsets(PyObject *cls, const char *const *names, int n, Py_ssize_t *off)
     return 0;
 }
 
+/* The __slots__ a module reads or sets by offset, per class: `cls` names the class's entry in
+ * the configuration namespace, `fields` its slots, and `off` receives their offsets. */
+typedef struct {
+    const char *cls;
+    const char *const *fields;
+    int n;
+    Py_ssize_t *off;
+} FieldTable;
+
+/* Fills every table's offsets from the classes of the namespace `ns`; -1 on error. */
+static inline int
+field_tables_init(PyObject *ns, const FieldTable *tables, int n)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *cls = PyObject_GetAttrString(ns, tables[i].cls);
+        if (cls == NULL)
+            return -1;
+        int r = PyType_Check(cls) ? slot_offsets(cls, tables[i].fields, tables[i].n, tables[i].off) : -1;
+        if (r < 0 && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "configure: %s must be a type", tables[i].cls);
+        Py_DECREF(cls);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* {class entry: {field: offset}} of the tables, as the module uses them (after configure). */
+static inline PyObject *
+field_tables_layout(const FieldTable *tables, int n)
+{
+    PyObject *out = PyDict_New();
+    for (int i = 0; out != NULL && i < n; i++) {
+        PyObject *fields = PyDict_GetItemString(out, tables[i].cls);  /* borrowed; a class may have several */
+        if (fields == NULL) {
+            fields = PyDict_New();
+            if (fields == NULL || PyDict_SetItemString(out, tables[i].cls, fields) < 0) {
+                Py_XDECREF(fields);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(fields);
+        }
+        for (int k = 0; k < tables[i].n; k++) {
+            PyObject *off = PyLong_FromSsize_t(tables[i].off[k]);
+            if (off == NULL || PyDict_SetItemString(fields, tables[i].fields[k], off) < 0) {
+                Py_XDECREF(off);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(off);
+        }
+    }
+    return out;
+}
+
+/* read_slot(obj, offset): the object stored at byte `offset` of `obj`, or None where the slot is
+ * unset. For the layout test, which sets each field through Python and reads it back here; it
+ * refuses an offset outside the object's fixed part. */
+static inline PyObject *
+read_slot_py(PyObject *module, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t off;
+    if (!PyArg_ParseTuple(args, "On:read_slot", &obj, &off))
+        return NULL;
+    if (off < (Py_ssize_t)sizeof(PyObject) || off + (Py_ssize_t)sizeof(PyObject *) > Py_TYPE(obj)->tp_basicsize ||
+        off % (Py_ssize_t)sizeof(PyObject *) != 0) {
+        PyErr_SetString(PyExc_ValueError, "read_slot: the offset is not a slot of the object");
+        return NULL;
+    }
+    PyObject *v = slot(obj, off);
+    return Py_NewRef(v != NULL ? v : Py_None);
+}
+
 /* The fields Node.__init__ sets, on a node made by tp_alloc (`off` of node_fields): its
  * edges, sequence number and input metadata (left unset when NULL), no hooks, no metadata. */
 static inline void
@@ -99,33 +261,38 @@ set_node_fields(PyObject *node, const Py_ssize_t *off, PyObject *next_edges, PyO
 
 /* For a declared shortcut `entry` = (what, with, n, when): a formula's direct form in the
  * engine loop, an op's ufunc forward in the op call. Returns n when every (position, value) of
- * `when` holds for args (args[position] is value), 0 when one does not, and -1 with an error if
- * the entry is malformed or reaches past args[0..nargs). */
+ * `when` holds for args (args[position] is value), and 0 when one does not or when the entry is
+ * not of that form or reaches past args[0..nargs): the caller then runs the Python code, which
+ * does not read the entry at all. -1 only for an error raised while reading it. */
 static inline Py_ssize_t
 declared_args(PyObject *entry, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 3))) {
-        PyErr_SetString(PyExc_TypeError, "a declared shortcut must be (what, with, nargs, when)");
-        return -1;
-    }
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 3)) ||
+        !PyLong_Check(PyTuple_GET_ITEM(entry, 2)))
+        return 0;
     Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2));
-    if (n == -1 && PyErr_Occurred())
-        return -1;
-    if (n < 1 || n > nargs) {
-        PyErr_SetString(PyExc_ValueError, "a declared shortcut takes more arguments than it is given");
-        return -1;
+    if (n == -1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return -1;
+        PyErr_Clear();
+        return 0;
     }
+    if (n < 1 || n > nargs)
+        return 0;
     PyObject *when = PyTuple_GET_ITEM(entry, 3);
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(when); i++) {
         PyObject *cond = PyTuple_GET_ITEM(when, i);
-        Py_ssize_t pos = PyTuple_Check(cond) && PyTuple_GET_SIZE(cond) == 2 ?
-                         PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0)) : -1;
-        if (pos == -1 && PyErr_Occurred())
-            return -1;
-        if (pos < 0 || pos >= nargs) {
-            PyErr_SetString(PyExc_ValueError, "a declared shortcut's condition names no argument it is given");
-            return -1;
+        if (!PyTuple_Check(cond) || PyTuple_GET_SIZE(cond) != 2 || !PyLong_Check(PyTuple_GET_ITEM(cond, 0)))
+            return 0;
+        Py_ssize_t pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(cond, 0));
+        if (pos == -1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            return 0;
         }
+        if (pos < 0 || pos >= nargs)
+            return 0;
         if (args[pos] != PyTuple_GET_ITEM(cond, 1))
             return 0;
     }

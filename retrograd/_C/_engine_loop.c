@@ -1,5 +1,5 @@
-/* The engine's per-node loop in C: an optional accelerator of engine.py.
- * See Note [The compiled loop] in engine.py for why it exists; this comment says what it does.
+/* The engine's per-node loop in C: an optional accelerator of autograd/engine.py.
+ * See Note [The compiled loop] in autograd/engine.py for why it exists; this comment says what it does.
  *
  * engine.py is the engine; this file only re-states the steps that run once per node of a
  * plain backward pass (Engine._run_task, evaluate_function, call_function and the common
@@ -38,29 +38,104 @@
  * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
  * evaluate_function; the GIL is held between Python calls.
  *
+ * Until configure(ns) has bound what it works with (retrograd/_C/_configure.py), every entry point
+ * declines. It never raises where the Python code would succeed: past a limit of its own (more
+ * than MAX_FORMULA_ARGS formula arguments, an unusual object anywhere) it hands the case back.
+ *
  * To run without it: RETROGRAD_COMPILED=0, or engine.use_compiled_loop(False).
  */
 #define PY_SSIZE_T_CLEAN
-#include "../_capi.h"
+#include "_capi.h"
 
-/* What configure() binds: the Python classes and functions the loop works with. */
+/* What configure(ns) binds: the Python classes, functions and values the loop works with, each
+ * by the name of its attribute in the namespace that retrograd/_C/_configure.py builds. */
 static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
-    *ReadyQueue_type;
-static PyObject *heappush_fn, *heappop_fn, *task_kind;
+    *ReadyQueue_type, *Edge_type;
+static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
 static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr;
-static PyTypeObject *Edge_type;
 static int configured = 0;
 
-/* Offsets of instance slots, read from the classes' member descriptors (see slot()). */
+static const Binding bindings[] = {
+    {"Node", (PyObject **)&Node_type, BIND_TYPE},
+    {"Tensor", (PyObject **)&Tensor_type, BIND_TYPE},
+    {"AccumulateGrad", (PyObject **)&AccumulateGrad_type, BIND_TYPE},
+    {"OpNode", (PyObject **)&OpNode_type, BIND_TYPE},
+    {"SavedTensor", (PyObject **)&SavedTensor_type, BIND_TYPE},
+    {"ReadyQueue", (PyObject **)&ReadyQueue_type, BIND_TYPE},
+    {"InputBuffer", &InputBuffer_cls, BIND_TYPE},
+    {"GraphTask", &GraphTask_cls, BIND_TYPE},
+    {"GraphRoot", &GraphRoot_cls, BIND_TYPE},
+    {"Edge", (PyObject **)&Edge_type, BIND_TUPLE_TYPE},
+    {"RLock", &rlock_cls, BIND_TYPE},
+    {"cpu", &cpu_device, BIND_ANY},
+    {"grad_state", &grad_state, BIND_ANY},
+    {"worker_state", &worker_state, BIND_ANY},
+    {"Anomaly", &Anomaly_cls, BIND_ANY},
+    {"validate_outputs", &validate_outputs_fn, BIND_CALLABLE},
+    {"node_name", &node_name_fn, BIND_CALLABLE},
+    {"NO_DEVICE", &no_device, BIND_ANY},
+    {"CPU_DEVICE", &cpu_device_id, BIND_ANY},
+    {"MAX_SEQUENCE_NR", &max_sequence_nr, BIND_ANY},
+    {"heappush", &heappush_fn, BIND_CALLABLE},
+    {"heappop", &heappop_fn, BIND_CALLABLE},
+    {"numpy", &numpy_module, BIND_ANY},
+};
+#define N_BINDINGS ((int)(sizeof(bindings) / sizeof(bindings[0])))
+
+/* Offsets of instance slots, read from the classes' member descriptors (see FieldTable in _capi.h). */
 static Py_ssize_t n_off[N_COUNT];  /* Node's, see node_fields in _capi.h */
-static Py_ssize_t off_saved, off_variable, off_acc_lock, off_ib_buffer, off_ib_owned, off_ib_device, off_root_outputs;
 static Py_ssize_t t_off[T_COUNT];  /* Tensor's, see tensor_fields in _capi.h */
 static Py_ssize_t st_off[ST_COUNT];  /* SavedTensor's, see st_fields in _capi.h */
+enum { ACC_VARIABLE, ACC_LOCK, ACC_COUNT };
+static const char *const acc_fields[ACC_COUNT] = {"_variable", "lock"};
+static Py_ssize_t acc_off[ACC_COUNT];
+static const char *const opnode_fields[] = {"_saved"};
+static Py_ssize_t opnode_off[1];
+enum { IB_BUFFER, IB_OWNED, IB_DEVICE, IB_COUNT };
+static const char *const ib_fields[IB_COUNT] = {"buffer", "owned", "device"};
+static Py_ssize_t ib_off[IB_COUNT];
+static const char *const root_fields[] = {"outputs"};
+static Py_ssize_t root_off[1];
+#define off_saved opnode_off[0]
+#define off_variable acc_off[ACC_VARIABLE]
+#define off_acc_lock acc_off[ACC_LOCK]
+#define off_ib_buffer ib_off[IB_BUFFER]
+#define off_ib_owned ib_off[IB_OWNED]
+#define off_ib_device ib_off[IB_DEVICE]
+#define off_root_outputs root_off[0]
+
+static const FieldTable field_tables[] = {
+    {"Node", node_fields, N_COUNT, n_off},
+    {"Tensor", tensor_fields, T_COUNT, t_off},
+    {"SavedTensor", st_fields, ST_COUNT, st_off},
+    {"AccumulateGrad", acc_fields, ACC_COUNT, acc_off},
+    {"OpNode", opnode_fields, 1, opnode_off},
+    {"InputBuffer", ib_fields, IB_COUNT, ib_off},
+    {"GraphRoot", root_fields, 1, root_off},
+};
+#define N_FIELD_TABLES ((int)(sizeof(field_tables) / sizeof(field_tables[0])))
+
+/* The tuples the loop reads by position, field by field (layout() reports them). */
+static const char *const queue_entry_fields[] = {"kind", "neg_depth", "neg_sequence_nr", "order", "graph_task", "node",
+                                                 "inputs"};
+static const char *const input_metadata_fields[] = {"shape", "dtype", "device"};
+static const char *const plan_entry_fields[] = {"formula", "sources", "direct"};
+static const char *const direct_form_fields[] = {"call", "spec", "nargs", "when"};
+static const char *const exec_info_fields[] = {"needed", "captures"};
+static const char *const edge_fields[] = {"node", "input_nr"};
+static const char *const outcome_fields[] = {"captured", "error"};
+static const char *const handed_over_fields[] = {"node", "inputs"};
+
 static PyObject *zero_int;
 
+/* The most arguments a formula, or its direct form, may take in the compiled loop; a plan with a
+ * longer one goes to the node's apply. */
+#define MAX_FORMULA_ARGS 8
+
+static PyObject *s_should_execute;
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
@@ -70,6 +145,47 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
     *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill;
+
+/* The attributes the loop reads, sets or calls by name, each interned at import, with the
+ * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
+ * "ndarray"). layout() reports them; the layout test checks that each exists where it says. */
+static const struct {
+    PyObject **var;
+    const char *text;
+    const char *owners;
+} interned[] = {
+    {&s_apply, "apply", "Node"}, {&s_release_variables, "release_variables", "Node"},
+    {&s_will_release, "_will_release", "Node"}, {&s_plan, "plan", "apply_function"},
+    {&s_shape, "shape", "ndarray"}, {&s_dtype, "dtype", "ndarray"}, {&s_base, "base", "ndarray"},
+    {&s_flags, "flags", "ndarray"}, {&s_writeable, "writeable", "flags"}, {&s_size, "size", "ndarray"},
+    {&s_kind, "kind", "dtype"}, {&s_fill, "fill", "ndarray"},
+    {&s_grad_enabled, "grad_enabled", "grad_state"}, {&s_enabled, "enabled", "Anomaly"},
+    {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"}, {&s_notify, "notify", "cond"},
+    {&s_set_result, "set_result", "future"},
+    {&s_add, "add", "InputBuffer"}, {&s_buffer, "buffer", "InputBuffer"}, {&s_device, "device", "InputBuffer"},
+    {&s_push, "push", "ReadyQueue"}, {&s_pop, "pop", "ReadyQueue"}, {&s_heap, "heap", "ReadyQueue"},
+    {&s_counter, "counter", "ReadyQueue"}, {&s_waiting, "waiting", "ReadyQueue"}, {&s_cond, "cond", "ReadyQueue"},
+    {&s_lock, "lock", "GraphTask ReadyQueue"},
+    {&s_outstanding_tasks, "outstanding_tasks", "GraphTask"}, {&s_should_execute, "should_execute", "GraphTask"}, {&s_set_exception, "set_exception", "GraphTask"},
+    {&s_exec_info, "exec_info", "GraphTask"}, {&s_keep_graph, "keep_graph", "GraphTask"},
+    {&s_grad_mode, "grad_mode", "GraphTask"}, {&s_cpu_ready_queue, "cpu_ready_queue", "GraphTask"},
+    {&s_dependencies, "dependencies", "GraphTask"}, {&s_not_ready, "not_ready", "GraphTask"},
+    {&s_has_error, "has_error", "GraphTask"}, {&s_reentrant_depth, "reentrant_depth", "GraphTask"},
+    {&s_final_callbacks, "final_callbacks", "GraphTask"}, {&s_future_slot, "_future", "GraphTask"},
+    {&s_claimed, "_claimed", "GraphTask"}, {&s_captured_vars, "captured_vars", "GraphTask"},
+    {&s_outcome, "_outcome", "GraphTask"}, {&s_completed, "completed", "GraphTask"},
+    {&s_owner, "owner", "GraphTask"}, {&s_outcome_method, "outcome", "GraphTask"},
+    {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
+    {&s_complete, "_complete", "Engine"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
+    {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading_enabled, "multithreading_enabled", "Engine"},
+    {&s_dev_attr, "_device", "Tensor"}, {&s_data, "_data", "Tensor"}, {&s_clone, "clone", "Tensor"},
+    {&s_version_counter, "_version_counter", "Tensor"}, {&s_unpack, "unpack", "SavedTensor"},
+    {&s_version, "version", "VersionCounter"},
+    {&s_checkpoint_valid, "checkpoint_valid", "worker_state"},
+    {&s_current_graph_task, "current_graph_task", "worker_state"},
+    {&s_ready_queue, "ready_queue", "worker_state"}, {&s_worker_device, "worker_device", "worker_state"},
+};
+#define N_INTERNED ((int)(sizeof(interned) / sizeof(interned[0])))
 
 /* Direct slot access for the instances of one class with __slots__ (GraphTask, ReadyQueue):
  * obj.name reads or sets the slot when obj is exactly of that class and name one of its slots
@@ -162,92 +278,137 @@ fast_true(const SlotTable *t, PyObject *obj, PyObject *name)
 #define GT_TRUE(obj, name) fast_true(&graph_task_slots, (obj), (name))
 #define RQ_GET(obj, name) fast_get(&ready_queue_slots, (obj), (name))
 
-/* module.name, imported: a new reference, or NULL with the error set */
+/* configure(ns): binds what the loop works with from the namespace `ns` (see bindings above)
+ * and reads the classes' slot offsets. On an error nothing of an earlier configuration is lost
+ * but the offsets, and the loop stays unconfigured. */
 static PyObject *
-import_attr(const char *module, const char *name)
+configure(PyObject *module, PyObject *ns)
 {
-    PyObject *m = PyImport_ImportModule(module);
-    if (m == NULL)
+    configured = 0;
+    if (bind_all(ns, bindings, N_BINDINGS) < 0 || field_tables_init(ns, field_tables, N_FIELD_TABLES) < 0)
         return NULL;
-    PyObject *value = PyObject_GetAttrString(m, name);
-    Py_DECREF(m);
-    return value;
-}
-
-static PyObject *
-configure(PyObject *module, PyObject *args)
-{
-    PyObject *node, *tensor, *acc, *opnode, *saved_tensor, *ready_queue, *ibuf, *cpu, *state, *local, *anomaly,
-        *validate, *name_fn, *graph_task, *graph_root, *no_dev, *cpu_dev, *edge;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OOOOOOOOOOOO!:configure", &PyType_Type, &node, &PyType_Type, &tensor,
-                          &PyType_Type, &acc, &PyType_Type, &opnode, &PyType_Type, &saved_tensor, &PyType_Type,
-                          &ready_queue, &ibuf, &cpu, &state, &local, &anomaly, &validate, &name_fn, &graph_task,
-                          &graph_root, &no_dev, &cpu_dev, &PyType_Type, &edge))
+    Py_XSETREF(np_empty_fn, PyObject_GetAttrString(numpy_module, "empty"));
+    Py_XSETREF(ndarray_type, PyObject_GetAttrString(numpy_module, "ndarray"));
+    if (np_empty_fn == NULL || ndarray_type == NULL)
         return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)edge, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "Edge must be a tuple type");
-        return NULL;
-    }
-    Py_XSETREF(Edge_type, (PyTypeObject *)Py_NewRef(edge));
-    Py_XSETREF(np_empty_fn, import_attr("numpy", "empty"));
-    Py_XSETREF(ndarray_type, import_attr("numpy", "ndarray"));
-    Py_XSETREF(rlock_cls, import_attr("threading", "RLock"));
-    if (rlock_cls != NULL) {  /* the type threading.RLock() makes: called directly, without that function's frame */
-        PyObject *probe = PyObject_CallNoArgs(rlock_cls);
-        Py_XSETREF(rlock_cls, probe ? Py_NewRef((PyObject *)Py_TYPE(probe)) : NULL);
-        Py_XDECREF(probe);
-    }
-    Py_XSETREF(max_sequence_nr, import_attr("retrograd.autograd.graph", "MAX_SEQUENCE_NR"));
-    Py_XSETREF(heappush_fn, import_attr("heapq", "heappush"));
-    Py_XSETREF(heappop_fn, import_attr("heapq", "heappop"));
-    if (np_empty_fn == NULL || ndarray_type == NULL || rlock_cls == NULL || max_sequence_nr == NULL ||
-        heappush_fn == NULL || heappop_fn == NULL)
-        return NULL;
-    Py_XSETREF(task_kind, PyLong_FromLong(2));
-    if (task_kind == NULL)
-        return NULL;
-    if (slot_offsets(node, node_fields, N_COUNT, n_off) < 0 ||
-        slot_offsets(tensor, tensor_fields, T_COUNT, t_off) < 0 ||
-        slot_offsets(saved_tensor, st_fields, ST_COUNT, st_off) < 0 ||
-        member_offset(acc, "_variable", &off_variable) < 0 || member_offset(acc, "lock", &off_acc_lock) < 0 ||
-        member_offset(opnode, "_saved", &off_saved) < 0 ||
-        !PyType_Check(ibuf) || member_offset(ibuf, "buffer", &off_ib_buffer) < 0 ||
-        member_offset(ibuf, "owned", &off_ib_owned) < 0 || member_offset(ibuf, "device", &off_ib_device) < 0)
-        return NULL;
-    if ((zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL) ||
+    if ((task_kind == NULL && (task_kind = PyLong_FromLong(2)) == NULL) ||
+        (zero_int == NULL && (zero_int = PyLong_FromLong(0)) == NULL) ||
         (one_int == NULL && (one_int = PyLong_FromLong(1)) == NULL))
         return NULL;
-    PyObject *release_fn = PyObject_GetAttr(opnode, s_release_variables);
+    PyObject *release_fn = PyObject_GetAttr((PyObject *)OpNode_type, s_release_variables);
     if (release_fn == NULL)
         return NULL;
     Py_XSETREF(opnode_release_fn, release_fn);
-    if ((release_fn = PyObject_GetAttr(node, s_release_variables)) == NULL)
+    if ((release_fn = PyObject_GetAttr((PyObject *)Node_type, s_release_variables)) == NULL)
         return NULL;
     Py_XSETREF(node_release_fn, release_fn);
-    Py_XSETREF(OpNode_type, (PyTypeObject *)Py_NewRef(opnode));
-    Py_XSETREF(ReadyQueue_type, (PyTypeObject *)Py_NewRef(ready_queue));
-    Py_XSETREF(SavedTensor_type, (PyTypeObject *)Py_NewRef(saved_tensor));
-    Py_XSETREF(Node_type, (PyTypeObject *)Py_NewRef(node));
-    Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
-    Py_XSETREF(AccumulateGrad_type, (PyTypeObject *)Py_NewRef(acc));
-    Py_XSETREF(InputBuffer_cls, Py_NewRef(ibuf));
-    Py_XSETREF(cpu_device, Py_NewRef(cpu));
-    Py_XSETREF(grad_state, Py_NewRef(state));
-    Py_XSETREF(worker_state, Py_NewRef(local));
-    Py_XSETREF(Anomaly_cls, Py_NewRef(anomaly));
-    Py_XSETREF(validate_outputs_fn, Py_NewRef(validate));
-    Py_XSETREF(node_name_fn, Py_NewRef(name_fn));
-    if (!PyType_Check(graph_task) || !PyType_Check(graph_root) ||
-        member_offset(graph_root, "outputs", &off_root_outputs) < 0 ||
-        slot_table_init(&graph_task_slots, graph_task) < 0 ||
-        slot_table_init(&ready_queue_slots, ready_queue) < 0)
+    if (slot_table_init(&graph_task_slots, GraphTask_cls) < 0 ||
+        slot_table_init(&ready_queue_slots, (PyObject *)ReadyQueue_type) < 0)
         return NULL;
-    Py_XSETREF(GraphTask_cls, Py_NewRef(graph_task));
-    Py_XSETREF(GraphRoot_cls, Py_NewRef(graph_root));
-    Py_XSETREF(no_device, Py_NewRef(no_dev));
-    Py_XSETREF(cpu_device_id, Py_NewRef(cpu_dev));
     configured = 1;
     Py_RETURN_NONE;
+}
+
+static PyObject *graph_task_init_fields(void);
+
+/* layout(): what the loop reads of the Python objects, for tests/test_compiled_layout.py. */
+static PyObject *
+layout(PyObject *module, PyObject *unused)
+{
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "layout(): the engine loop is not configured");
+        return NULL;
+    }
+    PyObject *out = PyDict_New(), *v = NULL;
+    if (out == NULL)
+        return NULL;
+    if ((v = binding_names(bindings, N_BINDINGS)) == NULL || PyDict_SetItemString(out, "namespace", v) < 0)
+        goto error;
+    Py_SETREF(v, field_tables_layout(field_tables, N_FIELD_TABLES));
+    if (v == NULL)
+        goto error;
+    /* the slot tables of GraphTask and ReadyQueue: every slot, read directly where it is one */
+    const SlotTable *dynamic[2] = {&graph_task_slots, &ready_queue_slots};
+    const char *dynamic_names[2] = {"GraphTask", "ReadyQueue"};
+    for (int i = 0; i < 2; i++) {
+        PyObject *fields = PyDict_New();
+        if (fields == NULL || PyDict_SetItemString(v, dynamic_names[i], fields) < 0) {
+            Py_XDECREF(fields);
+            goto error;
+        }
+        Py_DECREF(fields);
+        for (int k = 0; k < dynamic[i]->n; k++) {
+            PyObject *off = PyLong_FromSsize_t(dynamic[i]->offs[k]);
+            if (off == NULL || PyDict_SetItem(fields, dynamic[i]->names[k], off) < 0) {
+                Py_XDECREF(off);
+                goto error;
+            }
+            Py_DECREF(off);
+        }
+    }
+    if (PyDict_SetItemString(out, "slots", v) < 0)
+        goto error;
+    Py_SETREF(v, PyDict_New());
+    if (v == NULL || PyDict_SetItemString(out, "tuples", v) < 0)
+        goto error;
+    struct { const char *name; const char *const *fields; int n; } tuples[] = {
+        {"queue_entry", queue_entry_fields, 7}, {"input_metadata", input_metadata_fields, 3},
+        {"plan_entry", plan_entry_fields, 3}, {"direct_form", direct_form_fields, 4},
+        {"exec_info_entry", exec_info_fields, 2}, {"edge", edge_fields, 2}, {"outcome", outcome_fields, 2},
+        {"handed_over", handed_over_fields, 2},
+    };
+    for (size_t i = 0; i < sizeof(tuples) / sizeof(tuples[0]); i++) {
+        PyObject *t = str_tuple(tuples[i].fields, tuples[i].n);
+        if (t == NULL || PyDict_SetItemString(v, tuples[i].name, t) < 0) {
+            Py_XDECREF(t);
+            goto error;
+        }
+        Py_DECREF(t);
+    }
+    PyObject *init = graph_task_init_fields();
+    if (init == NULL || PyDict_SetItemString(v, "graph_task_init", init) < 0) {
+        Py_XDECREF(init);
+        goto error;
+    }
+    Py_DECREF(init);
+    Py_SETREF(v, PyDict_New());
+    if (v == NULL || PyDict_SetItemString(out, "attributes", v) < 0)
+        goto error;
+    for (int i = 0; i < N_INTERNED; i++) {
+        PyObject *owners = PyUnicode_FromString(interned[i].owners);
+        PyObject *split = owners ? PyUnicode_Split(owners, NULL, -1) : NULL;
+        Py_XDECREF(owners);
+        if (split == NULL)
+            goto error;
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(split); k++) {
+            PyObject *owner = PyList_GET_ITEM(split, k), *names = PyDict_GetItemWithError(v, owner);
+            if (names == NULL) {
+                if (PyErr_Occurred() || (names = PyList_New(0)) == NULL || PyDict_SetItem(v, owner, names) < 0) {
+                    Py_XDECREF(names);
+                    Py_DECREF(split);
+                    goto error;
+                }
+                Py_DECREF(names);
+            }
+            if (PyList_Append(names, *interned[i].var) < 0) {
+                Py_DECREF(split);
+                goto error;
+            }
+        }
+        Py_DECREF(split);
+    }
+    Py_DECREF(v);
+    return out;
+error:
+    Py_XDECREF(v);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *
+is_configured(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(configured);
 }
 
 static inline int
@@ -281,6 +442,13 @@ handled(PyObject *node, int keep_graph)
     if (edges == NULL || !PyTuple_CheckExact(edges) || tph != Py_None || rgh != Py_None ||
         pre == NULL || !no_hooks(pre) || post == NULL || !no_hooks(post))
         return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(edges); i++) {  /* edges the routing reads as it is */
+        PyObject *edge = PyTuple_GET_ITEM(edges, i);
+        if (edge != Py_None && (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2 ||
+                                !PyObject_TypeCheck(PyTuple_GET_ITEM(edge, 0), Node_type) ||
+                                !PyLong_CheckExact(PyTuple_GET_ITEM(edge, 1))))
+            return 0;
+    }
     if (!keep_graph) {
         int r = attr_true((PyObject *)Py_TYPE(node), s_will_release);
         if (r != 0)
@@ -552,16 +720,19 @@ input_count(PyObject *node)
     return n < 0 ? NULL : PyLong_FromSsize_t(n);
 }
 
-/* GraphTask.should_execute(node) for a pruned pass: 1, 0, or -1 on error. */
+/* GraphTask.should_execute(node) for a pruned pass: 1, 0, or -1 on error. An entry other than a
+ * [needed, captures] list goes to the method. */
 static int
-should_execute(PyObject *exec_info, PyObject *node)
+should_execute(PyObject *gt, PyObject *exec_info, PyObject *node)
 {
     PyObject *info = PyDict_GetItemWithError(exec_info, node);
     if (info == NULL)
         return PyErr_Occurred() ? -1 : 0;
-    if (!PyList_Check(info) || PyList_GET_SIZE(info) != 2) {
-        PyErr_SetString(PyExc_TypeError, "exec_info entries must be [needed, captures] lists");
-        return -1;
+    if (!PyList_CheckExact(info) || PyList_GET_SIZE(info) != 2) {
+        PyObject *r = PyObject_CallMethodOneArg(gt, s_should_execute, node);
+        int yes = r == NULL ? -1 : PyObject_IsTrue(r);
+        Py_XDECREF(r);
+        return yes;
     }
     if (PyList_GET_ITEM(info, 1) != Py_None)
         return 1;
@@ -571,10 +742,10 @@ should_execute(PyObject *exec_info, PyObject *node)
 /* Whether a pass runs `nxt` (always, unless pruned) and, if it does, its number of inputs in
  * *size: 1 (run; *size a new reference), 0 (skip), -1 on error. */
 static int
-needed_inputs(PyObject *exec_info, PyObject *nxt, PyObject **size)
+needed_inputs(PyObject *gt, PyObject *exec_info, PyObject *nxt, PyObject **size)
 {
     if (exec_info != Py_None) {
-        int needed = should_execute(exec_info, nxt);
+        int needed = should_execute(gt, exec_info, nxt);
         if (needed <= 0)
             return needed;
     }
@@ -726,7 +897,7 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                 goto fail;
             if (buffer == NULL) {  /* one producer: no InputBuffer */
                 PyObject *size = NULL;
-                int needed = needed_inputs(exec_info, nxt, &size);
+                int needed = needed_inputs(gt, exec_info, nxt, &size);
                 if (needed <= 0) {
                     if (needed < 0)
                         goto fail;
@@ -737,9 +908,12 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                 Py_ssize_t nr = PyLong_AsSsize_t(input_nr);
                 if (nr == -1 && PyErr_Occurred())
                     goto fail;
+                if (n_inputs == 1)  /* as evaluate_function: the one slot, whatever the edge says */
+                    nr = 0;
+                else if (nr < 0)  /* as Python's grads[input_nr] */
+                    nr += n_inputs;
                 if (nr < 0 || nr >= n_inputs) {
-                    PyErr_Format(PyExc_IndexError, "input_nr %zd out of range for a node with %zd inputs",
-                                 nr, n_inputs);
+                    PyErr_SetString(PyExc_IndexError, "list assignment index out of range");
                     goto fail;
                 }
                 grads = PyList_New(n_inputs);
@@ -769,7 +943,7 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
                 goto fail;
             if (buffer == NULL) {
                 PyObject *size = NULL;
-                int needed = needed_inputs(exec_info, nxt, &size);
+                int needed = needed_inputs(gt, exec_info, nxt, &size);
                 if (needed <= 0) {
                     if (needed < 0)
                         goto fail;
@@ -988,7 +1162,7 @@ done:
     return result;
 }
 
-/* A formula's direct form (link_direct_formulas in ops/_codegen.py), `direct` = (call, spec, n,
+/* A formula's direct form (link_direct_formulas in ops/_compiled.py), `direct` = (call, spec, n,
  * when), applied to the formula's arguments: call(spec, *args[:n]), or args[0] when call is None,
  * if every (position, value) of `when` holds (by identity). Returns None (a new reference) where
  * there is no direct form, it does not apply, or the C call declined: the caller then calls the
@@ -1004,15 +1178,42 @@ apply_direct(PyObject *direct, PyObject *const *args, Py_ssize_t nargs)
     PyObject *call = PyTuple_GET_ITEM(direct, 0);
     if (call == Py_None)
         return Py_NewRef(args[0]);
-    PyObject *call_args[9];
-    if (n > 8) {
-        PyErr_SetString(PyExc_ValueError, "a direct form with more than 8 arguments");
-        return NULL;
-    }
+    PyObject *call_args[MAX_FORMULA_ARGS + 1];
+    if (n > MAX_FORMULA_ARGS)  /* past what this code holds: the formula itself */
+        return Py_NewRef(Py_None);
     call_args[0] = PyTuple_GET_ITEM(direct, 1);
     for (Py_ssize_t i = 0; i < n; i++)
         call_args[i + 1] = args[i];
     return PyObject_Vectorcall(call, call_args, n + 1, NULL);
+}
+
+/* 1 if every entry of an apply plan is (formula, sources, direct) with at most MAX_FORMULA_ARGS
+ * sources, each the gradient (-1) or a slot of `saved`; 0 if apply_node must leave the node to
+ * its apply, which reads no plan. */
+static int
+plan_is_plain(PyObject *plan, PyObject *saved)
+{
+    if (!PyTuple_CheckExact(plan) || !PyTuple_CheckExact(saved))
+        return 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(plan); k++) {
+        PyObject *entry = PyTuple_GET_ITEM(plan, k);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1)))
+            return 0;
+        PyObject *sources = PyTuple_GET_ITEM(entry, 1);
+        if (PyTuple_GET_SIZE(sources) > MAX_FORMULA_ARGS)
+            return 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sources); i++) {
+            PyObject *src = PyTuple_GET_ITEM(sources, i);
+            if (!PyLong_CheckExact(src))
+                return 0;
+            long v = PyLong_AsLong(src);
+            if ((v == -1 && PyErr_Occurred()) || v < -1 || v >= PyTuple_GET_SIZE(saved)) {
+                PyErr_Clear();
+                return 0;
+            }
+        }
+    }
+    return 1;
 }
 
 /* node.apply(inputs) for an op's node whose class keeps its generated apply (ops/_codegen.py,
@@ -1041,8 +1242,8 @@ apply_node(PyObject *node, PyObject *inputs)
         return NULL;
     }
     PyObject *edges = slot(node, n_off[N_NEXT_EDGES]);
-    if (plan == NULL || !PyTuple_CheckExact(plan) || saved == NULL || !PyTuple_CheckExact(saved) ||
-        !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1 || PyTuple_GET_SIZE(plan) != PyTuple_GET_SIZE(edges)) {
+    if (plan == NULL || !plan_is_plain(plan, saved) || !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1 ||
+        PyTuple_GET_SIZE(plan) != PyTuple_GET_SIZE(edges)) {
         Py_XDECREF(plan);
         Py_DECREF(fn);
         return PyObject_CallMethodOneArg(node, s_apply, inputs);
@@ -1058,29 +1259,19 @@ apply_node(PyObject *node, PyObject *inputs)
         PyObject *formula = PyTuple_GET_ITEM(plan, k);
         if (grad == Py_None || PyTuple_GET_ITEM(edges, k) == Py_None) {
             r = Py_NewRef(Py_None);
-        } else if (!PyTuple_CheckExact(formula) || PyTuple_GET_SIZE(formula) != 3) {
-            PyErr_SetString(PyExc_TypeError, "an apply plan entry must be (formula, sources, direct)");
-            goto error;
         } else {
             PyObject *sources = PyTuple_GET_ITEM(formula, 1);
             Py_ssize_t nargs = PyTuple_GET_SIZE(sources);
-            PyObject *args[8];
-            if (nargs > 8) {
-                PyErr_SetString(PyExc_RuntimeError, "a formula with more than 8 arguments");
-                goto error;
-            }
+            PyObject *args[MAX_FORMULA_ARGS];
             Py_ssize_t got = 0;
             for (; got < nargs; got++) {
                 Py_ssize_t src = PyLong_AsSsize_t(PyTuple_GET_ITEM(sources, got));
                 PyObject *v;
                 if (src < 0) {
                     v = Py_NewRef(grad);
-                } else if (src < PyTuple_GET_SIZE(saved)) {
+                } else {  /* in range: plan_is_plain checked */
                     v = PyTuple_GET_ITEM(saved, src);
                     v = Py_TYPE(v) == SavedTensor_type ? unpack_saved(v, node) : Py_NewRef(v);
-                } else {
-                    PyErr_SetString(PyExc_IndexError, "a formula reads past the saved values");
-                    v = NULL;
                 }
                 if (v == NULL)
                     break;
@@ -1121,10 +1312,8 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *engine = args[0], *gt = args[1], *queue = args[4];
-    if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "retrograd's compiled engine loop is not configured");
-        return NULL;
-    }
+    if (!configured)  /* nothing bound yet: Engine._run_task does it all */
+        return call_python(engine, gt, args[2], args[3], queue);
     PyObject *exec_info = GT_GET(gt, s_exec_info);
     if (exec_info == NULL)
         return NULL;
@@ -1147,9 +1336,9 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         (deps = GT_GET(gt, s_dependencies)) == NULL ||
         (not_ready = GT_GET(gt, s_not_ready)) == NULL)
         goto error;
-    if (!PyDict_CheckExact(deps) || !PyDict_CheckExact(not_ready)) {
-        PyErr_SetString(PyExc_TypeError, "GraphTask.dependencies and not_ready must be dicts");
-        goto error;
+    if (!PyDict_CheckExact(deps) || !PyDict_CheckExact(not_ready)) {  /* unusual: Engine._run_task */
+        result = call_python(engine, gt, node, inputs, queue);
+        goto done;
     }
 
     for (;;) {
@@ -1209,8 +1398,9 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto node_error;
             Py_SETREF(outputs, checked);
             if (!PyList_CheckExact(outputs)) {
-                PyErr_SetString(PyExc_TypeError, "validate_outputs must return a list");
-                goto node_error;
+                Py_SETREF(outputs, PySequence_List(outputs));
+                if (outputs == NULL)
+                    goto node_error;
             }
         }
         if (!keep_graph && release_variables(node) < 0)
@@ -1317,6 +1507,28 @@ done:
     return result;
 }
 
+/* `seq` as a tuple of exactly n items, as Python's `a, b = seq` unpacks it: a new reference, or
+ * NULL with the ValueError or TypeError that unpacking raises. Steals nothing. */
+static PyObject *
+unpack_exactly(PyObject *seq, Py_ssize_t n)
+{
+    PyObject *items = PySequence_Tuple(seq);
+    if (items == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "cannot unpack non-iterable %.200s object", Py_TYPE(seq)->tp_name);
+        }
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(items) != n) {
+        PyErr_Format(PyExc_ValueError, PyTuple_GET_SIZE(items) > n ? "too many values to unpack (expected %zd)" :
+                     "not enough values to unpack (expected %zd, got %zd)", n, PyTuple_GET_SIZE(items));
+        Py_DECREF(items);
+        return NULL;
+    }
+    return items;
+}
+
 /* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict; -1 on error. */
 static int
 count_dependencies(PyObject *root, PyObject *deps)
@@ -1381,12 +1593,14 @@ compute_dependencies(PyObject *module, PyObject *args)
     PyObject *root, *deps;
     if (!PyArg_ParseTuple(args, "OO!:compute_dependencies", &root, &PyDict_Type, &deps))
         return NULL;
+    if (!configured)  /* nothing bound yet: Engine.compute_dependencies walks the graph itself */
+        Py_RETURN_NOTIMPLEMENTED;
     if (count_dependencies(root, deps) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
-/* Engine._mark_completed(graph_task): claims the GraphTask under its lock, then, when there is
+/* Engine.mark_graph_task_completed(graph_task): claims the GraphTask under its lock, then, when there is
  * nothing to post-process (no error, no final callbacks, no partial input buffer), sets its
  * outcome to the captured gradients and resolves its future if one was asked for. Anything
  * else goes to Engine._complete. Returns -1 on error. */
@@ -1487,10 +1701,10 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
             PyObject *entry = PyObject_CallMethodNoArgs(queue, s_pop);
             if (entry == NULL)
                 goto out;
-            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 7) {
-                Py_DECREF(entry);
-                PyErr_SetString(PyExc_TypeError, "ReadyQueue entries must be 7-tuples");
-                goto out;
+            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 7) {  /* as thread_main unpacks it */
+                Py_SETREF(entry, unpack_exactly(entry, 7));
+                if (entry == NULL)
+                    goto out;
             }
             int shutdown = PyObject_RichCompareBool(PyTuple_GET_ITEM(entry, 0), zero_int, Py_EQ);
             if (shutdown != 0) {
@@ -1533,10 +1747,10 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
         if (failed < 0)
             goto out;
         if (next != NULL && next != Py_None) {
-            if (!PyTuple_Check(next) || PyTuple_GET_SIZE(next) != 2) {
-                Py_DECREF(next);
-                PyErr_SetString(PyExc_TypeError, "a handed-over task must be a (node, inputs) pair");
-                goto out;
+            if (!PyTuple_CheckExact(next) || PyTuple_GET_SIZE(next) != 2) {  /* as thread_main unpacks it */
+                Py_SETREF(next, unpack_exactly(next, 2));
+                if (next == NULL)
+                    goto out;
             }
             follow_node = Py_NewRef(PyTuple_GET_ITEM(next, 0));
             follow_inputs = Py_NewRef(PyTuple_GET_ITEM(next, 1));
@@ -1608,6 +1822,13 @@ static const char *const graph_task_fields[] = {
     "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error", "_future", "_claimed", "_outcome",
     "completed", "final_callbacks", "cpu_ready_queue"};
 #define N_GRAPH_TASK_FIELDS ((int)(sizeof(graph_task_fields) / sizeof(graph_task_fields[0])))
+
+/* graph_task_fields as a tuple, for layout() */
+static PyObject *
+graph_task_init_fields(void)
+{
+    return str_tuple(graph_task_fields, N_GRAPH_TASK_FIELDS);
+}
 
 static int
 graph_task_layout_known(void)
@@ -1710,10 +1931,12 @@ new_input_buffer_py(PyObject *module, PyObject *size)
 static PyObject *
 execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5 || !configured) {
-        PyErr_SetString(PyExc_TypeError, "execute(engine, roots, inputs, keep_graph, create_graph), once configured");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "execute(engine, roots, inputs, keep_graph, create_graph)");
         return NULL;
     }
+    if (!configured)  /* nothing bound yet: Engine.execute runs the pass */
+        Py_RETURN_NOTIMPLEMENTED;
     PyObject *engine = args[0], *roots = args[1];
     PyObject *edges = PySequence_Tuple(roots), *inputs = PySequence_List(args[2]);
     PyObject *queue = NULL, *gt = NULL, *root = NULL, *deps = NULL, *first = NULL, *result = NULL;
@@ -1782,10 +2005,12 @@ done:
 static PyObject *
 backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3 || !configured) {
-        PyErr_SetString(PyExc_TypeError, "backward(engine, tensor, keep_graph), once configured");
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "backward(engine, tensor, keep_graph)");
         return NULL;
     }
+    if (!configured)  /* nothing bound yet: the Python path */
+        Py_RETURN_FALSE;
     PyObject *tensor = args[1];
     if (Py_TYPE(tensor) != Tensor_type)
         Py_RETURN_FALSE;
@@ -1848,7 +2073,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"compute_dependencies", compute_dependencies, METH_VARARGS,
-     "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled."},
+     "compute_dependencies(root, dependencies): Engine.compute_dependencies, compiled; NotImplemented before "
+     "configure."},
     {"backward", (PyCFunction)(void (*)(void))backward, METH_FASTCALL,
      "backward(engine, tensor, keep_graph): tensor.backward() of a plain tensor, compiled; False if not run."},
     {"new_graph_task", new_graph_task_py, METH_VARARGS,
@@ -1859,10 +2085,14 @@ static PyMethodDef methods[] = {
      "new_input_buffer(size): the InputBuffer the loop builds for a node with several producers (for tests)."},
     {"execute", (PyCFunction)(void (*)(void))execute, METH_FASTCALL,
      "execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute of a .backward() pass "
-     "outside the engine, compiled."},
-    {"configure", configure, METH_VARARGS,
-     "configure(Node, Tensor, AccumulateGrad, OpNode, SavedTensor, ReadyQueue, InputBuffer, cpu, grad_state, "
-     "worker_state, Anomaly, validate_outputs, node_name, GraphTask, GraphRoot, NO_DEVICE, CPU_DEVICE, Edge): binds the classes and functions the loop works with."},
+     "outside the engine, compiled; NotImplemented before configure."},
+    {"configure", configure, METH_O,
+     "configure(ns): binds the classes, functions and values the loop works with from the attributes of ns."},
+    {"is_configured", is_configured, METH_NOARGS, "is_configured(): whether configure(ns) has succeeded."},
+    {"layout", layout, METH_NOARGS,
+     "layout(): what the loop reads of the Python objects: namespace entries, slot offsets, tuple fields, "
+     "attribute names."},
+    {"read_slot", read_slot_py, METH_VARARGS, "read_slot(obj, offset): the object at that slot offset (for tests)."},
     {"run_task", (PyCFunction)(void (*)(void))run_task, METH_FASTCALL,
      "run_task(engine, graph_task, node, inputs, queue): Engine._run_task, compiled; see the "
      "comment at the top of _engine_loop.c."},
@@ -1871,38 +2101,14 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_engine_loop",
-    "The engine's per-node loop in C; see Note [The compiled loop] in engine.py.", -1, methods,
+    "The engine's per-node loop in C; see Note [The compiled loop] in autograd/engine.py.", -1, methods,
 };
 
 PyMODINIT_FUNC
 PyInit__engine_loop(void)
 {
-    struct { PyObject **var; const char *text; } names[] = {
-        {&s_apply, "apply"}, {&s_release_variables, "release_variables"}, {&s_shape, "shape"},
-        {&s_dtype, "dtype"}, {&s_grad_enabled, "grad_enabled"}, {&s_enabled, "enabled"},
-        {&s_acquire, "acquire"}, {&s_release, "release"}, {&s_add, "add"}, {&s_buffer, "buffer"},
-        {&s_device, "device"}, {&s_push, "push"}, {&s_heap, "heap"},
-        {&s_outstanding_tasks, "outstanding_tasks"}, {&s_set_exception, "set_exception"},
-        {&s_run_task, "_run_task"}, {&s_device_queue, "_device_queue"}, {&s_will_release, "_will_release"},
-        {&s_exec_info, "exec_info"}, {&s_keep_graph, "keep_graph"}, {&s_grad_mode, "grad_mode"},
-        {&s_cpu_ready_queue, "cpu_ready_queue"}, {&s_lock, "lock"}, {&s_dependencies, "dependencies"},
-        {&s_not_ready, "not_ready"}, {&s_has_error, "has_error"},
-        {&s_multithreading_enabled, "multithreading_enabled"}, {&s_dev_attr, "_device"},
-        {&s_checkpoint_valid, "checkpoint_valid"},
-        {&s_reentrant_depth, "reentrant_depth"}, {&s_counter, "counter"}, {&s_waiting, "waiting"},
-        {&s_cond, "cond"}, {&s_notify, "notify"}, {&s_plan, "plan"}, {&s_unpack, "unpack"},
-        {&s_version, "version"}, {&s_base, "base"}, {&s_flags, "flags"}, {&s_writeable, "writeable"},
-        {&s_clone, "clone"}, {&s_data, "_data"}, {&s_version_counter, "_version_counter"},
-        {&s_final_callbacks, "final_callbacks"}, {&s_future_slot, "_future"}, {&s_claimed, "_claimed"},
-        {&s_complete, "_complete"}, {&s_captured_vars, "captured_vars"}, {&s_outcome, "_outcome"},
-        {&s_completed, "completed"}, {&s_set_result, "set_result"}, {&s_current_graph_task, "current_graph_task"},
-        {&s_pop, "pop"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner"}, {&s_wake, "_wake_owner"},
-        {&s_ready_queue, "ready_queue"}, {&s_worker_device, "worker_device"}, {&s_owner, "owner"},
-        {&s_outcome_method, "outcome"}, {&s_size, "size"}, {&s_kind, "kind"}, {&s_fill, "fill"},
-    };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)
+    for (int i = 0; i < N_INTERNED; i++)
+        if ((*interned[i].var = PyUnicode_InternFromString(interned[i].text)) == NULL)
             return NULL;
-    }
     return PyModule_Create(&module_def);
 }

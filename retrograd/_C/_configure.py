@@ -1,0 +1,93 @@
+"""Configures the C modules with what they work with, and switches them on.
+
+The one module of retrograd allowed to import from every layer (see Note [The compiled
+modules] in this package's ``__init__``): the C reads and calls objects of the tensor, the
+graph, the engine and the ops, and this is where they are named for it, once. Each module takes
+the attributes it needs from the namespace by name (its ``bindings`` table) and reports what it
+reads through ``layout()``, which tests/test_compiled_layout.py holds against the classes.
+"""
+from __future__ import annotations
+
+import heapq
+import threading
+import types
+
+import numpy as np
+
+from .. import _tensor
+from .._device import cpu
+from ..autograd import anomaly_mode, engine, grad_mode, graph, input_buffer
+from ..ops import _codegen, _compiled, _registry
+from . import engine_loop, op_call
+
+__all__ = ["namespace", "install", "use_compiled", "is_compiled"]
+
+
+def namespace() -> types.SimpleNamespace:
+    """The classes, functions and values the C modules bind, by the names their tables use."""
+    return types.SimpleNamespace(
+        # the tensor and the graph
+        Tensor=_tensor.Tensor, VersionCounter=_tensor.VersionCounter, gradient_edge=_tensor.gradient_edge,
+        accumulator_lock=_tensor._accumulator_lock, cpu=cpu,
+        Node=graph.Node, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=graph.AccumulateGrad,
+        SavedTensor=graph.SavedTensor, saved_hooks_state=graph._saved_hooks_state,
+        next_sequence_nr=graph._next_sequence_nr, MAX_SEQUENCE_NR=graph.MAX_SEQUENCE_NR, node_name=graph.node_name,
+        grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
+        record_forward_trace=anomaly_mode.record_forward_trace,
+        # the engine
+        GraphTask=engine.GraphTask, ReadyQueue=engine.ReadyQueue, InputBuffer=input_buffer.InputBuffer,
+        validate_outputs=engine.validate_outputs, worker_state=engine.local, NO_DEVICE=engine.NO_DEVICE,
+        CPU_DEVICE=engine.CPU_DEVICE,
+        # the ops
+        OpNode=_registry.OpNode, nothing_saved=_registry._NOTHING_SAVED, describe=_registry._describe,
+        mark_views=_registry._mark_views, promote=_codegen._promote, float_dtypes=_compiled.FLOAT_DTYPES,
+        # the libraries, as the Python code uses them
+        numpy=np, heappush=heapq.heappush, heappop=heapq.heappop, RLock=type(threading.RLock()),
+    )
+
+
+def install() -> None:
+    """Configures every C module that is built and wanted, and switches it on."""
+    ns = namespace()
+    for module in (op_call, engine_loop):
+        if module is not None:
+            module.configure(ns)
+    use_compiled(True)
+
+
+def use_compiled(enabled: bool) -> bool:
+    """Switches both C modules on or off (off: every step runs in Python); returns whether they are on.
+
+    The engine's loop switches alone with ``engine.use_compiled_loop``; the test suite switches
+    both, to run each test with each implementation.
+    """
+    if op_call is not None:
+        op_call.set_enabled(enabled)
+    engine.use_compiled_loop(enabled)
+    return is_compiled()
+
+
+def is_compiled(component: str | None = None) -> bool:
+    """Whether retrograd's optional C modules are in use.
+
+    Args:
+        component (str, optional): ``"engine"`` for the engine's per-node loop, ``"ops"`` for the
+            op call; None (the default) for both.
+
+    Returns:
+        True where the module was built, is not switched off (``RETROGRAD_COMPILED=0``) and runs.
+
+    Example::
+        >>> import retrograd as rg
+        >>> isinstance(rg.is_compiled(), bool)
+        True
+    """
+    if component not in (None, "engine", "ops"):
+        raise ValueError(f"is_compiled(): component must be 'engine', 'ops' or None, but got {component!r}")
+    loop = engine.compiled_loop_in_use()
+    ops = op_call is not None and op_call.is_enabled() and _compiled.compiled_module() is not None
+    if component == "engine":
+        return loop
+    if component == "ops":
+        return ops
+    return loop and ops
