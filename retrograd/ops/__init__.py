@@ -5,6 +5,7 @@ from .. import _creation
 from .._tensor import Tensor
 from . import composite, copy, indexing, joining, linalg, pointwise, reduction, shape
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
+from . import _docs  # noqa: F401 - the public ops' docstrings, before _attach() makes them Tensor methods
 from . import _compiled
 from ._inplace import apply_inplace
 from ._registry import REGISTRY, call_op, defop, forwarding_function

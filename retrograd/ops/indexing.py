@@ -117,24 +117,7 @@ def _gather(xp, input, dim, index, *, sparse_grad=False):
 
 
 gather = defop("gather", _gather, method=True,
-               input=lambda grad, input_shape, dim, index: grad.new_zeros(input_shape).scatter_add(dim, index, grad),
-               doc="""Picks values of ``input`` along ``dim`` at the positions in ``index``.
-
-    Args:
-        input: the source tensor.
-        dim: the dim to index along.
-        index: an int64 tensor with as many dims as ``input``.
-        sparse_grad: accepted for compatibility; the gradient is dense.
-
-    Returns:
-        A tensor shaped like ``index``: for ``dim=1``, ``out[i][j] = input[i][index[i][j]]``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.gather(rg.tensor([[1., 2.], [3., 4.]]), 1, rg.tensor([[1], [0]]))
-        tensor([[2.],
-                [3.]])
-    """)
+               input=lambda grad, input_shape, dim, index: grad.new_zeros(input_shape).scatter_add(dim, index, grad))
 
 
 def _along(xp, index, dim):
@@ -169,23 +152,7 @@ def _scatter_add(xp, input, dim, index, src):
 
 scatter_add = defop("scatter_add", _scatter_add, method=True,
                     input=passthrough,
-                    src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape),
-                    doc="""Adds ``src`` into a copy of ``input`` at the positions in ``index`` along ``dim``.
-
-    Args:
-        input: the tensor to add into.
-        dim: the dim to index along.
-        index: an int64 tensor with as many dims as ``input``.
-        src: the values to add, at least as large as ``index``.
-
-    Returns:
-        A tensor shaped like ``input``; repeated positions accumulate.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.scatter_add(rg.zeros(3), 0, rg.tensor([0, 2, 0]), rg.tensor([1., 2., 3.]))
-        tensor([4., 0., 2.])
-    """)
+                    src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape))
 
 
 def _pad_to(g, shape):
@@ -220,23 +187,7 @@ def _index_select(xp, input, dim, index):
 
 
 index_select = defop("index_select", _index_select, method=True,
-                     input=lambda grad, input_shape, dim, index: grad.new_zeros(input_shape).index_add(dim, index, grad),
-                     doc="""Selects the entries of ``input`` along ``dim`` at the positions in ``index``.
-
-    Args:
-        input: the tensor.
-        dim: the dim to index along.
-        index: a 1-D int64 tensor.
-
-    Returns:
-        A new tensor whose ``dim`` has ``len(index)`` entries.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.index_select(rg.tensor([[1., 2.], [3., 4.]]), 0, rg.tensor([1, 1]))
-        tensor([[3., 4.],
-                [3., 4.]])
-    """)
+                     input=lambda grad, input_shape, dim, index: grad.new_zeros(input_shape).index_add(dim, index, grad))
 
 
 def _index_add(xp, input, dim, index, source, *, alpha=1):
@@ -267,23 +218,7 @@ def _masked_fill(xp, input, mask, value):
 
 masked_fill = defop("masked_fill", _masked_fill, method=True, tensor_args=("input", "mask", "value"),
                     input=lambda grad, mask: grad.masked_fill(mask, 0.),
-                    value=lambda grad, mask: grad.masked_fill(mask.logical_not(), 0.).sum(),
-                    doc="""Replaces the elements of ``input`` where ``mask`` is true by ``value``.
-
-    Args:
-        input: the tensor.
-        mask: a bool tensor that broadcasts to ``input``.
-        value: a number or a 0-d tensor.
-
-    Returns:
-        A new tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1., -2., 3.])
-        >>> rg.masked_fill(x, x < 0, 0.)
-        tensor([1., 0., 3.])
-    """)
+                    value=lambda grad, mask: grad.masked_fill(mask.logical_not(), 0.).sum())
 
 
 def _masked_select(xp, input, mask):

@@ -29,24 +29,7 @@ def _cat_backward(grad, tensors_shape, dim):
     return [p if len(s) == nd else None for p, s in zip(pieces, tensors_shape, strict=True)]
 
 
-cat = defop("cat", _cat, lists=("tensors",), tensor_args=("tensors",), tensors=_cat_backward,
-            doc="""Joins ``tensors`` along an existing dim.
-
-    Args:
-        tensors: a sequence of tensors of the same shape except in ``dim``.
-        dim: the dim to join along.
-
-    Returns:
-        A new tensor.
-
-    Raises:
-        RuntimeError: if the shapes differ outside ``dim``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.cat([rg.tensor([1., 2.]), rg.tensor([3.])])
-        tensor([1., 2., 3.])
-    """)
+cat = defop("cat", _cat, lists=("tensors",), tensor_args=("tensors",), tensors=_cat_backward)
 concat = concatenate = cat
 
 
@@ -62,22 +45,7 @@ def _stack(xp, tensors, dim=0):
 
 
 stack = defop("stack", _stack, lists=("tensors",), tensor_args=("tensors",),
-              tensors=lambda grad, dim: list(grad.unbind(dim if dim >= 0 else dim + grad.dim())),
-              doc="""Joins ``tensors`` along a new dim.
-
-    Args:
-        tensors: a sequence of tensors of the same shape.
-        dim: the position of the new dim.
-
-    Returns:
-        A new tensor with one more dim.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.stack([rg.tensor([1., 2.]), rg.tensor([3., 4.])], dim=1)
-        tensor([[1., 3.],
-                [2., 4.]])
-    """)
+              tensors=lambda grad, dim: list(grad.unbind(dim if dim >= 0 else dim + grad.dim())))
 
 
 def _split(xp, tensor, split_size_or_sections, dim=0):
@@ -103,22 +71,7 @@ def _split(xp, tensor, split_size_or_sections, dim=0):
 
 
 split = defop("split", _split, view=True, multi_output=True,
-              tensor=lambda grads, dim: _cat_grads(grads, dim),
-              doc="""Splits ``tensor`` along ``dim`` into pieces of a given size, or of the given sizes.
-
-    Args:
-        tensor: the tensor.
-        split_size_or_sections: an int (the last piece may be smaller) or a list of sizes.
-        dim: the dim to split.
-
-    Returns:
-        A tuple of views of ``tensor``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.split(rg.arange(5.), 2)
-        (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
-    """)
+              tensor=lambda grads, dim: _cat_grads(grads, dim))
 
 
 def _cat_grads(grads, dim):

@@ -21,24 +21,7 @@ def _matmul(xp, input, other):
 
 matmul = defop("matmul", _matmul, method=True, promote="binary",
                input=lambda grad, input, other: matmul_backward(grad, input, other, 0),
-               other=lambda grad, input, other: matmul_backward(grad, input, other, 1),
-               doc="""The matrix product of ``input`` and ``other``; 1-D and batched operands follow NumPy's rules.
-
-    Args:
-        input: the first tensor (at least 1-D).
-        other: the second tensor (at least 1-D).
-
-    Returns:
-        The product; 1-D operands lose the dim they were promoted with.
-
-    Raises:
-        RuntimeError: if the inner sizes differ.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.matmul(rg.tensor([[1., 2.], [3., 4.]]), rg.tensor([1., 1.]))
-        tensor([3., 7.])
-    """)
+               other=lambda grad, input, other: matmul_backward(grad, input, other, 1))
 
 
 def _mm(xp, input, mat2):
@@ -51,25 +34,7 @@ def _mm(xp, input, mat2):
 
 mm = defop("mm", _mm, method=True, promote="binary",
            input=lambda grad, mat2: grad.mm(mat2.t()),
-           mat2=lambda grad, input: input.t().mm(grad),
-           doc="""The matrix product of two 2-D tensors.
-
-    Args:
-        input: an (n, m) tensor.
-        mat2: an (m, p) tensor.
-
-    Returns:
-        An (n, p) tensor.
-
-    Raises:
-        RuntimeError: if the shapes cannot be multiplied.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.mm(rg.tensor([[1., 2.], [3., 4.]]), rg.tensor([[1.], [1.]]))
-        tensor([[3.],
-                [7.]])
-    """)
+           mat2=lambda grad, input: input.t().mm(grad))
 
 
 def _bmm(xp, input, mat2):
@@ -82,21 +47,7 @@ def _bmm(xp, input, mat2):
 
 bmm = defop("bmm", _bmm, method=True, promote="binary",
             input=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
-            mat2=lambda grad, input: input.transpose(1, 2).bmm(grad),
-            doc="""The matrix product of each pair of matrices in two batches.
-
-    Args:
-        input: a (b, n, m) tensor.
-        mat2: a (b, m, p) tensor.
-
-    Returns:
-        A (b, n, p) tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.bmm(rg.ones(2, 1, 3), rg.ones(2, 3, 1)).shape
-        retrograd.Size([2, 1, 1])
-    """)
+            mat2=lambda grad, input: input.transpose(1, 2).bmm(grad))
 
 
 def _mv(xp, input, vec):
@@ -131,22 +82,7 @@ def _outer(xp, input, vec2):
 
 outer = defop("outer", _outer, method=True, promote="binary",
               input=lambda grad, vec2: grad.matmul(vec2),
-              vec2=lambda grad, input: input.matmul(grad),
-              doc="""The outer product of two vectors: ``out[i, j] = input[i] * vec2[j]``.
-
-    Args:
-        input: a 1-D tensor of size n.
-        vec2: a 1-D tensor of size m.
-
-    Returns:
-        An (n, m) tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.outer(rg.tensor([1., 2.]), rg.tensor([1., 10., 100.]))
-        tensor([[  1.,  10., 100.],
-                [  2.,  20., 200.]])
-    """)
+              vec2=lambda grad, input: input.matmul(grad))
 ger = outer
 
 
@@ -161,20 +97,7 @@ def _trace_backward(grad, input_shape):
     return grad * eye(input_shape[0], input_shape[1], dtype=grad.dtype, device=grad.device)
 
 
-trace = defop("trace", _trace, method=True, input=_trace_backward,
-              doc="""The sum of the main diagonal of a 2-D tensor.
-
-    Args:
-        input: a 2-D tensor.
-
-    Returns:
-        A 0-d tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.trace(rg.tensor([[1., 2.], [3., 4.]]))
-        tensor(5.)
-    """)
+trace = defop("trace", _trace, method=True, input=_trace_backward)
 
 
 def _einsum_forward(xp, equation, operands):

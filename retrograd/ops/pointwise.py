@@ -14,23 +14,7 @@ add = defop("add", forward_is_ufunc(
     "add", 2, when=[(2, 1)]),
             method=True, promote="binary",
             input=passthrough,
-            other=formula_is_op(lambda grad, alpha: grad if alpha == 1 else grad * alpha, None, 1, when=[(1, 1)]),
-            doc="""Adds ``other``, multiplied by ``alpha``, to ``input`` elementwise, with broadcasting.
-
-    Args:
-        input: the first operand (a Tensor or a number).
-        other: the second operand (a Tensor or a number).
-        alpha: a number that scales ``other`` first (keyword-only, default 1).
-
-    Returns:
-        ``input + alpha * other``, in the promoted dtype.
-
-    Example::
-        >>> import retrograd as rg
-        >>> x = rg.tensor([1., 2., 3.])
-        >>> rg.add(x, rg.tensor([10., 20., 30.]), alpha=2)
-        tensor([21., 42., 63.])
-    """)
+            other=formula_is_op(lambda grad, alpha: grad if alpha == 1 else grad * alpha, None, 1, when=[(1, 1)]))
 
 def _sub(xp, input, other, *, alpha=1):
     if _kind(input) == "b" or _kind(other) == "b":
@@ -60,45 +44,12 @@ def _check_int_divisor(xp, input, other):
 sub = defop("sub", _sub,
             method=True, promote="binary",
             input=passthrough,
-            other=formula_is_op(lambda grad, alpha: -grad if alpha == 1 else grad * -alpha, "neg", 1, when=[(1, 1)]),
-            doc="""Subtracts ``other``, multiplied by ``alpha``, from ``input`` elementwise, with broadcasting.
-
-    Args:
-        input: the minuend (a Tensor or a number).
-        other: the subtrahend (a Tensor or a number).
-        alpha: a number that scales ``other`` first (keyword-only, default 1).
-
-    Returns:
-        ``input - alpha * other``, in the promoted dtype.
-
-    Raises:
-        RuntimeError: if an operand is a bool tensor (use ``~`` or ``logical_not()`` to invert a
-            mask).
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.sub(rg.tensor([5., 5.]), rg.tensor([1., 2.]))
-        tensor([4., 3.])
-    """)
+            other=formula_is_op(lambda grad, alpha: -grad if alpha == 1 else grad * -alpha, "neg", 1, when=[(1, 1)]))
 
 mul = defop("mul", ufunc("multiply", "input", "other"),
             method=True, promote="binary",
             input=formula_is_op(lambda grad, other: grad * other, "mul", 2),
-            other=formula_is_op(lambda grad, input: grad * input, "mul", 2),
-            doc="""Multiplies ``input`` by ``other`` elementwise, with broadcasting.
-
-    Args:
-        input: the first factor (a Tensor or a number).
-        other: the second factor (a Tensor or a number).
-
-    Returns:
-        The product, in the promoted dtype.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.mul(rg.tensor([1., 2., 3.]), 2)
-        tensor([2., 4., 6.])
-    """)
+            other=formula_is_op(lambda grad, input: grad * input, "mul", 2))
 
 _true_div = defop("div", ufunc("true_divide", "input", "other"), promote="float",
                   input=formula_is_op(lambda grad, other: grad / other, "div", 2),
@@ -151,20 +102,7 @@ def div(input, other, *, rounding_mode=None):
     return _div_rounding(input, other, rounding_mode)
 
 neg = defop("neg", ufunc("negative", "input"), method=True,
-            input=formula_is_op(lambda grad: -grad, "neg", 1),
-            doc="""Negates every element of ``input``.
-
-    Args:
-        input: the tensor.
-
-    Returns:
-        ``-input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.neg(rg.tensor([1., -2.]))
-        tensor([-1.,  2.])
-    """)
+            input=formula_is_op(lambda grad: -grad, "neg", 1))
 
 
 def _pow_forward(xp, input, exponent):
@@ -190,163 +128,32 @@ def _pow_exponent_grad(grad, input, result):
 
 
 pow = defop("pow", _pow_forward, method=True, promote="binary",  # noqa: A001
-            input=_pow_input_grad, exponent=_pow_exponent_grad,
-            doc="""Raises ``input`` to the power ``exponent`` elementwise, with broadcasting.
-
-    Args:
-        input: the base (a Tensor or a number).
-        exponent: the exponent (a Tensor or a number).
-
-    Returns:
-        ``input ** exponent``, in the promoted dtype.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.pow(rg.tensor([1., 2., 3.]), 2)
-        tensor([1., 4., 9.])
-    """)
+            input=_pow_input_grad, exponent=_pow_exponent_grad)
 
 # -- exponentials and logarithms ----------------------------------------------------------------
 exp = defop("exp", ufunc("exp", "input"), method=True, promote="float",
-            input=formula_is_op(lambda grad, result: grad * result, "mul", 2),
-            doc="""The exponential ``e ** x`` of every element.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.exp(rg.tensor([0., 1.]))
-        tensor([1.0000, 2.7183])
-    """)
+            input=formula_is_op(lambda grad, result: grad * result, "mul", 2))
 log = defop("log", ufunc("log", "input"), method=True, promote="float",
-            input=formula_is_op(lambda grad, input: grad / input, "div", 2),
-            doc="""The natural logarithm of every element (``nan`` below zero, ``-inf`` at zero).
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.log(rg.tensor([1., 2.7182817]))
-        tensor([0., 1.])
-    """)
+            input=formula_is_op(lambda grad, input: grad / input, "div", 2))
 log1p = defop("log1p", ufunc("log1p", "input"), method=True, promote="float",
-              input=lambda grad, input: grad / (input + 1),
-              doc="""The natural logarithm of ``1 + x`` for every element, accurate for small ``x``.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.log1p(rg.tensor([0., 1e-8]))
-        tensor([0.0000e+00, 1.0000e-08])
-    """)
+              input=lambda grad, input: grad / (input + 1))
 expm1 = defop("expm1", ufunc("expm1", "input"), method=True, promote="float",
-              input=lambda grad, result: grad * (result + 1),
-              doc="""``e ** x - 1`` for every element, accurate for small ``x``.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.expm1(rg.tensor([0., 1e-8]))
-        tensor([0.0000e+00, 1.0000e-08])
-    """)
+              input=lambda grad, result: grad * (result + 1))
 sqrt = defop("sqrt", ufunc("sqrt", "input"), method=True, promote="float",
-             input=lambda grad, result: grad / (result * 2),
-             doc="""The square root of every element (``nan`` below zero).
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.sqrt(rg.tensor([4., 9.]))
-        tensor([2., 3.])
-    """)
+             input=lambda grad, result: grad / (result * 2))
 rsqrt = defop("rsqrt", lambda xp, input: 1 / xp.sqrt(input), method=True, promote="float",
-              input=lambda grad, result: grad * result ** 3 * -0.5,
-              doc="""The reciprocal of the square root of every element.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.rsqrt(rg.tensor([4., 16.]))
-        tensor([0.5000, 0.2500])
-    """)
+              input=lambda grad, result: grad * result ** 3 * -0.5)
 reciprocal = defop("reciprocal", lambda xp, input: xp.reciprocal(input.astype(xp.result_type(input, 1.0))),
                    method=True, promote="float",
                    input=lambda grad, result: -grad * result * result)
 
 # -- trigonometric and activations --------------------------------------------------------------------
 sin = defop("sin", ufunc("sin", "input"), method=True, promote="float",
-            input=lambda grad, input: grad * input.cos(),
-            doc="""The sine of every element, in radians.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.sin(rg.tensor([0., 1.5707964]))
-        tensor([0., 1.])
-    """)
+            input=lambda grad, input: grad * input.cos())
 cos = defop("cos", ufunc("cos", "input"), method=True, promote="float",
-            input=lambda grad, input: -grad * input.sin(),
-            doc="""The cosine of every element, in radians.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.cos(rg.tensor([0., 3.1415927]))
-        tensor([ 1., -1.])
-    """)
+            input=lambda grad, input: -grad * input.sin())
 tan = defop("tan", ufunc("tan", "input"), method=True, promote="float",
-            input=lambda grad, result: grad * (result * result + 1),
-            doc="""The tangent of every element, in radians.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.tan(rg.tensor([0., 0.7853982]))
-        tensor([0., 1.])
-    """)
+            input=lambda grad, result: grad * (result * result + 1))
 # tanh and sigmoid have their own backward ops, as in PyTorch (TanhBackward0 runs tanh_backward):
 # under create_graph, one recorded op instead of three for the first derivative.
 tanh_backward = defop("tanh_backward", lambda xp, grad_output, output: grad_output * (1 - output * output),
@@ -359,20 +166,7 @@ sigmoid_backward = defop("sigmoid_backward", lambda xp, grad_output, output: gra
                                                    "sigmoid_backward", 2),
                          output=lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output))
 tanh = defop("tanh", ufunc("tanh", "input"), method=True, promote="float",
-             input=formula_is_op(lambda grad, result: tanh_backward(grad, result), "tanh_backward", 2),
-             doc="""The hyperbolic tangent of every element.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape, with values in (-1, 1).
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.tanh(rg.tensor([0., 1.]))
-        tensor([0.0000, 0.7616])
-    """)
+             input=formula_is_op(lambda grad, result: tanh_backward(grad, result), "tanh_backward", 2))
 
 
 def _sigmoid(xp, input):
@@ -382,20 +176,7 @@ def _sigmoid(xp, input):
 
 
 sigmoid = defop("sigmoid", _sigmoid, method=True, promote="float",
-                input=formula_is_op(lambda grad, result: sigmoid_backward(grad, result), "sigmoid_backward", 2),
-                doc="""The logistic function ``1 / (1 + e ** -x)`` of every element.
-
-    Args:
-        input: the tensor; integers are promoted to the default float dtype.
-
-    Returns:
-        A tensor of the same shape, with values in (0, 1).
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.sigmoid(rg.tensor([0., 2.]))
-        tensor([0.5000, 0.8808])
-    """)
+                input=formula_is_op(lambda grad, result: sigmoid_backward(grad, result), "sigmoid_backward", 2))
 def _threshold_backward(xp, grad, output):
     keep = ~(output <= 0)  # as PyTorch: the gradient passes unless output <= 0, so at NaN too
     out = xp.multiply(grad, keep, dtype=grad.dtype)  # a mask product: far cheaper than where()
@@ -418,51 +199,12 @@ def _relu(xp, input):
     return xp.maximum(input, 0).astype(input.dtype, copy=False)
 
 
-relu = defop("relu", _relu, method=True,
-             input=formula_is_op(lambda grad, result: threshold_backward(grad, result), "threshold_backward", 2),
-             doc="""Replaces the negative elements of ``input`` by zero.
-
-    Args:
-        input: the tensor.
-
-    Returns:
-        ``max(input, 0)``, in the dtype of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.relu(rg.tensor([-1., 0.5]))
-        tensor([0.0000, 0.5000])
-    """)  # zero gradient at 0, as PyTorch
+relu = defop("relu", _relu, method=True,  # zero gradient at 0, as PyTorch
+             input=formula_is_op(lambda grad, result: threshold_backward(grad, result), "threshold_backward", 2))
 abs = defop("abs", ufunc("abs", "input"), method=True,  # noqa: A001
-            input=lambda grad, input: grad * input.sign(),
-            doc="""The absolute value of every element.
-
-    Args:
-        input: the tensor.
-
-    Returns:
-        A tensor of the same shape and dtype.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.abs(rg.tensor([-1.5, 2.]))
-        tensor([1.5000, 2.0000])
-    """)
+            input=lambda grad, input: grad * input.sign())
 sign = defop("sign", ufunc("sign", "input"), method=True,
-             input=lambda grad: grad * 0,
-             doc="""The sign of every element: -1, 0 or 1.
-
-    Args:
-        input: the tensor.
-
-    Returns:
-        A tensor of the same shape and dtype.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.sign(rg.tensor([-3., 0., 2.]))
-        tensor([-1.,  0.,  1.])
-    """)  # piecewise constant: zero gradient, as PyTorch
+             input=lambda grad: grad * 0)  # piecewise constant: zero gradient, as PyTorch
 
 
 def _clamp(xp, input, min=None, max=None):  # noqa: A002
@@ -489,81 +231,19 @@ def _clamp_mask(input, min, max):  # noqa: A002
 clamp = defop("clamp", _clamp, method=True, promote="binary", tensor_args=("input", "min", "max"),
               input=lambda grad, input, min, max: where(_clamp_mask(input, min, max), grad, 0.),
               min=lambda grad, input, min: where(input < min, grad, 0.),
-              max=lambda grad, input, max: where(input > max, grad, 0.),
-              doc="""Limits every element of ``input`` to the range [``min``, ``max``].
-
-    Args:
-        input: the tensor.
-        min: the lower bound (a number or a Tensor; None for none).
-        max: the upper bound (a number or a Tensor; None for none).
-
-    Returns:
-        A tensor of the broadcast shape.
-
-    Raises:
-        RuntimeError: if both ``min`` and ``max`` are None.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.clamp(rg.tensor([-2., 0.5, 3.]), min=-1, max=1)
-        tensor([-1.0000,  0.5000,  1.0000])
-    """)
+              max=lambda grad, input, max: where(input > max, grad, 0.))
 
 maximum = defop("maximum", ufunc("maximum", "input", "other"), method=True, promote="binary",
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input < other, 0.),
-                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other < input, 0.),
-                doc="""The larger of ``input`` and ``other``, elementwise, with broadcasting.
-
-    Args:
-        input: the first tensor.
-        other: the second tensor.
-
-    Returns:
-        A tensor of the broadcast shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.maximum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
-        tensor([3., 4.])
-    """)
+                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other < input, 0.))
 minimum = defop("minimum", ufunc("minimum", "input", "other"), method=True, promote="binary",
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input > other, 0.),
-                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.),
-                doc="""The smaller of ``input`` and ``other``, elementwise, with broadcasting.
-
-    Args:
-        input: the first tensor.
-        other: the second tensor.
-
-    Returns:
-        A tensor of the broadcast shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.minimum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
-        tensor([1., 2.])
-    """)
+                other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.))
 
 where = defop("where", lambda xp, condition, input, other: xp.where(condition, input, other), promote="binary",
               tensor_args=("condition", "input", "other"),
               input=lambda grad, condition: where(condition, grad, 0.),
-              other=lambda grad, condition: where(condition, 0., grad),
-              doc="""Picks ``input`` where ``condition`` is true and ``other`` elsewhere, with broadcasting.
-
-    Args:
-        condition: a bool tensor.
-        input: the values where ``condition`` holds (a Tensor or a number).
-        other: the values elsewhere (a Tensor or a number).
-
-    Returns:
-        A tensor of the broadcast shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> x = rg.tensor([-1., 2., -3.])
-        >>> rg.where(x > 0, x, rg.zeros(3))
-        tensor([0., 2., 0.])
-    """)
+              other=lambda grad, condition: where(condition, 0., grad))
 _where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
 
 # Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.

@@ -31,26 +31,7 @@ def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
 
 
 sum = defop("sum", _sum, method=True,  # noqa: A001
-            input=expand_reduced,
-            doc="""Sums the elements of ``input`` over ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: the dim or tuple of dims to reduce (None: all of them).
-        keepdim: keep each reduced dim with size 1.
-        dtype: the dtype to compute and return in (keyword-only).
-
-    Returns:
-        The sums; booleans and integers sum to int64.
-
-    Example::
-        >>> import retrograd as rg
-        >>> x = rg.tensor([[1., 2.], [3., 4.]])
-        >>> rg.sum(x)
-        tensor(10.)
-        >>> rg.sum(x, dim=0)
-        tensor([4., 6.])
-    """)
+            input=expand_reduced)
 
 
 def _mean(xp, input, dim=None, keepdim=False, *, dtype=None):
@@ -68,25 +49,7 @@ def _name(np_dtype):
 
 mean = defop("mean", _mean, method=True,
              input=lambda grad, input_shape, dim, keepdim:
-             expand_reduced(grad, input_shape, dim, keepdim) / reduced_numel(input_shape, dim),
-             doc="""The arithmetic mean of the elements of ``input`` over ``dim``.
-
-    Args:
-        input: a floating-point tensor.
-        dim: the dim or tuple of dims to reduce (None: all of them).
-        keepdim: keep each reduced dim with size 1.
-        dtype: the dtype to compute and return in (keyword-only).
-
-    Returns:
-        The means.
-
-    Example::
-        >>> import retrograd as rg
-        >>> x = rg.tensor([[1., 2.], [3., 4.]])
-        >>> rg.mean(x, dim=1, keepdim=True)
-        tensor([[1.5000],
-                [3.5000]])
-    """)
+             expand_reduced(grad, input_shape, dim, keepdim) / reduced_numel(input_shape, dim))
 
 
 def _evenly_distribute(grad, input, result, dim=None, keepdim=False):
@@ -110,40 +73,10 @@ def _amin(xp, input, dim=(), keepdim=False):
 
 amax = defop("amax", _amax, method=True,
              input=lambda grad, input, result, dim, keepdim:
-             _evenly_distribute(grad, input, result, None if dim == () else dim, keepdim),
-             doc="""The largest value of ``input`` over ``dim``; the gradient is shared evenly among ties.
-
-    Args:
-        input: the tensor.
-        dim: the dim or dims to reduce (``()``: all of them).
-        keepdim: keep each reduced dim with size 1.
-
-    Returns:
-        The maxima.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.amax(rg.tensor([[1., 5.], [3., 2.]]), dim=0)
-        tensor([3., 5.])
-    """)
+             _evenly_distribute(grad, input, result, None if dim == () else dim, keepdim))
 amin = defop("amin", _amin, method=True,
              input=lambda grad, input, result, dim, keepdim:
-             _evenly_distribute(grad, input, result, None if dim == () else dim, keepdim),
-             doc="""The smallest value of ``input`` over ``dim``; the gradient is shared evenly among ties.
-
-    Args:
-        input: the tensor.
-        dim: the dim or dims to reduce (``()``: all of them).
-        keepdim: keep each reduced dim with size 1.
-
-    Returns:
-        The minima.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.amin(rg.tensor([[1., 5.], [3., 2.]]), dim=0)
-        tensor([1., 2.])
-    """)
+             _evenly_distribute(grad, input, result, None if dim == () else dim, keepdim))
 
 
 def _logsumexp(xp, input, dim, keepdim=False):
@@ -157,22 +90,7 @@ def _logsumexp(xp, input, dim, keepdim=False):
 logsumexp = defop("logsumexp", _logsumexp, method=True, promote="float",
                   input=lambda grad, input, result, dim, keepdim:  # a dedicated formula: stable, one exp
                   unsqueeze_reduced(grad, input.shape, dim, keepdim) *
-                  (input - unsqueeze_reduced(result, input.shape, dim, keepdim)).exp(),
-                  doc="""``log(sum(exp(input)))`` over ``dim``, computed without overflow.
-
-    Args:
-        input: the tensor.
-        dim: the dim or dims to reduce.
-        keepdim: keep each reduced dim with size 1.
-
-    Returns:
-        The reduced values.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.logsumexp(rg.tensor([0., 0.]), dim=0)
-        tensor(0.6931)
-    """)
+                  (input - unsqueeze_reduced(result, input.shape, dim, keepdim)).exp())
 
 
 def _softmax(xp, input, dim, dtype=None):
@@ -204,38 +122,8 @@ def _log_softmax_grad(grad, result, dim):
 
 
 # softmax and log_softmax have dedicated nodes in PyTorch, and their composed gradients are unstable.
-softmax = defop("softmax", _softmax, method=True, promote="float", input=_softmax_grad,
-                doc="""Rescales ``input`` along ``dim`` to positive values that sum to one: ``exp(x) / sum(exp(x))``.
-
-    Args:
-        input: the tensor.
-        dim: the dim to normalize over.
-        dtype: the dtype to compute and return in.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.softmax(rg.tensor([0., 0., 0., 0.]), dim=0)
-        tensor([0.2500, 0.2500, 0.2500, 0.2500])
-    """)
-log_softmax = defop("log_softmax", _log_softmax, method=True, promote="float", input=_log_softmax_grad,
-                    doc="""The logarithm of ``softmax(input, dim)``, computed stably.
-
-    Args:
-        input: the tensor.
-        dim: the dim to normalize over.
-        dtype: the dtype to compute and return in.
-
-    Returns:
-        A tensor of the same shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.log_softmax(rg.tensor([1., 1.]), dim=0)
-        tensor([-0.6931, -0.6931])
-    """)
+softmax = defop("softmax", _softmax, method=True, promote="float", input=_softmax_grad)
+log_softmax = defop("log_softmax", _log_softmax, method=True, promote="float", input=_log_softmax_grad)
 
 
 def _argmax(xp, input, dim=None, keepdim=False):
@@ -254,38 +142,8 @@ def _argmin(xp, input, dim=None, keepdim=False):
     return xp.expand_dims(out, dim) if keepdim else out
 
 
-argmax = defop("argmax", _argmax, method=True,
-               doc="""The index of the largest value of ``input`` (first one on ties), along ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: the dim to search (None: the flattened tensor).
-        keepdim: keep each reduced dim with size 1.
-
-    Returns:
-        An int64 tensor of indices (not differentiable).
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.argmax(rg.tensor([[1., 5.], [3., 2.]]), dim=1)
-        tensor([1, 0])
-    """)
-argmin = defop("argmin", _argmin, method=True,
-               doc="""The index of the smallest value of ``input`` (first one on ties), along ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: the dim to search (None: the flattened tensor).
-        keepdim: keep each reduced dim with size 1.
-
-    Returns:
-        An int64 tensor of indices (not differentiable).
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.argmin(rg.tensor([[1., 5.], [3., 2.]]), dim=1)
-        tensor([0, 1])
-    """)
+argmax = defop("argmax", _argmax, method=True)
+argmin = defop("argmin", _argmin, method=True)
 
 
 def _extreme_along(arg):
@@ -399,22 +257,7 @@ def _wrap(dim, ndim):
 
 
 cumsum = defop("cumsum", lambda xp, input, dim, *, dtype=None: _scan(xp.cumsum, input, dim, dtype), method=True,
-               input=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
-               doc="""The running sum of ``input`` along ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: the dim to accumulate along.
-        dtype: the dtype to compute and return in (keyword-only).
-
-    Returns:
-        A tensor of the same shape; integers accumulate in int64.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.cumsum(rg.tensor([1., 2., 3.]), dim=0)
-        tensor([1., 3., 6.])
-    """)
+               input=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad)
 
 
 def _prod(xp, input, dim=None, keepdim=False, *, dtype=None):
@@ -451,23 +294,7 @@ def _prod_other(x, dim):
     return left * right
 
 
-prod = defop("prod", _prod, method=True, input=_prod_backward,
-             doc="""Multiplies the elements of ``input`` over ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: the dim to reduce (None: all of them).
-        keepdim: keep each reduced dim with size 1.
-        dtype: the dtype to compute and return in (keyword-only).
-
-    Returns:
-        The products.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.prod(rg.tensor([[1., 2.], [3., 4.]]), dim=1)
-        tensor([ 2., 12.])
-    """)
+prod = defop("prod", _prod, method=True, input=_prod_backward)
 
 
 def _cumprod_backward(grad, input, result, dim):
@@ -537,25 +364,7 @@ def _norm_backward(grad, input, result, p, dim, keepdim):
     return _where(r == 0, 0., g * input * input.abs() ** (p - 2) / r ** (p - 1))
 
 
-norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_backward,
-             doc="""The vector ``p``-norm of ``input`` over ``dim`` (the Frobenius norm by default).
-
-    Args:
-        input: a floating-point tensor.
-        p: the order: a number, ``inf``, ``-inf`` or ``'fro'``.
-        dim: the dim or dims to reduce (None: all of them).
-        keepdim: keep each reduced dim with size 1.
-
-    Returns:
-        The norms.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.norm(rg.tensor([3., 4.]))
-        tensor(5.)
-        >>> rg.norm(rg.tensor([3., -4.]), p=1)
-        tensor(7.)
-    """)
+norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_backward)
 
 
 _where = pointwise.where

@@ -51,45 +51,8 @@ def _reshape(xp, input, shape):
 
 _reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E731
 
-view = defop("view", _view, view=True, input=_reshape_grad,
-             doc="""A view of ``input`` with another shape, sharing its memory.
-
-    Args:
-        input: the tensor.
-        shape: the new shape; one size may be -1 (inferred).
-
-    Returns:
-        A view of ``input``.
-
-    Raises:
-        RuntimeError: if the shape does not fit the number of elements.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.view(rg.arange(6.), (2, 3))
-        tensor([[0., 1., 2.],
-                [3., 4., 5.]])
-    """)
-reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad,
-                doc="""``input`` with another shape: a view where the memory layout allows it, else a copy.
-
-    Args:
-        input: the tensor.
-        shape: the new shape; one size may be -1 (inferred).
-
-    Returns:
-        A tensor with the same elements.
-
-    Raises:
-        RuntimeError: if the shape does not fit the number of elements.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.reshape(rg.arange(6.), (3, -1))
-        tensor([[0., 1.],
-                [2., 3.],
-                [4., 5.]])
-    """)
+view = defop("view", _view, view=True, input=_reshape_grad)
+reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -136,22 +99,7 @@ def _transpose(xp, input, dim0, dim1):
 
 
 transpose = defop("transpose", _transpose, method=True, view=True,
-                  input=lambda grad, dim0, dim1: grad.transpose(dim0, dim1),
-                  doc="""Swaps dims ``dim0`` and ``dim1`` of ``input``.
-
-    Args:
-        input: the tensor.
-        dim0: the first dim.
-        dim1: the second dim.
-
-    Returns:
-        A view of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.transpose(rg.ones(2, 3), 0, 1).shape
-        retrograd.Size([3, 2])
-    """)
+                  input=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
 swapaxes = transpose
 
 
@@ -165,21 +113,7 @@ def _permute(xp, input, dims):
 
 
 permute = defop("permute", _permute, view=True,
-                input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))),
-                doc="""Reorders the dims of ``input``.
-
-    Args:
-        input: the tensor.
-        dims: the new order, a permutation of the dims.
-
-    Returns:
-        A view of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.permute(rg.ones(2, 3, 4), (2, 0, 1)).shape
-        retrograd.Size([4, 2, 3])
-    """)
+                input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))))
 
 
 def t(input):
@@ -214,21 +148,7 @@ def _unsqueeze(xp, input, dim):
 
 
 unsqueeze = defop("unsqueeze", _unsqueeze, method=True, view=True,
-                  input=lambda grad, dim: grad.squeeze(dim if dim >= 0 else dim + grad.dim()),
-                  doc="""Inserts a dim of size one at position ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: where the new dim goes (negative counts from the end).
-
-    Returns:
-        A view of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.unsqueeze(rg.tensor([1., 2.]), 0)
-        tensor([[1., 2.]])
-    """)
+                  input=lambda grad, dim: grad.squeeze(dim if dim >= 0 else dim + grad.dim()))
 
 
 def _squeeze(xp, input, dim=None):
@@ -240,21 +160,7 @@ def _squeeze(xp, input, dim=None):
     return xp.reshape(input, keep)  # a dim whose size is not 1 stays, as PyTorch
 
 
-squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad,
-                doc="""Removes dims of size one: all of them, or only ``dim``.
-
-    Args:
-        input: the tensor.
-        dim: a dim or tuple of dims to remove if their size is one (None: all).
-
-    Returns:
-        A view of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.squeeze(rg.ones(1, 2, 1)).shape
-        retrograd.Size([2])
-    """)
+squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad)
 
 
 def _expand(xp, input, size):
@@ -279,22 +185,7 @@ def _expand(xp, input, size):
     return xp.broadcast_to(input, target)
 
 
-expand = defop("expand", _expand, view=True, input=lambda grad, input_shape: grad.sum_to_size(input_shape),
-               doc="""Repeats the size-one dims of ``input`` to ``size`` without copying.
-
-    Args:
-        input: the tensor.
-        size: the new shape; -1 keeps a dim's size, new dims go in front.
-
-    Returns:
-        A read-only view of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.expand(rg.tensor([[1.], [2.]]), (2, 3))
-        tensor([[1., 1., 1.],
-                [2., 2., 2.]])
-    """)
+expand = defop("expand", _expand, view=True, input=lambda grad, input_shape: grad.sum_to_size(input_shape))
 
 
 def broadcast_to(input, size):
@@ -354,23 +245,7 @@ _diagonal_backward = defop("diagonal_backward", _diagonal_backward_fwd, public=F
                            grad=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2))
 diagonal = defop("diagonal", _diagonal, method=True, view=True,
                  input=lambda grad, input_shape, offset, dim1, dim2:
-                 _diagonal_backward(grad, input_shape, offset, dim1, dim2),
-                 doc="""The diagonal of ``input`` in the plane of ``dim1`` and ``dim2``, as a new last dim.
-
-    Args:
-        input: a tensor of at least 2 dims.
-        offset: which diagonal (0: the main one, >0 above, <0 below).
-        dim1: the first dim of the plane.
-        dim2: the second dim of the plane.
-
-    Returns:
-        A view of ``input``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.diagonal(rg.tensor([[1., 2.], [3., 4.]]))
-        tensor([1., 4.])
-    """)
+                 _diagonal_backward(grad, input_shape, offset, dim1, dim2))
 
 
 def _flip(xp, input, dims):
@@ -378,22 +253,7 @@ def _flip(xp, input, dims):
     return xp.flip(input, axis=tuple(_wrap_dim(d, input.ndim) for d in dims)).copy() if input.ndim else input.copy()
 
 
-flip = defop("flip", _flip, input=lambda grad, dims: grad.flip(dims),
-             doc="""Reverses the order of the elements along ``dims``.
-
-    Args:
-        input: the tensor.
-        dims: the dims to reverse.
-
-    Returns:
-        A new tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.flip(rg.tensor([[1., 2.], [3., 4.]]), (1,))
-        tensor([[2., 1.],
-                [4., 3.]])
-    """)
+flip = defop("flip", _flip, input=lambda grad, dims: grad.flip(dims))
 
 
 def _roll(xp, input, shifts, dims=None):
@@ -404,58 +264,11 @@ def _neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
-roll = defop("roll", _roll, method=True, input=lambda grad, shifts, dims: grad.roll(_neg_shifts(shifts), dims),
-             doc="""Shifts the elements along ``dims`` by ``shifts``, wrapping around the end.
-
-    Args:
-        input: the tensor.
-        shifts: an int or tuple of ints.
-        dims: the dims to shift (None: the flattened tensor, then the shape is restored).
-
-    Returns:
-        A new tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.roll(rg.tensor([1., 2., 3.]), 1)
-        tensor([3., 1., 2.])
-    """)
+roll = defop("roll", _roll, method=True, input=lambda grad, shifts, dims: grad.roll(_neg_shifts(shifts), dims))
 tril = defop("tril", lambda xp, input, diagonal=0: xp.tril(input, diagonal), method=True,
-             input=lambda grad, diagonal: grad.tril(diagonal),
-             doc="""Keeps the lower triangle of the last two dims of ``input`` and zeros the rest.
-
-    Args:
-        input: a tensor of at least 2 dims.
-        diagonal: which diagonal bounds the triangle (0: the main one, >0 above).
-
-    Returns:
-        A new tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.tril(rg.ones(3, 3))
-        tensor([[1., 0., 0.],
-                [1., 1., 0.],
-                [1., 1., 1.]])
-    """)
+             input=lambda grad, diagonal: grad.tril(diagonal))
 triu = defop("triu", lambda xp, input, diagonal=0: xp.triu(input, diagonal), method=True,
-             input=lambda grad, diagonal: grad.triu(diagonal),
-             doc="""Keeps the upper triangle of the last two dims of ``input`` and zeros the rest.
-
-    Args:
-        input: a tensor of at least 2 dims.
-        diagonal: which diagonal bounds the triangle (0: the main one, >0 above).
-
-    Returns:
-        A new tensor.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.triu(rg.ones(3, 3), diagonal=1)
-        tensor([[0., 1., 1.],
-                [0., 0., 1.],
-                [0., 0., 0.]])
-    """)
+             input=lambda grad, diagonal: grad.triu(diagonal))
 
 
 def movedim(input, source, destination):

@@ -1,0 +1,980 @@
+"""The docstrings of the public ops, kept apart from the op table so that the table reads as a table.
+
+The family modules (pointwise.py, reduction.py, shape.py, indexing.py, joining.py, linalg.py) declare
+the ops; this module documents them, as PyTorch keeps its op docstrings in ``torch/_torch_docs.py``.
+ops/__init__.py imports it once every op is declared, before ``_attach()`` makes the public functions
+Tensor methods (the same objects, so the methods carry the docstrings too).
+"""
+from __future__ import annotations
+
+from .indexing import gather, index_select, masked_fill, scatter_add
+from .joining import cat, split, stack
+from .linalg import bmm, matmul, mm, outer, trace
+from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
+                        sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
+from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
+from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, transpose, tril, triu, unsqueeze, view
+
+
+def add_docstr(fn, doc):
+    """Sets ``fn.__doc__`` to ``doc`` and returns ``fn``."""
+    fn.__doc__ = doc
+    return fn
+
+
+# -- pointwise -------------------------------------------------------------------------------------
+add_docstr(add, """Adds ``other``, multiplied by ``alpha``, to ``input`` elementwise, with broadcasting.
+
+    Args:
+        input: the first operand (a Tensor or a number).
+        other: the second operand (a Tensor or a number).
+        alpha: a number that scales ``other`` first (keyword-only, default 1).
+
+    Returns:
+        ``input + alpha * other``, in the promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., 2., 3.])
+        >>> rg.add(x, rg.tensor([10., 20., 30.]), alpha=2)
+        tensor([21., 42., 63.])
+    """)
+
+add_docstr(sub, """Subtracts ``other``, multiplied by ``alpha``, from ``input`` elementwise, with broadcasting.
+
+    Args:
+        input: the minuend (a Tensor or a number).
+        other: the subtrahend (a Tensor or a number).
+        alpha: a number that scales ``other`` first (keyword-only, default 1).
+
+    Returns:
+        ``input - alpha * other``, in the promoted dtype.
+
+    Raises:
+        RuntimeError: if an operand is a bool tensor (use ``~`` or ``logical_not()`` to invert a
+            mask).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sub(rg.tensor([5., 5.]), rg.tensor([1., 2.]))
+        tensor([4., 3.])
+    """)
+
+add_docstr(mul, """Multiplies ``input`` by ``other`` elementwise, with broadcasting.
+
+    Args:
+        input: the first factor (a Tensor or a number).
+        other: the second factor (a Tensor or a number).
+
+    Returns:
+        The product, in the promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.mul(rg.tensor([1., 2., 3.]), 2)
+        tensor([2., 4., 6.])
+    """)
+
+add_docstr(neg, """Negates every element of ``input``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        ``-input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.neg(rg.tensor([1., -2.]))
+        tensor([-1.,  2.])
+    """)
+
+add_docstr(pow, """Raises ``input`` to the power ``exponent`` elementwise, with broadcasting.
+
+    Args:
+        input: the base (a Tensor or a number).
+        exponent: the exponent (a Tensor or a number).
+
+    Returns:
+        ``input ** exponent``, in the promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.pow(rg.tensor([1., 2., 3.]), 2)
+        tensor([1., 4., 9.])
+    """)
+
+add_docstr(exp, """The exponential ``e ** x`` of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.exp(rg.tensor([0., 1.]))
+        tensor([1.0000, 2.7183])
+    """)
+
+add_docstr(log, """The natural logarithm of every element (``nan`` below zero, ``-inf`` at zero).
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.log(rg.tensor([1., 2.7182817]))
+        tensor([0., 1.])
+    """)
+
+add_docstr(log1p, """The natural logarithm of ``1 + x`` for every element, accurate for small ``x``.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.log1p(rg.tensor([0., 1e-8]))
+        tensor([0.0000e+00, 1.0000e-08])
+    """)
+
+add_docstr(expm1, """``e ** x - 1`` for every element, accurate for small ``x``.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.expm1(rg.tensor([0., 1e-8]))
+        tensor([0.0000e+00, 1.0000e-08])
+    """)
+
+add_docstr(sqrt, """The square root of every element (``nan`` below zero).
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sqrt(rg.tensor([4., 9.]))
+        tensor([2., 3.])
+    """)
+
+add_docstr(rsqrt, """The reciprocal of the square root of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.rsqrt(rg.tensor([4., 16.]))
+        tensor([0.5000, 0.2500])
+    """)
+
+add_docstr(sin, """The sine of every element, in radians.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sin(rg.tensor([0., 1.5707964]))
+        tensor([0., 1.])
+    """)
+
+add_docstr(cos, """The cosine of every element, in radians.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cos(rg.tensor([0., 3.1415927]))
+        tensor([ 1., -1.])
+    """)
+
+add_docstr(tan, """The tangent of every element, in radians.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tan(rg.tensor([0., 0.7853982]))
+        tensor([0., 1.])
+    """)
+
+add_docstr(tanh, """The hyperbolic tangent of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape, with values in (-1, 1).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tanh(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.7616])
+    """)
+
+add_docstr(sigmoid, """The logistic function ``1 / (1 + e ** -x)`` of every element.
+
+    Args:
+        input: the tensor; integers are promoted to the default float dtype.
+
+    Returns:
+        A tensor of the same shape, with values in (0, 1).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sigmoid(rg.tensor([0., 2.]))
+        tensor([0.5000, 0.8808])
+    """)
+
+add_docstr(relu, """Replaces the negative elements of ``input`` by zero.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        ``max(input, 0)``, in the dtype of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.relu(rg.tensor([-1., 0.5]))
+        tensor([0.0000, 0.5000])
+    """)
+
+add_docstr(abs, """The absolute value of every element.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.abs(rg.tensor([-1.5, 2.]))
+        tensor([1.5000, 2.0000])
+    """)
+
+add_docstr(sign, """The sign of every element: -1, 0 or 1.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sign(rg.tensor([-3., 0., 2.]))
+        tensor([-1.,  0.,  1.])
+    """)
+
+add_docstr(clamp, """Limits every element of ``input`` to the range [``min``, ``max``].
+
+    Args:
+        input: the tensor.
+        min: the lower bound (a number or a Tensor; None for none).
+        max: the upper bound (a number or a Tensor; None for none).
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Raises:
+        RuntimeError: if both ``min`` and ``max`` are None.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.clamp(rg.tensor([-2., 0.5, 3.]), min=-1, max=1)
+        tensor([-1.0000,  0.5000,  1.0000])
+    """)
+
+add_docstr(maximum, """The larger of ``input`` and ``other``, elementwise, with broadcasting.
+
+    Args:
+        input: the first tensor.
+        other: the second tensor.
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.maximum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
+        tensor([3., 4.])
+    """)
+
+add_docstr(minimum, """The smaller of ``input`` and ``other``, elementwise, with broadcasting.
+
+    Args:
+        input: the first tensor.
+        other: the second tensor.
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.minimum(rg.tensor([1., 4.]), rg.tensor([3., 2.]))
+        tensor([1., 2.])
+    """)
+
+add_docstr(where, """Picks ``input`` where ``condition`` is true and ``other`` elsewhere, with broadcasting.
+
+    Args:
+        condition: a bool tensor.
+        input: the values where ``condition`` holds (a Tensor or a number).
+        other: the values elsewhere (a Tensor or a number).
+
+    Returns:
+        A tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([-1., 2., -3.])
+        >>> rg.where(x > 0, x, rg.zeros(3))
+        tensor([0., 2., 0.])
+    """)
+
+
+# -- reduction -------------------------------------------------------------------------------------
+add_docstr(sum, """Sums the elements of ``input`` over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: the dim or tuple of dims to reduce (None: all of them).
+        keepdim: keep each reduced dim with size 1.
+        dtype: the dtype to compute and return in (keyword-only).
+
+    Returns:
+        The sums; booleans and integers sum to int64.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([[1., 2.], [3., 4.]])
+        >>> rg.sum(x)
+        tensor(10.)
+        >>> rg.sum(x, dim=0)
+        tensor([4., 6.])
+    """)
+
+add_docstr(mean, """The arithmetic mean of the elements of ``input`` over ``dim``.
+
+    Args:
+        input: a floating-point tensor.
+        dim: the dim or tuple of dims to reduce (None: all of them).
+        keepdim: keep each reduced dim with size 1.
+        dtype: the dtype to compute and return in (keyword-only).
+
+    Returns:
+        The means.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([[1., 2.], [3., 4.]])
+        >>> rg.mean(x, dim=1, keepdim=True)
+        tensor([[1.5000],
+                [3.5000]])
+    """)
+
+add_docstr(amax, """The largest value of ``input`` over ``dim``; the gradient is shared evenly among ties.
+
+    Args:
+        input: the tensor.
+        dim: the dim or dims to reduce (``()``: all of them).
+        keepdim: keep each reduced dim with size 1.
+
+    Returns:
+        The maxima.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.amax(rg.tensor([[1., 5.], [3., 2.]]), dim=0)
+        tensor([3., 5.])
+    """)
+
+add_docstr(amin, """The smallest value of ``input`` over ``dim``; the gradient is shared evenly among ties.
+
+    Args:
+        input: the tensor.
+        dim: the dim or dims to reduce (``()``: all of them).
+        keepdim: keep each reduced dim with size 1.
+
+    Returns:
+        The minima.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.amin(rg.tensor([[1., 5.], [3., 2.]]), dim=0)
+        tensor([1., 2.])
+    """)
+
+add_docstr(logsumexp, """``log(sum(exp(input)))`` over ``dim``, computed without overflow.
+
+    Args:
+        input: the tensor.
+        dim: the dim or dims to reduce.
+        keepdim: keep each reduced dim with size 1.
+
+    Returns:
+        The reduced values.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.logsumexp(rg.tensor([0., 0.]), dim=0)
+        tensor(0.6931)
+    """)
+
+add_docstr(softmax, """Rescales ``input`` along ``dim`` to positive values that sum to one: ``exp(x) / sum(exp(x))``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to normalize over.
+        dtype: the dtype to compute and return in.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.softmax(rg.tensor([0., 0., 0., 0.]), dim=0)
+        tensor([0.2500, 0.2500, 0.2500, 0.2500])
+    """)
+
+add_docstr(log_softmax, """The logarithm of ``softmax(input, dim)``, computed stably.
+
+    Args:
+        input: the tensor.
+        dim: the dim to normalize over.
+        dtype: the dtype to compute and return in.
+
+    Returns:
+        A tensor of the same shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.log_softmax(rg.tensor([1., 1.]), dim=0)
+        tensor([-0.6931, -0.6931])
+    """)
+
+add_docstr(argmax, """The index of the largest value of ``input`` (first one on ties), along ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to search (None: the flattened tensor).
+        keepdim: keep each reduced dim with size 1.
+
+    Returns:
+        An int64 tensor of indices (not differentiable).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.argmax(rg.tensor([[1., 5.], [3., 2.]]), dim=1)
+        tensor([1, 0])
+    """)
+
+add_docstr(argmin, """The index of the smallest value of ``input`` (first one on ties), along ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to search (None: the flattened tensor).
+        keepdim: keep each reduced dim with size 1.
+
+    Returns:
+        An int64 tensor of indices (not differentiable).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.argmin(rg.tensor([[1., 5.], [3., 2.]]), dim=1)
+        tensor([0, 1])
+    """)
+
+add_docstr(cumsum, """The running sum of ``input`` along ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to accumulate along.
+        dtype: the dtype to compute and return in (keyword-only).
+
+    Returns:
+        A tensor of the same shape; integers accumulate in int64.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cumsum(rg.tensor([1., 2., 3.]), dim=0)
+        tensor([1., 3., 6.])
+    """)
+
+add_docstr(prod, """Multiplies the elements of ``input`` over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce (None: all of them).
+        keepdim: keep each reduced dim with size 1.
+        dtype: the dtype to compute and return in (keyword-only).
+
+    Returns:
+        The products.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.prod(rg.tensor([[1., 2.], [3., 4.]]), dim=1)
+        tensor([ 2., 12.])
+    """)
+
+add_docstr(norm, """The vector ``p``-norm of ``input`` over ``dim`` (the Frobenius norm by default).
+
+    Args:
+        input: a floating-point tensor.
+        p: the order: a number, ``inf``, ``-inf`` or ``'fro'``.
+        dim: the dim or dims to reduce (None: all of them).
+        keepdim: keep each reduced dim with size 1.
+
+    Returns:
+        The norms.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.norm(rg.tensor([3., 4.]))
+        tensor(5.)
+        >>> rg.norm(rg.tensor([3., -4.]), p=1)
+        tensor(7.)
+    """)
+
+
+# -- shape -----------------------------------------------------------------------------------------
+add_docstr(view, """A view of ``input`` with another shape, sharing its memory.
+
+    Args:
+        input: the tensor.
+        shape: the new shape; one size may be -1 (inferred).
+
+    Returns:
+        A view of ``input``.
+
+    Raises:
+        RuntimeError: if the shape does not fit the number of elements.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.view(rg.arange(6.), (2, 3))
+        tensor([[0., 1., 2.],
+                [3., 4., 5.]])
+    """)
+
+add_docstr(reshape, """``input`` with another shape: a view where the memory layout allows it, else a copy.
+
+    Args:
+        input: the tensor.
+        shape: the new shape; one size may be -1 (inferred).
+
+    Returns:
+        A tensor with the same elements.
+
+    Raises:
+        RuntimeError: if the shape does not fit the number of elements.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.reshape(rg.arange(6.), (3, -1))
+        tensor([[0., 1.],
+                [2., 3.],
+                [4., 5.]])
+    """)
+
+add_docstr(transpose, """Swaps dims ``dim0`` and ``dim1`` of ``input``.
+
+    Args:
+        input: the tensor.
+        dim0: the first dim.
+        dim1: the second dim.
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.transpose(rg.ones(2, 3), 0, 1).shape
+        retrograd.Size([3, 2])
+    """)
+
+add_docstr(permute, """Reorders the dims of ``input``.
+
+    Args:
+        input: the tensor.
+        dims: the new order, a permutation of the dims.
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.permute(rg.ones(2, 3, 4), (2, 0, 1)).shape
+        retrograd.Size([4, 2, 3])
+    """)
+
+add_docstr(unsqueeze, """Inserts a dim of size one at position ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: where the new dim goes (negative counts from the end).
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unsqueeze(rg.tensor([1., 2.]), 0)
+        tensor([[1., 2.]])
+    """)
+
+add_docstr(squeeze, """Removes dims of size one: all of them, or only ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or tuple of dims to remove if their size is one (None: all).
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.squeeze(rg.ones(1, 2, 1)).shape
+        retrograd.Size([2])
+    """)
+
+add_docstr(expand, """Repeats the size-one dims of ``input`` to ``size`` without copying.
+
+    Args:
+        input: the tensor.
+        size: the new shape; -1 keeps a dim's size, new dims go in front.
+
+    Returns:
+        A read-only view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.expand(rg.tensor([[1.], [2.]]), (2, 3))
+        tensor([[1., 1., 1.],
+                [2., 2., 2.]])
+    """)
+
+add_docstr(diagonal, """The diagonal of ``input`` in the plane of ``dim1`` and ``dim2``, as a new last dim.
+
+    Args:
+        input: a tensor of at least 2 dims.
+        offset: which diagonal (0: the main one, >0 above, <0 below).
+        dim1: the first dim of the plane.
+        dim2: the second dim of the plane.
+
+    Returns:
+        A view of ``input``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.diagonal(rg.tensor([[1., 2.], [3., 4.]]))
+        tensor([1., 4.])
+    """)
+
+add_docstr(flip, """Reverses the order of the elements along ``dims``.
+
+    Args:
+        input: the tensor.
+        dims: the dims to reverse.
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.flip(rg.tensor([[1., 2.], [3., 4.]]), (1,))
+        tensor([[2., 1.],
+                [4., 3.]])
+    """)
+
+add_docstr(roll, """Shifts the elements along ``dims`` by ``shifts``, wrapping around the end.
+
+    Args:
+        input: the tensor.
+        shifts: an int or tuple of ints.
+        dims: the dims to shift (None: the flattened tensor, then the shape is restored).
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.roll(rg.tensor([1., 2., 3.]), 1)
+        tensor([3., 1., 2.])
+    """)
+
+add_docstr(tril, """Keeps the lower triangle of the last two dims of ``input`` and zeros the rest.
+
+    Args:
+        input: a tensor of at least 2 dims.
+        diagonal: which diagonal bounds the triangle (0: the main one, >0 above).
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tril(rg.ones(3, 3))
+        tensor([[1., 0., 0.],
+                [1., 1., 0.],
+                [1., 1., 1.]])
+    """)
+
+add_docstr(triu, """Keeps the upper triangle of the last two dims of ``input`` and zeros the rest.
+
+    Args:
+        input: a tensor of at least 2 dims.
+        diagonal: which diagonal bounds the triangle (0: the main one, >0 above).
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.triu(rg.ones(3, 3), diagonal=1)
+        tensor([[0., 1., 1.],
+                [0., 0., 1.],
+                [0., 0., 0.]])
+    """)
+
+
+# -- indexing --------------------------------------------------------------------------------------
+add_docstr(gather, """Picks values of ``input`` along ``dim`` at the positions in ``index``.
+
+    Args:
+        input: the source tensor.
+        dim: the dim to index along.
+        index: an int64 tensor with as many dims as ``input``.
+        sparse_grad: accepted for compatibility; the gradient is dense.
+
+    Returns:
+        A tensor shaped like ``index``: for ``dim=1``, ``out[i][j] = input[i][index[i][j]]``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.gather(rg.tensor([[1., 2.], [3., 4.]]), 1, rg.tensor([[1], [0]]))
+        tensor([[2.],
+                [3.]])
+    """)
+
+add_docstr(scatter_add, """Adds ``src`` into a copy of ``input`` at the positions in ``index`` along ``dim``.
+
+    Args:
+        input: the tensor to add into.
+        dim: the dim to index along.
+        index: an int64 tensor with as many dims as ``input``.
+        src: the values to add, at least as large as ``index``.
+
+    Returns:
+        A tensor shaped like ``input``; repeated positions accumulate.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.scatter_add(rg.zeros(3), 0, rg.tensor([0, 2, 0]), rg.tensor([1., 2., 3.]))
+        tensor([4., 0., 2.])
+    """)
+
+add_docstr(index_select, """Selects the entries of ``input`` along ``dim`` at the positions in ``index``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to index along.
+        index: a 1-D int64 tensor.
+
+    Returns:
+        A new tensor whose ``dim`` has ``len(index)`` entries.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.index_select(rg.tensor([[1., 2.], [3., 4.]]), 0, rg.tensor([1, 1]))
+        tensor([[3., 4.],
+                [3., 4.]])
+    """)
+
+add_docstr(masked_fill, """Replaces the elements of ``input`` where ``mask`` is true by ``value``.
+
+    Args:
+        input: the tensor.
+        mask: a bool tensor that broadcasts to ``input``.
+        value: a number or a 0-d tensor.
+
+    Returns:
+        A new tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., -2., 3.])
+        >>> rg.masked_fill(x, x < 0, 0.)
+        tensor([1., 0., 3.])
+    """)
+
+
+# -- joining ---------------------------------------------------------------------------------------
+add_docstr(cat, """Joins ``tensors`` along an existing dim.
+
+    Args:
+        tensors: a sequence of tensors of the same shape except in ``dim``.
+        dim: the dim to join along.
+
+    Returns:
+        A new tensor.
+
+    Raises:
+        RuntimeError: if the shapes differ outside ``dim``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cat([rg.tensor([1., 2.]), rg.tensor([3.])])
+        tensor([1., 2., 3.])
+    """)
+
+add_docstr(stack, """Joins ``tensors`` along a new dim.
+
+    Args:
+        tensors: a sequence of tensors of the same shape.
+        dim: the position of the new dim.
+
+    Returns:
+        A new tensor with one more dim.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.stack([rg.tensor([1., 2.]), rg.tensor([3., 4.])], dim=1)
+        tensor([[1., 3.],
+                [2., 4.]])
+    """)
+
+add_docstr(split, """Splits ``tensor`` along ``dim`` into pieces of a given size, or of the given sizes.
+
+    Args:
+        tensor: the tensor.
+        split_size_or_sections: an int (the last piece may be smaller) or a list of sizes.
+        dim: the dim to split.
+
+    Returns:
+        A tuple of views of ``tensor``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.split(rg.arange(5.), 2)
+        (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
+    """)
+
+
+# -- linalg ----------------------------------------------------------------------------------------
+add_docstr(matmul, """The matrix product of ``input`` and ``other``; 1-D and batched operands follow NumPy's rules.
+
+    Args:
+        input: the first tensor (at least 1-D).
+        other: the second tensor (at least 1-D).
+
+    Returns:
+        The product; 1-D operands lose the dim they were promoted with.
+
+    Raises:
+        RuntimeError: if the inner sizes differ.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.matmul(rg.tensor([[1., 2.], [3., 4.]]), rg.tensor([1., 1.]))
+        tensor([3., 7.])
+    """)
+
+add_docstr(mm, """The matrix product of two 2-D tensors.
+
+    Args:
+        input: an (n, m) tensor.
+        mat2: an (m, p) tensor.
+
+    Returns:
+        An (n, p) tensor.
+
+    Raises:
+        RuntimeError: if the shapes cannot be multiplied.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.mm(rg.tensor([[1., 2.], [3., 4.]]), rg.tensor([[1.], [1.]]))
+        tensor([[3.],
+                [7.]])
+    """)
+
+add_docstr(bmm, """The matrix product of each pair of matrices in two batches.
+
+    Args:
+        input: a (b, n, m) tensor.
+        mat2: a (b, m, p) tensor.
+
+    Returns:
+        A (b, n, p) tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bmm(rg.ones(2, 1, 3), rg.ones(2, 3, 1)).shape
+        retrograd.Size([2, 1, 1])
+    """)
+
+add_docstr(outer, """The outer product of two vectors: ``out[i, j] = input[i] * vec2[j]``.
+
+    Args:
+        input: a 1-D tensor of size n.
+        vec2: a 1-D tensor of size m.
+
+    Returns:
+        An (n, m) tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.outer(rg.tensor([1., 2.]), rg.tensor([1., 10., 100.]))
+        tensor([[  1.,  10., 100.],
+                [  2.,  20., 200.]])
+    """)
+
+add_docstr(trace, """The sum of the main diagonal of a 2-D tensor.
+
+    Args:
+        input: a 2-D tensor.
+
+    Returns:
+        A 0-d tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.trace(rg.tensor([[1., 2.], [3., 4.]]))
+        tensor(5.)
+    """)
