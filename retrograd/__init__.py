@@ -8,6 +8,7 @@ Example::
     >>> x.grad
     tensor([2., 4., 6.])
 """
+from . import _runtime  # noqa: F401 - the process-wide settings of Note [Collector thresholds] and friends
 from ._dtype import (dtype, float16, float32, float64, int8, uint8, int16, int32, int64, bool, half, float,
                      double, short, int, long, get_default_dtype, set_default_dtype, promote_types)
 from ._device import device
@@ -16,6 +17,7 @@ from ._tensor import Tensor
 from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, full, empty, zeros_like, ones_like,
                         full_like, empty_like, arange, linspace, eye, rand, randn, randint, rand_like, randn_like,
                         randperm, scalar_tensor)
+from . import _format  # noqa: F401 - prints tensors
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
@@ -28,9 +30,11 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   permute, t, unsqueeze, squeeze, expand, broadcast_to, cat, stack, split, chunk, gather,
                   scatter_add, index_select, masked_fill, softmax, log_softmax, logsumexp, cumsum, flip, roll, tril,
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
+from .autograd import functional as _functional  # noqa: F401 - above the ops it uses
 from . import utils
 from . import nn
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
+from .utils import hooks as _hooks_module  # noqa: F401
 from . import optim
 from .serialization import save, load
 

@@ -218,3 +218,23 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False):
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
     shape, dtype, device = _like(input, dtype, device)
     return randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# -- the Tensor methods of this layer -------------------------------------------------------------
+def _tensor_new(cls, *args, **kwargs):
+    """``Tensor(data)`` is ``tensor(data)``; ``Tensor()`` is an empty float tensor."""
+    t = tensor(args[0] if args else [], **kwargs)
+    return t if cls is Tensor else t.as_subclass(cls)
+
+
+def _rebuild(array, device, requires_grad):
+    """Unpickles a tensor: its host array, device name and requires_grad."""
+    return tensor(array, device=device, requires_grad=requires_grad)
+
+
+def _reduce_ex(self, protocol):
+    return (_rebuild, (self._host(), str(self._device), self._requires_grad))
+
+
+Tensor.__new__ = staticmethod(_tensor_new)
+Tensor.__reduce_ex__ = _reduce_ex

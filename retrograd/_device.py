@@ -1,7 +1,9 @@
 """Devices: where a tensor's array lives, and which engine queue runs its backward work."""
 from __future__ import annotations
 
-__all__ = ["device"]
+from .backends import get_backend
+
+__all__ = ["device", "cpu"]
 
 _CACHE = {}
 
@@ -50,6 +52,11 @@ class device:
 
     def __setattr__(self, name, value):
         raise AttributeError("device objects are immutable")
+
+    @property
+    def backend(self):
+        """The backend that holds this device's arrays (``retrograd.backends``)."""
+        return get_backend(self.type)
 
     def __repr__(self):
         return f"device(type='{self.type}')" if self.index is None else \

@@ -49,6 +49,16 @@ def _from_name(name):
     return _BY_NAME[name]
 
 
+_TENSOR_TYPE_NAMES = {"float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
+                      "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor", "int32": "IntTensor",
+                      "int64": "LongTensor", "bool": "BoolTensor"}
+
+
+def tensor_type_name(np_dtype) -> str:
+    """The legacy tensor type name of a NumPy dtype, as PyTorch's messages print it (``retrograd.FloatTensor``)."""
+    return "retrograd." + _TENSOR_TYPE_NAMES.get(np.dtype(np_dtype).name, "Tensor")
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
     """Returns the retrograd dtype of a NumPy dtype; raises TypeError for unsupported ones."""
     try:

@@ -2,6 +2,7 @@
 import numpy as np
 
 from . import _dtype
+from ._tensor import Tensor
 
 
 def _float_formatter(values):
@@ -60,3 +61,6 @@ def format_tensor(t) -> str:
     elif t._requires_grad:
         extras.append("requires_grad=True")
     return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+Tensor.__repr__ = Tensor.__str__ = format_tensor

@@ -1,8 +1,12 @@
 """Tensor: a backend array plus the autograd metadata that links it into the graph.
 
-Differentiable methods and operators are attached by ``retrograd.ops`` (each op is declared
-once there); this module holds what every tensor is: its array, device, version counter,
-and its place in the graph (``grad_fn``/``output_nr`` for results, ``AccumulateGrad`` for leaves).
+This module holds what every tensor is: its array, device, version counter, and its place in
+the graph (``grad_fn``/``output_nr`` for results, ``AccumulateGrad`` for leaves), with the
+methods that need nothing more. It imports only dtype, device and size; each layer above attaches
+the methods that belong to it, once: construction from data and pickling (``_creation.py``),
+printing (``_format.py``), ``grad_fn`` and ``register_hook`` (``autograd/variable.py``),
+``backward`` (``autograd/_api.py``), and every op's method and operator (their declarations in
+``ops/``).
 """
 from __future__ import annotations
 
@@ -10,14 +14,11 @@ import threading
 import warnings
 import weakref
 
-import numpy as np
-
 from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
 from ._size import Size
-from .autograd.graph import AccumulateGrad, Edge, _HookDict, add_hook, make_edge
 
-__all__ = ["Tensor", "VersionCounter", "grad_accumulator", "gradient_edge", "move_retains_grad"]
+__all__ = ["Tensor", "VersionCounter"]
 
 
 class VersionCounter:
@@ -29,69 +30,7 @@ class VersionCounter:
         self.version = version
 
 
-_NP_TYPE_NAMES = {"float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
-                  "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor", "int32": "IntTensor",
-                  "int64": "LongTensor", "bool": "BoolTensor"}
-
-
-def _type_name(np_dtype) -> str:
-    return "retrograd." + _NP_TYPE_NAMES.get(np.dtype(np_dtype).name, "Tensor")
-
-
-_accumulator_lock = threading.Lock()
-_autograd_module = None  # retrograd.autograd, which imports this module: bound on first use
-
-
-def _autograd():
-    global _autograd_module
-    if _autograd_module is None:
-        from . import autograd
-        _autograd_module = autograd
-    return _autograd_module
-
-
-def grad_accumulator(tensor) -> AccumulateGrad:
-    """Returns the leaf's ``AccumulateGrad``, creating it once; the leaf holds it only weakly."""
-    ref = tensor._grad_accumulator
-    acc = None if ref is None else ref()
-    if acc is None:
-        with _accumulator_lock:
-            ref = tensor._grad_accumulator
-            acc = None if ref is None else ref()
-            if acc is None:
-                acc = AccumulateGrad(tensor)
-                tensor._grad_accumulator = weakref.ref(acc)
-    return acc
-
-
-def gradient_edge(tensor):
-    """The edge a gradient for ``tensor`` flows along, or None if it does not require grad."""
-    fn = tensor._grad_fn
-    if fn is not None:
-        if tensor._base is not None and tensor._view_version != tensor._version_counter.version:
-            fn = tensor.grad_fn  # regenerates a stale view's history, see Tensor.grad_fn
-        return make_edge(Edge, (fn, tensor._output_nr))
-    if tensor._requires_grad:
-        return make_edge(Edge, (grad_accumulator(tensor), 0))
-    return None
-
-
-def move_retains_grad(tensor, old_fn, old_nr: int) -> None:
-    """Moves ``tensor``'s retain_grad hook from ``old_fn`` to its current grad_fn.
-
-    Called when an in-place op rebases the tensor's history: ``.grad`` then records the gradient
-    of the tensor's new value, as in PyTorch, while hooks registered before stay with the old node.
-    """
-    if not tensor._retains_grad or old_fn is None or old_fn is tensor._grad_fn:
-        return
-    hooks = old_fn._retains_grad_hooks
-    hook = hooks.pop(old_nr, None) if hooks else None
-    new_fn = tensor._grad_fn
-    if hook is None or new_fn is None:
-        return
-    if new_fn._retains_grad_hooks is None:
-        new_fn._retains_grad_hooks = {}
-    new_fn._retains_grad_hooks[tensor._output_nr] = hook
+_vc_lock = threading.Lock()  # makes a tensor's version counter once, whichever thread asks first
 
 
 class Tensor:
@@ -125,36 +64,14 @@ class Tensor:
         return t
 
     @classmethod
-    def _from_saved(cls, data, device, version_counter, node, output_nr, requires_grad):
-        """A tensor reconnected to the graph at ``node`` (an AccumulateGrad or a producing node)."""
-        t = cls._make(data, device)
-        t._version_counter = version_counter
-        if node is None:
-            return t
-        if isinstance(node, AccumulateGrad):
-            t._requires_grad = requires_grad
-            t._grad_accumulator = weakref.ref(node)
-        else:
-            t._grad_fn = node
-            t._output_nr = output_nr
-            t._requires_grad = True
-        return t
-
-    @classmethod
     def _alias_of(cls, tensor):
         """A tensor sharing ``tensor``'s array and version counter, outside the graph."""
         t = cls._make(tensor._data, tensor._device)
         t._version_counter = tensor._version_counter
         return t
 
-    def __new__(cls, *args, **kwargs):
-        """``Tensor(data)`` is ``tensor(data)``; ``Tensor()`` is an empty float tensor."""
-        from ._creation import tensor
-        t = tensor(args[0] if args else [], **kwargs)
-        return t if cls is Tensor else t.as_subclass(cls)
-
     def __init__(self, *args, **kwargs):
-        pass
+        pass  # Tensor(data) is made by __new__, which _creation.py attaches
 
     def as_subclass(self, cls):
         """Returns a tensor of class ``cls`` sharing this tensor's array and autograd state."""
@@ -247,17 +164,6 @@ class Tensor:
         return self._grad_fn is None
 
     @property
-    def grad_fn(self):
-        """The ``Node`` that produced this tensor, or None for a leaf."""
-        fn = self._grad_fn
-        if self._base is not None and self._view_version != self._version_counter.version:
-            # The base was modified in place after this view was made: the view's history is the
-            # view replayed on the base's new history. See Note [In-place on views] in ops/_inplace.py.
-            from .ops._inplace import regenerate_view_grad_fn
-            fn = regenerate_view_grad_fn(self)
-        return fn
-
-    @property
     def output_nr(self) -> int:
         return self._output_nr
 
@@ -270,7 +176,7 @@ class Tensor:
         """
         vc = self._vc
         if vc is None:
-            with _accumulator_lock:
+            with _vc_lock:
                 vc = self._vc
                 if vc is None:
                     vc = self._vc = VersionCounter()
@@ -343,33 +249,6 @@ class Tensor:
         fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
         self._retains_grad = True
 
-    def register_hook(self, hook):
-        """Registers ``hook(grad)``, called with this tensor's gradient; it may return a replacement.
-
-        Returns:
-            A handle whose ``remove()`` unregisters the hook.
-
-        Raises:
-            RuntimeError: if the tensor does not require grad.
-
-        Example::
-            >>> import retrograd as rg
-            >>> x = rg.tensor([1., 2.], requires_grad=True)
-            >>> h = x.register_hook(lambda g: g * 2)
-            >>> (x * 3).sum().backward(); x.grad
-            tensor([6., 6.])
-        """
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is None:
-            if self._backward_hooks is None:
-                self._backward_hooks = _HookDict()
-            hooks = self._backward_hooks
-        else:
-            hooks = self._grad_fn._tensor_hooks_for(self._output_nr)
-            self._backward_hooks = hooks
-        return add_hook(hooks, hook)
-
     def detach(self):
         """Returns a tensor sharing this one's data and version counter, outside the graph."""
         return Tensor._alias_of(self)
@@ -395,16 +274,6 @@ class Tensor:
         self._data = value._data
         self._device = value._device
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
-        autograd = _autograd()
-        engine = autograd.engine
-        loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
-        if (loop is not None and gradient is None and inputs is None and create_graph is False
-                and loop.backward(engine._default_engine, self, bool(retain_graph))):
-            return
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     # -- conversion -------------------------------------------------------------------------
     def numpy(self, *, force: bool = False):
         """Returns the data as a NumPy array (shared with the tensor on the CPU).
@@ -418,13 +287,11 @@ class Tensor:
             if not force:
                 raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
                                 "copy the tensor to host memory first.")
-            from .backends import get_backend
-            return get_backend(self._device.type).to_numpy(self._data)
+            return self._device.backend.to_numpy(self._data)
         return self._data
 
     def _host(self):
-        from .backends import get_backend
-        return get_backend(self._device.type).to_numpy(self._data)
+        return self._device.backend.to_numpy(self._data)
 
     def item(self):
         """Returns the value of a one-element tensor as a Python number."""
@@ -463,9 +330,6 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
-    def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._host(), str(self._device), self._requires_grad))
-
     def __deepcopy__(self, memo):
         t = Tensor._make(self._data.copy(), self._device, self._requires_grad and self._grad_fn is None)
         if self._grad is not None:
@@ -473,22 +337,11 @@ class Tensor:
         memo[id(self)] = t
         return t
 
-    # -- printing ---------------------------------------------------------------------------
-    def __repr__(self):
-        from ._format import format_tensor
-        return format_tensor(self)
-
-    __str__ = __repr__
-
+    # -- printing (__repr__ and __str__ are _format.py's) ---------------------------------------
     def __format__(self, spec):
         if self._data.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
-
-
-def _rebuild(array, device, requires_grad):
-    from ._creation import tensor
-    return tensor(array, device=device, requires_grad=requires_grad)
 
 
 def _wrap_dim(dim, ndim):

@@ -10,7 +10,8 @@ the graphviz ``dot`` program to render it to a picture.
 """
 from __future__ import annotations
 
-from .autograd.graph import AccumulateGrad, SavedTensor
+from .autograd.accumulate_grad import AccumulateGrad
+from .autograd.saved_variable import SavedTensor
 from ._tensor import Tensor
 
 __all__ = ["make_dot"]

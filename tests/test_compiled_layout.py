@@ -14,7 +14,7 @@ import pytest
 import retrograd as rg
 from retrograd import _C
 from retrograd._C import _configure
-from retrograd.autograd import engine, grad_mode, graph
+from retrograd.autograd import engine, grad_mode, graph, saved_variable
 from retrograd.autograd.anomaly_mode import _Anomaly
 from retrograd.autograd.input_buffer import InputBuffer
 from retrograd.ops import REGISTRY, _compiled, _registry
@@ -89,7 +89,7 @@ def _owners():
     t = rg.ones(2, requires_grad=True)
     return {
         "Engine": engine.get_default_engine(), "GraphTask": engine.GraphTask(False, False, 0),
-        "ReadyQueue": engine.ReadyQueue(), "InputBuffer": InputBuffer(1), "SavedTensor": graph.SavedTensor,
+        "ReadyQueue": engine.ReadyQueue(), "InputBuffer": InputBuffer(1), "SavedTensor": saved_variable.SavedTensor,
         "Node": graph.Node, "Tensor": t, "VersionCounter": t._version_counter, "worker_state": engine.local,
         "grad_state": grad_mode.state, "Anomaly": _Anomaly, "saved_hooks_state": graph._saved_hooks_state,
         "OpInfo": REGISTRY["mul"], "apply_function": REGISTRY["mul"].node_cls.apply,

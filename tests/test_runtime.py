@@ -3,8 +3,7 @@ import gc
 
 import pytest
 
-from retrograd.autograd.graph import tune_collector
-from retrograd.backends.numpy_backend import reuse_freed_memory
+from retrograd._runtime import reuse_freed_memory, tune_collector
 
 
 @pytest.fixture

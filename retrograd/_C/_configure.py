@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import _tensor
 from .._device import cpu
-from ..autograd import anomaly_mode, engine, grad_mode, graph, input_buffer
+from ..autograd import (accumulate_grad, anomaly_mode, engine, grad_mode, graph, graph_task, input_buffer,
+                        saved_variable, variable)
 from ..ops import _codegen, _compiled, _registry
 from . import engine_loop, op_call
 
@@ -27,17 +28,16 @@ def namespace() -> types.SimpleNamespace:
     """The classes, functions and values the C modules bind, by the names their tables use."""
     return types.SimpleNamespace(
         # the tensor and the graph
-        Tensor=_tensor.Tensor, VersionCounter=_tensor.VersionCounter, gradient_edge=_tensor.gradient_edge,
-        accumulator_lock=_tensor._accumulator_lock, cpu=cpu,
-        Node=graph.Node, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=graph.AccumulateGrad,
-        SavedTensor=graph.SavedTensor, saved_hooks_state=graph._saved_hooks_state,
+        Tensor=_tensor.Tensor, VersionCounter=_tensor.VersionCounter, cpu=cpu,
+        gradient_edge=variable.gradient_edge, accumulator_lock=variable.accumulator_lock,
+        Node=graph.Node, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=accumulate_grad.AccumulateGrad,
+        SavedTensor=saved_variable.SavedTensor, saved_hooks_state=graph._saved_hooks_state,
         next_sequence_nr=graph._next_sequence_nr, MAX_SEQUENCE_NR=graph.MAX_SEQUENCE_NR, node_name=graph.node_name,
-        grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
+        validate_outputs=graph.validate_outputs, grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
         record_forward_trace=anomaly_mode.record_forward_trace,
         # the engine
-        GraphTask=engine.GraphTask, ReadyQueue=engine.ReadyQueue, InputBuffer=input_buffer.InputBuffer,
-        validate_outputs=engine.validate_outputs, worker_state=engine.local, NO_DEVICE=engine.NO_DEVICE,
-        CPU_DEVICE=engine.CPU_DEVICE,
+        GraphTask=graph_task.GraphTask, ReadyQueue=graph_task.ReadyQueue, InputBuffer=input_buffer.InputBuffer,
+        worker_state=graph_task.local, NO_DEVICE=graph_task.NO_DEVICE, CPU_DEVICE=graph_task.CPU_DEVICE,
         # the ops
         OpNode=_registry.OpNode, nothing_saved=_registry._NOTHING_SAVED, describe=_registry._describe,
         mark_views=_registry._mark_views, promote=_codegen._promote, float_dtypes=_compiled.FLOAT_DTYPES,

@@ -33,7 +33,7 @@
  * execute(engine, roots, inputs, keep_graph, create_graph) is Engine.execute for a .backward()
  * pass called outside the engine: the GraphTask, the root, the dependency count, then the
  * thread_main loop (drive) and the completion (mark_completed), each in the order of the Python
- * code, with an unusual completion (an error, final callbacks) left to Engine._complete.
+ * code, with an unusual completion (an error, final callbacks) left to GraphTask._complete.
  *
  * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
  * evaluate_function; the GIL is held between Python calls.
@@ -176,7 +176,7 @@ static const struct {
     {&s_outcome, "_outcome", "GraphTask"}, {&s_completed, "completed", "GraphTask"},
     {&s_owner, "owner", "GraphTask"}, {&s_outcome_method, "outcome", "GraphTask"},
     {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
-    {&s_complete, "_complete", "Engine"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
+    {&s_complete, "_complete", "GraphTask"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
     {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading_enabled, "multithreading_enabled", "Engine"},
     {&s_dev_attr, "_device", "Tensor"}, {&s_data, "_data", "Tensor"}, {&s_clone, "clone", "Tensor"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_unpack, "unpack", "SavedTensor"},
@@ -1600,10 +1600,10 @@ compute_dependencies(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* Engine.mark_graph_task_completed(graph_task): claims the GraphTask under its lock, then, when there is
- * nothing to post-process (no error, no final callbacks, no partial input buffer), sets its
- * outcome to the captured gradients and resolves its future if one was asked for. Anything
- * else goes to Engine._complete. Returns -1 on error. */
+/* GraphTask.mark_as_completed_and_run_post_processing(): claims the GraphTask under its lock, then,
+ * when there is nothing to post-process (no error, no final callbacks, no partial input buffer),
+ * sets its outcome to the captured gradients and resolves its future if one was asked for.
+ * Anything else goes to GraphTask._complete. Returns -1 on error. */
 static int
 mark_completed(PyObject *engine, PyObject *gt)
 {
@@ -1632,7 +1632,7 @@ mark_completed(PyObject *engine, PyObject *gt)
         Py_DECREF(lock);
         if (plain < 0)
             return -1;
-        PyObject *r = PyObject_CallMethodOneArg(engine, s_complete, gt);
+        PyObject *r = PyObject_CallMethodNoArgs(gt, s_complete);
         Py_XDECREF(r);
         return r == NULL ? -1 : 0;
     }

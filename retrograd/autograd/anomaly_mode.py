@@ -5,6 +5,7 @@ created and per node run.
 """
 from __future__ import annotations
 
+import threading
 import traceback
 import warnings
 
@@ -14,6 +15,14 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_ano
 class _Anomaly:
     enabled = False
     check_nan = True
+
+
+class _Running(threading.local):
+    """The node whose backward runs on this thread, set by the engine in anomaly mode only."""
+    node = None
+
+
+running = _Running()
 
 
 def is_anomaly_enabled() -> bool:
@@ -78,30 +87,39 @@ class set_detect_anomaly:
 
 def record_forward_trace(node) -> None:
     """Stores the current Python stack, and the node whose backward is running, in ``node.metadata``."""
-    from .engine import current_node
     meta = node.metadata
     meta["traceback_"] = traceback.format_stack()[:-3]
-    parent = current_node()
+    parent = running.node
     if parent is not None:
         meta["parent_"] = parent
 
 
+def _name(node) -> str:
+    return type(node).name(node)  # as graph.node_name, whatever a custom Function's ctx set as .name
+
+
 def forward_trace_message(node) -> str:
-    from .graph import node_name
     """PyTorch's 'Error detected in ...' text for ``node``, with the chain of parents for nested backward."""
     meta = node._metadata or {}
     stack = meta.get("traceback_")
     if stack is None:
-        return (f"Error detected in {node_name(node)}. No forward pass information available. Enable detect "
+        return (f"Error detected in {_name(node)}. No forward pass information available. Enable detect "
                 "anomaly during forward pass for more information.")
-    parts = [f"Error detected in {node_name(node)}. Traceback of forward call that caused the error:\n" + "".join(stack)]
+    parts = [f"Error detected in {_name(node)}. Traceback of forward call that caused the error:\n" + "".join(stack)]
     parent = meta.get("parent_")
     while parent is not None:
         pmeta = parent._metadata or {}
         pstack = pmeta.get("traceback_")
         if pstack is None:
             break
-        parts.append(f"\n\nPrevious calculation was induced by {node_name(parent)}. Traceback of forward call that "
+        parts.append(f"\n\nPrevious calculation was induced by {_name(parent)}. Traceback of forward call that "
                      "induced the previous calculation:\n" + "".join(pstack))
         parent = pmeta.get("parent_")
     return "".join(parts)
+
+
+def check_nan(node, outputs) -> None:
+    """Raises, naming ``node``, if a floating-point gradient it returned holds NaN (anomaly mode's ``check_nan``)."""
+    for i, grad in enumerate(outputs):
+        if grad is not None and grad._data.dtype.kind == "f" and bool((grad._data != grad._data).any()):
+            raise RuntimeError(f"Function '{_name(node)}' returned nan values in its {i}th output.")

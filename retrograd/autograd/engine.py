@@ -2,18 +2,23 @@
 
 The algorithm, in five steps (each a function of that name):
 
-1. ``compute_dependencies(root, graph_task)`` counts the incoming edges of every node
+1. ``Engine.compute_dependencies(root, graph_task)`` counts the incoming edges of every node
    reachable from the root, iteratively.
-2. ``execute(...)`` builds a ``GraphTask`` and lets the calling thread run the root task and
-   drive the CPU work until the task completes (or, in a reentrant call, nests; past the
+2. ``Engine.execute(...)`` builds a ``GraphTask`` and lets the calling thread run the root task
+   and drive the CPU work until the task completes (or, in a reentrant call, nests; past the
    recursion limit the root goes to the queue a pool thread adopts).
-3. ``thread_main(graph_task)`` pops tasks from the thread's ``ReadyQueue``, evaluates them,
-   counts down ``outstanding_tasks`` and completes the GraphTask when it reaches zero.
-4. ``evaluate_function(graph_task, node, inputs)`` runs the hooks and the node, validates its
-   outputs, adds each into the next node's ``InputBuffer`` and, when that node has heard from
-   all its producers, pushes it onto the ready queue of the buffer's device.
-5. ``mark_graph_task_completed`` runs the post-processing: final callbacks, captured
-   gradients, and the first error, which ``execute`` re-raises in the caller.
+3. ``Engine.thread_main(graph_task)`` pops tasks from the thread's ``ReadyQueue``, evaluates
+   them, counts down ``outstanding_tasks`` and completes the GraphTask when it reaches zero.
+4. ``Engine.evaluate_function(graph_task, node, inputs)`` runs the hooks and the node
+   (``call_function``), validates its outputs, adds each into the next node's ``InputBuffer``
+   and, when that node has heard from all its producers, pushes it onto the ready queue of the
+   buffer's device.
+5. ``GraphTask.mark_as_completed_and_run_post_processing()`` (graph_task.py) runs the
+   post-processing: final callbacks, captured gradients, and the first error, which
+   ``execute`` re-raises in the caller.
+
+What a pass is made of (GraphTask, NodeTask, ReadyQueue, the per-thread state) is in
+graph_task.py; the nodes, edges and hooks in graph.py.
 
 Note [Threads and queues]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -66,324 +71,37 @@ Several GraphTasks may run the same node at once (a shared graph with ``retain_g
 Nodes with mutable state take their own lock in ``apply``: AccumulateGrad (so that
 concurrent accumulation into ``.grad`` is exact) and custom Function nodes. The locks are
 reentrant, so a nested pass reaching the same node on the same thread does not deadlock.
+
+Note [Handing over the next task]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A thread that finishes a node runs next what its ReadyQueue would pop next. Instead of pushing
+every successor the node made ready and popping the first, ``evaluate_function`` keeps the one
+that would pop first among them (the first by ``ReadyQueue.key``; on a tie the first made
+ready) and pushes the rest; it returns that one, for ``thread_main`` to run without the queue,
+unless the queue's own first entry would pop before it (then it pushes that one too and returns
+None). The order of nodes is the queue's, with a push and a pop fewer per fan-out. The compiled
+loop does the same (``route`` and ``top_runs_first`` in _engine_loop.c).
 """
 from __future__ import annotations
 
 import atexit
-import heapq
-import itertools
 import os
 import threading
 import warnings
-from concurrent.futures import Future
 
 from .. import _C
 from .._device import cpu as _cpu
 from . import grad_mode
-from .anomaly_mode import _Anomaly, forward_trace_message
-from .graph import AccumulateGrad, Edge, GraphRoot, Node, node_name
+from .anomaly_mode import _Anomaly, check_nan, running
+from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
+from .graph_task import CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, local
 from .input_buffer import InputBuffer
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
-           "is_checkpoint_valid", "set_multithreading_enabled", "current_node", "validate_outputs"]
+           "is_checkpoint_valid", "set_multithreading_enabled", "validate_outputs",
+           "use_compiled_loop", "compiled_loop_in_use"]
 
-NO_DEVICE = -2
-CPU_DEVICE = -1
 _grad_state = grad_mode.state
-
-
-class _WorkerState(threading.local):
-    """Per-thread engine state; class attributes are each thread's initial values."""
-    worker_device = NO_DEVICE  # NO_DEVICE: not in the engine; CPU_DEVICE: driving a GraphTask; or a device
-    ready_queue = None  # this thread's queue: its CPU queue, or its device's queue
-    current_depth = 0  # nested GraphTasks run inline on this thread
-    total_depth = 0  # nested GraphTasks across the chain of threads
-    current_graph_task = None
-    current_node = None
-    checkpoint_valid = True
-
-
-local = _WorkerState()
-
-
-def current_node():
-    """The node whose backward is running on this thread, or None."""
-    return local.current_node
-
-
-class GraphTask:
-    """The state of one backward pass. See Note [GraphTask ownership]."""
-
-    # exec_info[node] is a list [needed, captures]; _outcome a tuple (captured, error).
-    EXEC_INFO_FIELDS = ("needed", "captures")
-    OUTCOME_FIELDS = ("captured", "error")
-    __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
-                 "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
-                 "_future", "_claimed", "_outcome", "completed", "final_callbacks", "cpu_ready_queue",
-                 "__weakref__")
-
-    def __init__(self, keep_graph: bool, grad_mode: bool, reentrant_depth: int, cpu_ready_queue=None,
-                 exit_on_error: bool = False):
-        self.has_error = False
-        self.error = None
-        self.outstanding_tasks = 0
-        self.keep_graph = bool(keep_graph)
-        self.grad_mode = bool(grad_mode)
-        self.lock = threading.RLock()
-        self.not_ready = {}  # node -> InputBuffer of partially received gradients
-        self.dependencies = {}  # node -> producers still to report
-        self.exec_info = None  # None: run everything (.backward()); else node -> [needed, captures]
-        self.captured_vars = []
-        self.owner = NO_DEVICE
-        self.reentrant_depth = reentrant_depth
-        self.exit_on_error = exit_on_error
-        self._future = None  # created on demand: most passes are driven and read by their caller
-        self._claimed = False  # a thread has started the post-processing
-        self._outcome = None  # (captured gradients, error) once completed
-        self.completed = False
-        self.final_callbacks = []
-        self.cpu_ready_queue = cpu_ready_queue if cpu_ready_queue is not None else ReadyQueue()
-
-    @property
-    def future(self) -> Future:
-        """A ``concurrent.futures.Future`` of the captured gradients, or of the error."""
-        with self.lock:
-            future = self._future
-            if future is None:
-                future = self._future = Future()
-                if self._outcome is not None:
-                    _resolve(future, self._outcome)
-        return future
-
-    def outcome(self):
-        """The captured gradients of a completed GraphTask; raises its error if it has one."""
-        captured, error = self._outcome
-        if error is not None:
-            raise error
-        return captured
-
-    def can_checkpoint(self) -> bool:
-        """Reentrant checkpointing works only in .backward() passes (no pruning)."""
-        return self.exec_info is None
-
-    def should_execute(self, node) -> bool:
-        info = self.exec_info.get(node)
-        return info is not None and (info[0] or info[1] is not None)
-
-    def init_to_execute(self, graph_root, outputs, accumulate_grad: bool) -> None:
-        """Marks the nodes on a path from the root to ``outputs`` as needed (``.grad()`` pruning).
-
-        Without ``accumulate_grad``, each output edge gets a capture (input slot -> result slot);
-        with it (``backward(inputs=...)``), the output nodes themselves are marked needed.
-        """
-        exec_info = self.exec_info = {}
-        for output_idx, edge in enumerate(outputs):
-            if edge is None:  # an input the graph never reached: never key exec_info on it
-                continue
-            info = exec_info.setdefault(edge[0], [False, None])
-            if accumulate_grad:
-                info[0] = True
-            else:
-                if info[1] is None:
-                    info[1] = []
-                info[1].append((edge[1], output_idx))
-        self.captured_vars = [None] * len(outputs)
-        exec_info.setdefault(graph_root, [False, None])[0] = True
-        # Iterative post-order DFS: a node is needed if any child is needed or captures.
-        visited = {graph_root}
-        stack = [(graph_root, iter(graph_root.next_edges))]
-        while stack:
-            node, children = stack[-1]
-            for edge in children:
-                if edge is not None and edge[0] not in visited:
-                    visited.add(edge[0])
-                    stack.append((edge[0], iter(edge[0].next_edges)))
-                    break
-            else:
-                stack.pop()
-                for edge in node.next_edges:
-                    if edge is not None:
-                        info = exec_info.get(edge[0])
-                        if info is not None and (info[0] or info[1] is not None):
-                            exec_info.setdefault(node, [False, None])[0] = True
-                            break
-
-    def set_exception(self, exc: BaseException, node) -> None:
-        """Records the first error of this GraphTask. See Note [How errors travel]."""
-        with self.lock:
-            if self.has_error:
-                return
-            self.has_error = True
-            self.error = exc
-        if node is not None:
-            _add_note(exc, f"(raised in the backward of {node_name(node)})")
-            if _Anomaly.enabled:
-                msg = forward_trace_message(node)
-                _add_note(exc, msg)
-                warnings.warn(msg, stacklevel=2)
-        if self.exit_on_error:
-            Engine.mark_graph_task_completed(self)
-
-
-def _resolve(future, outcome):
-    captured, error = outcome
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(captured)
-
-
-def _add_note(exc, note):
-    """PEP 678's ``exc.add_note(note)``; Python 3.10 lacks the method, so there the note is
-    appended to ``__notes__`` directly (3.10's tracebacks do not print it, but it is there)."""
-    if hasattr(exc, "add_note"):
-        exc.add_note(note)
-        return
-    try:
-        exc.__notes__ = [*getattr(exc, "__notes__", ()), note]
-    except (AttributeError, TypeError):  # an exception type that takes no new attributes
-        pass
-
-
-class NodeTask:
-    """A node that is ready to run, with its gathered inputs; or a shutdown/wake-up marker."""
-
-    __slots__ = ("graph_task", "node", "inputs", "is_shutdown")
-
-    def __init__(self, graph_task, node, inputs, is_shutdown=False):
-        self.graph_task = graph_task
-        self.node = node
-        self.inputs = inputs
-        self.is_shutdown = is_shutdown
-
-
-class ReadyQueue:
-    """A priority queue of ready tasks, ordered as in PyTorch.
-
-    Shutdown tasks first, then wake-up (dummy) tasks, then deeper reentrant depth, then higher
-    ``sequence_nr`` (later-created nodes first; AccumulateGrad, at the maximum, as soon as it
-    is ready). Ties go to the earlier push, which makes runs deterministic. Entries are flat
-    tuples of ``ENTRY_FIELDS``, ``(kind, -depth, -sequence_nr, order, graph_task, node, inputs)``.
-    """
-
-    __slots__ = ("heap", "lock", "cond", "waiting", "counter")
-    ENTRY_FIELDS = ("kind", "neg_depth", "neg_sequence_nr", "order", "graph_task", "node", "inputs")
-
-    def __init__(self):
-        self.heap = []
-        self.lock = threading.Lock()
-        self.cond = threading.Condition(self.lock)
-        self.waiting = 0  # threads blocked in pop(); push notifies only when there are some
-        self.counter = itertools.count().__next__
-
-    def push(self, graph_task, node, inputs) -> None:
-        """Adds a ready node with its gathered gradients (a list, one per node input)."""
-        entry = (2, -graph_task.reentrant_depth, -node.sequence_nr, self.counter(), graph_task, node, inputs)
-        with self.lock:
-            heapq.heappush(self.heap, entry)
-            if self.waiting:
-                self.cond.notify()
-
-    def push_task(self, task: "NodeTask") -> None:
-        """Adds a NodeTask: a node with its InputBuffer, a wake-up (no node) or a shutdown."""
-        if task.is_shutdown:
-            entry = (0, 0, 0, self.counter(), None, None, None)
-        elif task.node is None:
-            entry = (1, 0, 0, self.counter(), task.graph_task, None, None)
-        else:
-            inputs = task.inputs.buffer if isinstance(task.inputs, InputBuffer) else list(task.inputs)
-            entry = (2, -task.graph_task.reentrant_depth, -task.node.sequence_nr, self.counter(),
-                     task.graph_task, task.node, inputs)
-        with self.lock:
-            heapq.heappush(self.heap, entry)
-            if self.waiting:
-                self.cond.notify()
-
-    def pop(self):
-        """Removes and returns the first entry, waiting for one if the queue is empty."""
-        with self.lock:
-            while not self.heap:
-                self.waiting += 1
-                try:
-                    self.cond.wait()
-                finally:
-                    self.waiting -= 1
-            return heapq.heappop(self.heap)
-
-    def __len__(self):
-        return len(self.heap)
-
-
-def _runs_before(graph_task, node, entry) -> bool:
-    """Whether ``node`` of ``graph_task``, pushed now, would pop before the queue entry ``entry``.
-
-    Note [Handing over the next task]
-    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-    A thread that finishes a node runs next what its ReadyQueue would pop next. Instead of
-    pushing every successor the node made ready and popping the first, evaluate_function keeps
-    the one that would pop first among them (the highest ``sequence_nr``; on a tie the first
-    made ready) and pushes the rest; it hands that one over without the queue unless the
-    queue's own first entry would pop before it. The order of nodes is the queue's, with a
-    push and a pop fewer per fan-out. The compiled loop does the same (``route`` and
-    ``top_runs_first`` in _engine_loop.c).
-    """
-    return (2, -graph_task.reentrant_depth, -node.sequence_nr) < entry[:3]
-
-
-def validate_outputs(edges, grads, node=None):
-    """Checks the gradients a node returns (or the seeds) against the inputs they flow into.
-
-    A gradient whose shape the input broadcasts to is summed down to the input's shape, and
-    one of another dtype is cast; anything else raises RuntimeError naming the node, the index
-    and both shapes. Returns the (possibly new) list of gradients.
-    """
-    if len(grads) != len(edges):
-        raise RuntimeError(f"{_prefix(node)}invalid number of gradients - expected {len(edges)}, but got "
-                           f"{len(grads)}")
-    for i, edge in enumerate(edges):
-        grad = grads[i]
-        if edge is None or grad is None:
-            continue
-        shape, np_dtype, device = edge[0].input_metadata[edge[1]]
-        if device is None:  # See Note [Input metadata]
-            device = _cpu
-        arr = grad._data
-        if arr.shape == shape and arr.dtype is np_dtype and grad._device is device:
-            continue  # the common case: nothing to reduce, cast or check
-        if arr.shape != shape:
-            if not _expandable_to(shape, arr.shape):
-                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - got {list(arr.shape)} but expected "
-                                   f"shape compatible with {list(shape)}")
-            grad = grad.sum_to_size(shape)
-        if grad._device is not device:
-            raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
-                               f"{grad._device}")
-        if grad._data.dtype != np_dtype:
-            if grad._data.dtype.kind != "f":
-                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected type {np_dtype} but got "
-                                   f"{grad._data.dtype}")
-            grad = grad.to(_dtype_of(np_dtype))
-        grads[i] = grad
-    return grads
-
-
-def _prefix(node):
-    return "" if node is None else f"Function {node_name(node)} returned an "
-
-
-def _dtype_of(np_dtype):
-    from .._dtype import _BY_NP
-    return _BY_NP[np_dtype]
-
-
-def _expandable_to(shape, desired):
-    """True if ``shape`` broadcasts to ``desired``."""
-    if len(shape) > len(desired):
-        return False
-    for s, d in zip(reversed(shape), reversed(desired)):
-        if s != d and s != 1:
-            return False
-    return True
 
 
 class _ThreadPoolShared:
@@ -407,7 +125,6 @@ class Engine:
         self.multithreading_enabled = True
         self._lock = threading.Lock()
         self._device_queues = {}
-        self._device_threads = {}
         self._pool = _ThreadPoolShared()
 
     # -- step 1 --------------------------------------------------------------------------------
@@ -546,7 +263,7 @@ class Engine:
                     gt.outstanding_tasks -= 1
                     done = gt.outstanding_tasks == 0 and not gt.completed
                 if done:
-                    self.mark_graph_task_completed(gt)
+                    gt.mark_as_completed_and_run_post_processing()
                     owner_queue = self._ready_queue_of_owner(gt)
                     if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
                         self._wake_owner(owner_queue, gt)
@@ -566,8 +283,8 @@ class Engine:
             _grad_state.grad_enabled = grad_mode
         prev_node = None
         if _Anomaly.enabled:  # nodes created in this backward record it as their parent
-            prev_node = local.current_node
-            local.current_node = node
+            prev_node = running.node
+            running.node = node
         try:
             return self.evaluate_function(gt, node, inputs, queue)
         except BaseException as exc:  # noqa: BLE001 - every error travels to the caller
@@ -576,16 +293,15 @@ class Engine:
         finally:
             if prev_grad is not grad_mode:
                 _grad_state.grad_enabled = prev_grad
-            if prev_node is not None or local.current_node is node:
-                local.current_node = prev_node
+            if prev_node is not None or running.node is node:
+                running.node = prev_node
 
     # -- step 4 --------------------------------------------------------------------------------
     def evaluate_function(self, graph_task, node, inputs, queue=None):
         """Runs ``node`` on its gathered ``inputs`` and routes its outputs to the next nodes.
 
-        When exactly one next node becomes ready, it would go to ``queue`` (the queue the
-        calling thread pops from) and that queue is empty, the node and its inputs are returned
-        instead: popping it back would give the same order, minus the queue's cost.
+        Returns the ready successor that ``thread_main`` is to run next, ``(node, inputs)``
+        (``HANDED_OVER_FIELDS``), or None: See Note [Handing over the next task].
         """
         exec_info = graph_task.exec_info
         if exec_info is not None:
@@ -597,14 +313,14 @@ class Engine:
                         graph_task.captured_vars[output_idx] = grads[input_idx]
             if not needed:
                 return
-        outputs = call_function(graph_task, node, inputs)
+        outputs = self.call_function(graph_task, node, inputs)
         inputs = None
         if not graph_task.keep_graph:
             node.release_variables()
         if not outputs:
             return
         if _Anomaly.enabled and _Anomaly.check_nan:
-            _check_nan(node, outputs)
+            check_nan(node, outputs)
         multithreading = self.multithreading_enabled
         cpu_queue = graph_task.cpu_ready_queue
         follow = None
@@ -648,68 +364,54 @@ class Engine:
                 graph_task.outstanding_tasks += 1
                 if device is not _cpu and multithreading:
                     self._device_queue(device).push(graph_task, nxt, grads)
-                elif cpu_queue is queue and (follow is None or nxt.sequence_nr > follow[0].sequence_nr):
+                elif cpu_queue is queue and (follow is None or
+                                             ReadyQueue.key(graph_task, nxt) < ReadyQueue.key(graph_task, follow[0])):
                     if follow is not None:  # See Note [Handing over the next task]
                         cpu_queue.push(graph_task, *follow)
                     follow = (nxt, grads)
                 else:
                     cpu_queue.push(graph_task, nxt, grads)
-        if follow is not None and cpu_queue.heap and not _runs_before(graph_task, follow[0], cpu_queue.heap[0]):
+        if follow is not None and cpu_queue.first_runs_before(graph_task, follow[0]):
             cpu_queue.push(graph_task, *follow)  # the queue's first task goes first: let the queue order them
             return None
         return follow
 
-    # -- step 5 --------------------------------------------------------------------------------
     @staticmethod
-    def mark_graph_task_completed(graph_task) -> None:
-        """Completes the GraphTask exactly once: post-processing, then its future."""
-        with graph_task.lock:
-            if graph_task._claimed:
-                return
-            graph_task._claimed = True
-        Engine._complete(graph_task)
+    def call_function(graph_task, node, grads):
+        """Runs the node's hooks and the node itself; returns its validated outputs.
 
-    @staticmethod
-    def _complete(graph_task) -> None:
-        """The post-processing of a claimed GraphTask, then its outcome and future."""
-        if graph_task.has_error:
-            outcome = (None, graph_task.error)
-        else:
-            try:
-                outcome = (Engine._exec_post_processing(graph_task), None)
-            except BaseException as exc:  # noqa: BLE001 - a callback's error goes to the caller
-                graph_task.has_error = True
-                graph_task.error = exc
-                outcome = (None, exc)
-        with graph_task.lock:
-            graph_task._outcome = outcome
-            graph_task.completed = True
-            future = graph_task._future
-        if future is not None:
-            _resolve(future, outcome)
-
-    @staticmethod
-    def _exec_post_processing(graph_task):
-        if graph_task.not_ready:
-            raise RuntimeError("could not compute gradients for some functions")
-        prev_task = local.current_graph_task
-        prev_grad = _grad_state.grad_enabled
-        local.current_graph_task = graph_task
-        _grad_state.grad_enabled = graph_task.grad_mode
+        Note [Checkpoint validity]
+        ~~~~~~~~~~~~~~~~~~~~~~~~~~
+        ``is_checkpoint_valid()`` is False while any GraphTask on this thread's stack is a pruned
+        ``.grad()`` pass: a reentrant checkpoint could not run its nested ``.backward()`` there.
+        It is set around each node of such a pass and restored afterwards, errors included.
+        """
+        pruned = graph_task.exec_info is not None  # See Note [Checkpoint validity]
+        if pruned:
+            prev_checkpoint_valid = local.checkpoint_valid
+            local.checkpoint_valid = False
         try:
-            i = 0
-            while True:  # callbacks may queue more callbacks: re-read the length every time
-                with graph_task.lock:
-                    if i >= len(graph_task.final_callbacks):
-                        break
-                    callback = graph_task.final_callbacks[i]
-                callback()
-                i += 1
+            if node._tensor_pre_hooks is not None or node._retains_grad_hooks is not None or node._leaf_hooks:
+                grads = call_tensor_pre_hooks(node, grads)
+            if node._pre_hooks:
+                grads = call_pre_hooks(node, grads)
+            if not graph_task.keep_graph and node._will_release:
+                node.will_release_variables()
+            post_hooks = node._post_hooks
+            if post_hooks:
+                inputs = tuple(grads)
+                outputs = node.apply(list(grads))
+            else:
+                outputs = node.apply(grads)
+            if type(outputs) is not list:
+                outputs = list(outputs)
+            outputs = validate_outputs(node.next_edges, outputs, node)
         finally:
-            local.current_graph_task = prev_task
-            _grad_state.grad_enabled = prev_grad
-        captured, graph_task.captured_vars = graph_task.captured_vars, []
-        return captured
+            if pruned:
+                local.checkpoint_valid = prev_checkpoint_valid
+        if post_hooks:
+            outputs = call_post_hooks(node, outputs, inputs)
+        return outputs
 
     # -- queues and threads --------------------------------------------------------------------
     def _device_queue(self, device):
@@ -737,7 +439,6 @@ class Engine:
                 queue = ReadyQueue()
                 thread = threading.Thread(target=self._device_thread_main, args=(device, queue),
                                           name=f"retrograd-{device}", daemon=True)
-                self._device_threads[device] = thread
                 self._device_queues[device] = queue
                 thread.start()
         return queue
@@ -776,10 +477,6 @@ class Engine:
                 local.ready_queue = None
                 graph_task = None
 
-    def ready_queue_size(self, device) -> int:
-        queue = local.ready_queue if device is _cpu else self._device_queues.get(device)
-        return 0 if queue is None else len(queue)
-
     def enqueue_blocked_task_on_cpu(self, task: NodeTask) -> None:
         """Pushes ``task`` on its GraphTask's CPU queue without counting it as outstanding again.
 
@@ -797,15 +494,11 @@ class Engine:
         with graph_task.lock:
             graph_task.final_callbacks.append(callback)
 
-    def is_checkpoint_valid(self) -> bool:
-        return local.checkpoint_valid
-
     def shutdown(self) -> None:
         """Stops the device worker threads (they are daemons; this lets them exit cleanly)."""
         with self._lock:
             queues = list(self._device_queues.values())
             self._device_queues.clear()
-            self._device_threads.clear()
         for queue in queues:
             queue.push_task(NodeTask(None, None, None, is_shutdown=True))
 
@@ -813,97 +506,8 @@ class Engine:
         """In a forked child, the parent's engine threads do not exist: start afresh."""
         self._lock = threading.Lock()
         self._device_queues = {}
-        self._device_threads = {}
         self._pool = _ThreadPoolShared()
         local.__dict__.clear()  # back to the class defaults: this thread is not inside the engine
-
-
-def call_tensor_pre_hooks(node, grads):
-    """Runs the tensor hooks of the tensors this node produced, then their retain_grad hooks."""
-    for input_nr, hooks in node.tensor_pre_hooks():
-        for hook in list(hooks.values()):
-            grads[input_nr] = _checked_hook_result(hook, grads[input_nr], hook(grads[input_nr]))
-    retains = node._retains_grad_hooks
-    if retains:
-        for input_nr, hook in list(retains.items()):
-            hook(grads[input_nr])
-    return grads
-
-
-def _hook_name(hook):
-    return getattr(hook, "__name__", "<unknown>")
-
-
-def _checked_hook_result(hook, value, result):
-    if result is None:
-        return value
-    if value is None:
-        raise RuntimeError("can't replace a None gradient with a non-None value")
-    if not hasattr(result, "_data") or not hasattr(result, "_grad_fn"):
-        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
-    if result._data.dtype != value._data.dtype or result._device is not value._device:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
-                           f"{value.dtype} got {result.dtype})")
-    if result._data.shape != value._data.shape:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
-    return result
-
-
-def call_function(graph_task, node, grads):
-    """Runs the node's hooks and the node itself; returns its validated outputs.
-
-    Note [Checkpoint validity]
-    ~~~~~~~~~~~~~~~~~~~~~~~~~~
-    ``is_checkpoint_valid()`` is False while any GraphTask on this thread's stack is a pruned
-    ``.grad()`` pass: a reentrant checkpoint could not run its nested ``.backward()`` there.
-    It is set around each node of such a pass and restored afterwards, errors included.
-    """
-    # See Note [Checkpoint validity]: only a pruned (.grad()) pass changes it.
-    pruned = graph_task.exec_info is not None
-    if pruned:
-        prev_checkpoint_valid = local.checkpoint_valid
-        local.checkpoint_valid = False
-    try:
-        if node._tensor_pre_hooks is not None or node._retains_grad_hooks is not None or \
-                type(node) is AccumulateGrad:
-            grads = call_tensor_pre_hooks(node, grads)
-        if node._pre_hooks:
-            for hook in list(node._pre_hooks.values()):
-                result = hook(tuple(grads))
-                if result is not None:
-                    if len(result) != len(grads):
-                        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
-                                           f"(got {len(result)}, but expected {len(grads)})")
-                    grads = list(result)
-        if not graph_task.keep_graph and node._will_release:
-            node.will_release_variables()
-        post_hooks = node._post_hooks
-        if post_hooks:
-            inputs = tuple(grads)
-            outputs = node.apply(list(grads))
-        else:
-            outputs = node.apply(grads)
-        if type(outputs) is not list:
-            outputs = list(outputs)
-        outputs = validate_outputs(node.next_edges, outputs, node)
-    finally:
-        if pruned:
-            local.checkpoint_valid = prev_checkpoint_valid
-    if post_hooks:
-        for hook in list(post_hooks.values()):
-            result = hook(tuple(outputs), inputs)
-            if result is not None:
-                if len(result) != len(outputs):
-                    raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
-                                       f"(got {len(result)}, but expected {len(outputs)})")
-                outputs = list(result)
-    return outputs
-
-
-def _check_nan(node, outputs):
-    for i, grad in enumerate(outputs):
-        if grad is not None and grad._data.dtype.kind == "f" and bool((grad._data != grad._data).any()):
-            raise RuntimeError(f"Function '{node_name(node)}' returned nan values in its {i}th output.")
 
 
 _default_engine = Engine()
@@ -921,9 +525,9 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     mode, nothing captured from it in a pruned pass; for AccumulateGrad, ``accumulate_grad``
     with grad mode off), and runs on into the next task of the same pass, handed over or
     popped from this thread's queue, without returning to ``thread_main``. A ``.backward()``
-    pass called outside the engine runs ``execute``, ``thread_main`` and
-    ``mark_graph_task_completed`` in C as well (the common case of each; a pass with final
-    callbacks or an error completes in Python), and so does the plainest call of all,
+    pass called outside the engine runs ``execute``, ``thread_main`` and the GraphTask's
+    completion in C as well (the common case of each; a pass with final callbacks or an error
+    completes in Python), and so does the plainest call of all,
     ``tensor.backward()`` of a one-element non-leaf (``Tensor.backward``, the seed and root
     edge of ``autograd.backward``). It calls the same Python objects in the same order and
     hands every other node back to ``_run_task``, so this file remains the definition of what
@@ -961,7 +565,10 @@ def queue_callback(callback) -> None:
 
 
 def is_checkpoint_valid() -> bool:
-    """False while a node runs inside ``autograd.grad`` (where reentrant checkpointing cannot work)."""
+    """False while a node runs inside ``autograd.grad`` (where reentrant checkpointing cannot work).
+
+    See Note [Checkpoint validity].
+    """
     return local.checkpoint_valid
 
 

@@ -9,15 +9,13 @@ import functools
 import inspect
 import threading
 
+from .._tensor import Tensor
 from . import grad_mode
-from . import graph as _graph
-from .graph import Node, SavedTensor, _next_sequence_nr, node_name
+from .graph import Node, _next_sequence_nr, input_metadata, materialize_grads, node_name
+from .saved_variable import SECOND_TIME, SavedTensor
+from .variable import gradient_edge, move_retains_grad
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "DelayedError"]
-
-
-def _tensor_cls():
-    return (_graph._T or _graph._tensor_module()).Tensor
 
 
 class FunctionCtx:
@@ -28,7 +26,6 @@ class FunctionCtx:
 
         Saved tensors are version-checked: modifying one in place before backward raises.
         """
-        Tensor = _tensor_cls()
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
@@ -55,7 +52,7 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked for in-place modification."""
         saved = self._saved_variables
         if saved is None:
-            raise RuntimeError(_graph.SECOND_TIME)
+            raise RuntimeError(SECOND_TIME)
         if saved is _NOT_CONVERTED:  # still inside forward
             return tuple(self.to_save or ())
         return tuple(None if s is None else s.unpack(self) for s in saved)
@@ -73,7 +70,7 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         with self._lock:  # See Note [Thread safety of nodes] in engine.py
             if self.materialize_grads:
-                grads = _materialize(grads, self.input_metadata)
+                grads = materialize_grads(grads, self.input_metadata)
             result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -87,7 +84,6 @@ class BackwardCFunction(Node, FunctionCtx):
         elif len(result) < n:
             raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n}, "
                                f"got {len(result)})")
-        Tensor = _tensor_cls()
         out = []
         for i, (g, is_tensor) in enumerate(zip(result, self._is_tensor_arg, strict=True)):
             if not is_tensor:
@@ -106,13 +102,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __call__(self, *grads):
         return super().__call__(*grads)
-
-
-def _materialize(grads, metadata):
-    from .._creation import zeros
-    from .._dtype import _BY_NP
-    return [g if g is not None else zeros(m[0], dtype=_BY_NP[m[1]], device=m[2])
-            for g, m in zip(grads, metadata, strict=True)]
 
 
 class FunctionMeta(type):
@@ -168,7 +157,6 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Runs ``forward`` without recording, then records one node for the whole call."""
-        Tensor = _tensor_cls()
         if not isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
             raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
                                "new-style autograd function with static forward method.")
@@ -194,12 +182,11 @@ class Function(metaclass=FunctionMeta):
                 outputs = cls.forward(ctx, *args, **kwargs)
         if not record:
             return outputs
-        return _record(ctx, args, outputs, Tensor)
+        return _record(ctx, args, outputs)
 
 
-def _record(ctx, args, outputs, Tensor):
+def _record(ctx, args, outputs):
     """Links the outputs of a custom Function to its node ``ctx``; converts what it saved."""
-    from .._tensor import gradient_edge
     is_tuple = isinstance(outputs, tuple)
     outs = list(outputs) if is_tuple else [outputs]
     ctx.next_edges = tuple(gradient_edge(a) if a._requires_grad else None
@@ -217,7 +204,7 @@ def _record(ctx, args, outputs, Tensor):
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         elif id(o) in inputs:  # an input returned as is: give the output its own tensor object
             o = outs[i] = Tensor._alias_of(o)
-        metadata.append((o._data.shape, o._data.dtype, o._device))
+        metadata.append(input_metadata(o._data, o._device))
         if id(o) in nondiff or o._data.dtype.kind != "f":
             o._requires_grad = o._requires_grad and o._grad_fn is not None and id(o) in dirty
             continue
@@ -228,7 +215,6 @@ def _record(ctx, args, outputs, Tensor):
         if o._base is not None:
             o._view_version = o._version_counter.version
         if o._retains_grad:
-            from .._tensor import move_retains_grad
             move_retains_grad(o, *rebased)
     ctx.input_metadata = tuple(metadata)
     out_ids = {id(o) for o in outs}
@@ -264,8 +250,6 @@ def once_differentiable(fn):
     """
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from .._tensor import gradient_edge
-        Tensor = _tensor_cls()
         with grad_mode.no_grad():
             outputs = fn(ctx, *args)
         if not grad_mode.state.grad_enabled:
@@ -277,7 +261,7 @@ def once_differentiable(fn):
         outs = list(outputs) if is_tuple else [outputs]
         node = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
                             [gradient_edge(a) for a in needing],
-                            [(o._data.shape, o._data.dtype, o._device) if isinstance(o, Tensor) else ((), None, None)
+                            [input_metadata(o._data, o._device) if isinstance(o, Tensor) else ((), None, None)
                              for o in outs])
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and o._data.dtype.kind == "f":

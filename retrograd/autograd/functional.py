@@ -14,21 +14,18 @@ The first pass must record its graph (``create_graph=True``) so the second can r
 """
 from __future__ import annotations
 
-from . import grad as _grad
+from .._creation import zeros, zeros_like
+from .._tensor import Tensor
+from ..ops.joining import stack
+from ._api import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
 
-def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
-
-
 # -- argument handling -------------------------------------------------------------------------------
 def _as_tuple(inp, arg_name, fn_name):
     """``(was_tuple, tuple_of_tensors)``, with PyTorch's TypeError for anything else."""
-    Tensor = _tensor_cls()
     is_tuple = isinstance(inp, tuple)
     if not is_tuple:
         inp = (inp,)
@@ -67,7 +64,7 @@ def _grad_preprocess(inputs, create_graph, need_graph):
 
 def _grad_postprocess(results, create_graph):
     """Detaches (nested tuples of) results unless the caller asked for a graph."""
-    if len(results) and isinstance(results[0], _tensor_cls()):
+    if len(results) and isinstance(results[0], Tensor):
         return results if create_graph else tuple(r.detach() for r in results)
     return tuple(_grad_postprocess(r, create_graph) for r in results)
 
@@ -134,7 +131,6 @@ _INDEPENDENT = {
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):
     """Replaces None gradients by zeros shaped like ``refs`` (an error in strict mode)."""
-    from .._creation import zeros_like
     res = []
     for i, g in enumerate(grads):
         if g is None:
@@ -185,7 +181,7 @@ def _call_scalar_func(func, inputs, strict, fn_name):
     """``_call_func`` for hessian, vhp and hvp: ``func`` must return one one-element Tensor, given
     back as a 1-tuple."""
     is_outputs_tuple, outputs = _call_func(func, inputs, strict, fn_name)
-    if is_outputs_tuple or not isinstance(outputs[0], _tensor_cls()):
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].numel() != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
@@ -195,7 +191,6 @@ def _call_scalar_func(func, inputs, strict, fn_name):
 def _dummy_vjp(outputs, inputs, like):
     """The first pass of the double backward trick (see Note [Double backward trick]): dummy
     cotangents ``u`` (zeros shaped like ``like``, requiring grad) and ``J^T u``, its graph recorded."""
-    from .._creation import zeros_like
     dummies = tuple(zeros_like(t, requires_grad=True) for t in like)
     return dummies, _autograd_grad(outputs, inputs, dummies, create_graph=True)
 
@@ -332,8 +327,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 def _jacobian_rows(outputs, inputs, create_graph, strict):
     """Reverse mode: row ``k`` of ``d out_i / d inputs`` is the gradient of ``out_i.flatten()[k]``."""
-    from .._creation import zeros, zeros_like
-    from ..ops import stack
     result = []
     for i, out in enumerate(outputs):
         rows = [[] for _ in inputs]
@@ -359,8 +352,6 @@ def _jacobian_rows(outputs, inputs, create_graph, strict):
 
 def _jacobian_columns(outputs, inputs, strict):
     """Forward mode: column ``k`` of ``d outputs / d in_j`` is ``J e_k``, by the double backward trick."""
-    from .._creation import zeros, zeros_like
-    from ..ops import stack
     # See Note [Double backward trick]
     grad_outputs, grad_inputs = _dummy_vjp(outputs, inputs, like=outputs)
     columns = [[[] for _ in inputs] for _ in outputs]

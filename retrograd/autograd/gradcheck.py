@@ -1,7 +1,14 @@
 """gradcheck and gradgradcheck: compare autograd's gradients with finite differences."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from .._creation import randn, tensor
+from .._tensor import Tensor
+from ._api import grad as autograd_grad
+from .grad_mode import enable_grad, no_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -10,24 +17,17 @@ class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytical and numerical gradients differ."""
 
 
-def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
-
-
 def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
 def _differentiable_outputs(outputs):
-    return tuple(o for o in outputs if isinstance(o, _tensor_cls()) and o.requires_grad)
+    return tuple(o for o in outputs if isinstance(o, Tensor) and o.requires_grad)
 
 
 def _numerical_jacobians(fn, inputs, eps):
     """Central differences: one (numel(input) x numel(output)) matrix per input and output."""
-    Tensor = _tensor_cls()
-    from . import grad_mode
-    with grad_mode.no_grad():
+    with no_grad():
         outputs = [o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor)]
     jacs = []
     for inp in inputs:
@@ -40,7 +40,7 @@ def _numerical_jacobians(fn, inputs, eps):
         for k in range(data.size):
             idx = np.unravel_index(k, data.shape)
             orig = data[idx].item()
-            with grad_mode.no_grad():
+            with no_grad():
                 data[idx] = orig - eps
                 lo = [o._host().astype(np.float64).reshape(-1).copy() for o in _as_tuple(fn(*inputs))
                       if isinstance(o, Tensor)]
@@ -57,8 +57,6 @@ def _numerical_jacobians(fn, inputs, eps):
 
 def _analytical_jacobians(fn, inputs, outputs_nograd):
     """Rows of vector-Jacobian products with unit vectors, through ``autograd.grad``."""
-    Tensor = _tensor_cls()
-    from . import grad as autograd_grad
     outputs = [o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor)]
     diff_inputs = [i for i, inp in enumerate(inputs) if isinstance(inp, Tensor) and inp.requires_grad]
     jacs = {i: [np.zeros((inputs[i].numel(), o.numel())) for o in outputs] for i in diff_inputs}
@@ -68,7 +66,6 @@ def _analytical_jacobians(fn, inputs, outputs_nograd):
         for k in range(out.numel()):
             seed = np.zeros(out.shape, dtype=out._data.dtype)
             seed.reshape(-1)[k] = 1
-            from .._creation import tensor
             grads = autograd_grad(out, [inputs[i] for i in diff_inputs],
                                   tensor(seed, device=out.device), retain_graph=True, allow_unused=True)
             for i, g in zip(diff_inputs, grads, strict=True):
@@ -102,13 +99,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         True
     """
     inputs = _as_tuple(inputs)
-    Tensor = _tensor_cls()
     if not any(isinstance(i, Tensor) and i.requires_grad for i in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
     for i, inp in enumerate(inputs):
         if isinstance(inp, Tensor) and inp.requires_grad and inp.dtype.name != "float64":
-            import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This check "
                           "will likely fail if all the inputs are not of double precision floating point.",
                           stacklevel=2)
@@ -139,9 +134,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     Returns:
         True if every Jacobian of the first derivative matches its finite differences.
     """
-    Tensor = _tensor_cls()
-    from . import grad as autograd_grad
-    from .._creation import randn
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(_as_tuple(func(*inputs)))
@@ -151,7 +143,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
     def new_func(*all_inputs):
-        from .grad_mode import enable_grad
         ins = all_inputs[:num_inputs]
         gos = all_inputs[num_inputs:]
         with enable_grad():  # the first derivative is recorded even while finite differences run

@@ -1,23 +1,27 @@
-"""The autograd graph: nodes, edges, leaf accumulators and saved tensors.
+"""The autograd graph: nodes, the edges between them, their hooks, and saved-tensor hooks.
 
 A ``Node`` is the backward of one forward operation. It maps the gradients of the forward
 outputs (its inputs) to the gradients of the forward inputs (its outputs), and sends each
 output along ``next_edges[i]`` to ``Edge(node, input_nr)``: input slot ``input_nr`` of the
-node that produced that forward input. Leaves that require grad end in an ``AccumulateGrad``.
+node that produced that forward input. Leaves that require grad end in an ``AccumulateGrad``
+(accumulate_grad.py); what a node saves for its backward is a ``SavedTensor``
+(saved_variable.py).
 """
 from __future__ import annotations
 
 import itertools
 import sys
 import threading
-import weakref
 from collections import namedtuple
 
-from . import grad_mode
-from .anomaly_mode import _Anomaly
+from .. import _dtype
+from .._creation import zeros
+from .._device import cpu as _cpu
+from ..utils.hooks import HookDict, RemovableHandle, add_hook
+from .anomaly_mode import _Anomaly, record_forward_trace
 
-__all__ = ["Node", "Edge", "AccumulateGrad", "GraphRoot", "SavedTensor", "RemovableHandle",
-           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
+__all__ = ["Node", "Edge", "GraphRoot", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks"]
 
 Edge = namedtuple("Edge", ["node", "input_nr"])
 Edge.__doc__ = "Where a gradient goes: input slot ``input_nr`` of ``node``."
@@ -30,76 +34,20 @@ _next_sequence_nr = itertools.count().__next__
 MAX_SEQUENCE_NR = sys.maxsize  # AccumulateGrad: run as soon as it is ready, to free gradients early
 
 
-def tune_collector() -> bool:
-    """Applies Note [Collector thresholds]; returns whether it changed them.
-
-    Note [Collector thresholds]
-    ~~~~~~~~~~~~~~~~~~~~~~~~~~~
-    Every recorded op leaves a few GC-tracked objects in the graph (the node, its edges), and
-    a forward pass allocates many short-lived ones. With CPython's default thresholds
-    (700, 10, 10) a full collection runs every 100 young collections, and each one rescans
-    every tracked object of the process, the growing graph and whatever the program imported:
-    on a 42,000-node chain that was two thirds of the forward time. Full collections every
-    1,000 young collections instead free exactly the same garbage, only later. retrograd makes
-    that change at import, if the thresholds are still CPython's defaults; set
-    ``RETROGRAD_GC_TUNING=0`` to keep them.
-    """
-    import gc
-    import os
-    if os.environ.get("RETROGRAD_GC_TUNING", "1") == "0" or gc.get_threshold() != (700, 10, 10):
-        return False
-    gc.set_threshold(700, 10, 100)
-    return True
-
-
-tune_collector()
-
-_T = None  # the module retrograd._tensor, which imports this one: bound on first use
-
-
-def _tensor_module():
-    global _T
-    from .. import _tensor
-    _T = _tensor
-    return _T
-
-
 def node_name(node) -> str:
     """The node's name from its class, even if a custom Function's ctx set an attribute ``name``."""
     return type(node).name(node)
 
 
-class RemovableHandle:
-    """Handle returned by the ``register_*hook`` methods; ``remove()`` unregisters the hook."""
-
-    __slots__ = ("_hooks_ref", "id")
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict):
-        self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+def input_metadata(array, device) -> tuple:
+    """What a gradient for a tensor with this array on this device must match. See Note [Input metadata]."""
+    return (array.shape, array.dtype, None if device is _cpu else device)
 
 
-class _HookDict(dict):
-    """An ordered ``id -> hook`` dict that handles can refer to weakly."""
-    __slots__ = ("__weakref__",)
-
-
-def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
+def materialize_grads(grads, metadata) -> list:
+    """The gradients with each undefined one replaced by zeros of its input's shape, dtype and device."""
+    return [g if g is not None else zeros(m[0], dtype=_dtype._BY_NP[m[1]], device=m[2])
+            for g, m in zip(grads, metadata, strict=True)]
 
 
 # Note [Deleting deep graphs]
@@ -118,13 +66,12 @@ class Node:
 
     Note [Input metadata]
     ~~~~~~~~~~~~~~~~~~~~~
-    ``input_metadata[i]`` is ``(shape, numpy dtype, device)`` of forward output ``i``: what a
-    gradient arriving at input ``i`` must match (see ``validate_outputs`` in engine.py). The
-    device is None for the CPU. Shapes, NumPy dtypes and None are atomic, so these tuples are
-    dropped from the garbage collector's tracking after its first pass, and a long graph does
-    not make every full collection slower; a device object would keep them tracked.
-
-    The fields are ``INPUT_METADATA_FIELDS``.
+    ``input_metadata[i]`` is ``(shape, numpy dtype, device)`` of forward output ``i``
+    (``INPUT_METADATA_FIELDS``, made by ``input_metadata``): what a gradient arriving at input
+    ``i`` must match (see ``validate_outputs`` in engine.py). The device is None for the CPU.
+    Shapes, NumPy dtypes and None are atomic, so these tuples are dropped from the garbage
+    collector's tracking after its first pass, and a long graph does not make every full
+    collection slower; a device object would keep them tracked.
 
     ``apply(grads)`` takes one gradient (a Tensor or None) per forward output and returns one
     per forward input, in ``next_edges`` order. Subclasses set ``__slots__`` and ``apply``.
@@ -132,6 +79,7 @@ class Node:
 
     __slots__ = ("next_edges", "sequence_nr", "input_metadata", "_pre_hooks", "_post_hooks",
                  "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata", "__weakref__")
+    _leaf_hooks = False  # True where tensor hooks live on a leaf, not on the node (AccumulateGrad)
 
     def __init__(self, next_edges=(), input_metadata=(), sequence_nr=None):
         self.next_edges = tuple(next_edges)
@@ -140,7 +88,6 @@ class Node:
         self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retains_grad_hooks = None
         self._metadata = None
         if _Anomaly.enabled:
-            from .anomaly_mode import record_forward_trace
             record_forward_trace(self)
 
     def apply(self, grads):
@@ -194,22 +141,22 @@ class Node:
         ``grad_outputs`` the gradients it received. Returns a handle with ``remove()``.
         """
         if self._post_hooks is None:
-            self._post_hooks = _HookDict()
+            self._post_hooks = HookDict()
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """Registers ``fn(grad_outputs)``, run before the node; it may return new grad_outputs."""
         if self._pre_hooks is None:
-            self._pre_hooks = _HookDict()
+            self._pre_hooks = HookDict()
         return add_hook(self._pre_hooks, fn)
 
-    def _tensor_hooks_for(self, input_nr: int) -> _HookDict:
+    def _tensor_hooks_for(self, input_nr: int) -> HookDict:
         """The ordered hooks of the tensor that is forward output ``input_nr`` (created on demand)."""
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
         hooks = self._tensor_pre_hooks.get(input_nr)
         if hooks is None:
-            hooks = self._tensor_pre_hooks[input_nr] = _HookDict()
+            hooks = self._tensor_pre_hooks[input_nr] = HookDict()
         return hooks
 
     def tensor_pre_hooks(self):
@@ -233,207 +180,119 @@ class GraphRoot(Node):
         return self.outputs
 
 
-class AccumulateGrad(Node):
-    """Sink of a leaf: adds the incoming gradient into ``variable.grad``.
+# -- what a gradient must match (Note [Input metadata]) -----------------------------------------
+def validate_outputs(edges, grads, node=None):
+    """Checks the gradients a node returns (or the seeds) against the inputs they flow into.
 
-    One per leaf, shared by every use of it. It refers to the leaf weakly, so the graph never
-    keeps a leaf (or, with ``create_graph``, the leaf's own gradient graph) alive.
+    A gradient whose shape the input broadcasts to is summed down to the input's shape, and
+    one of another dtype is cast; anything else raises RuntimeError naming the node, the index
+    and both shapes. Returns the (possibly new) list of gradients.
     """
-
-    __slots__ = ("_variable", "lock")
-
-    def __init__(self, variable):
-        data, device = variable._data, variable._device
-        super().__init__((), ((data.shape, data.dtype, None if device.type == "cpu" else device),),
-                         sequence_nr=MAX_SEQUENCE_NR)  # See Note [Input metadata]
-        self._variable = weakref.ref(variable)
-        self.lock = threading.RLock()  # See Note [Thread safety of nodes] in engine.py
-
-    @property
-    def variable(self):
-        """The leaf tensor, or None once it has been freed."""
-        return self._variable()
-
-    def tensor_pre_hooks(self):
-        var = self._variable()
-        hooks = None if var is None else var._backward_hooks
-        return [(0, hooks)] if hooks else []
-
-    def apply(self, grads):
-        grad = grads[0]
-        del grads[0]  # drop the engine's reference so an unshared gradient can be taken without a copy
-        var = self._variable()
-        if grad is None or var is None or not var._requires_grad:
-            return ()
-        if var._grad_fn is not None:
-            raise RuntimeError("leaf variable has been moved into the graph interior")
-        with self.lock:
-            accumulate_grad(var, grad, 1 + (self._post_hooks is not None))
-        return ()
+    if len(grads) != len(edges):
+        raise RuntimeError(f"{_prefix(node)}invalid number of gradients - expected {len(edges)}, but got "
+                           f"{len(grads)}")
+    for i, edge in enumerate(edges):
+        grad = grads[i]
+        if edge is None or grad is None:
+            continue
+        shape, np_dtype, device = edge[0].input_metadata[edge[1]]
+        if device is None:  # See Note [Input metadata]
+            device = _cpu
+        arr = grad._data
+        if arr.shape == shape and arr.dtype is np_dtype and grad._device is device:
+            continue  # the common case: nothing to reduce, cast or check
+        if arr.shape != shape:
+            if not _expandable_to(shape, arr.shape):
+                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - got {list(arr.shape)} but expected "
+                                   f"shape compatible with {list(shape)}")
+            grad = grad.sum_to_size(shape)
+        if grad._device is not device:
+            raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
+                               f"{grad._device}")
+        if grad._data.dtype != np_dtype:
+            if grad._data.dtype.kind != "f":
+                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected type {np_dtype} but got "
+                                   f"{grad._data.dtype}")
+            grad = grad.to(_dtype._BY_NP[np_dtype])
+        grads[i] = grad
+    return grads
 
 
-def _refs(obj) -> int:
-    return sys.getrefcount(obj)
+def _prefix(node):
+    return "" if node is None else f"Function {node_name(node)} returned an "
 
 
-def _baseline_refs():
-    """References to an unshared gradient and its array, as ``accumulate_grad`` counts them.
-
-    They are counted through calls of the same shape as at run time (``_probe_apply`` stands
-    for ``AccumulateGrad.apply``, ``_probe_accumulate`` for ``accumulate_grad``), because how
-    many references a call adds depends on the Python version (3.10 keeps one more per call
-    level than 3.11). Each expected holder beyond ``apply``'s own local (the engine keeps the
-    inputs for post-hooks) adds one, hence ``expected_refs - 1``.
-    """
-    probe = type("_Probe", (), {"__slots__": ("_data",)})
-
-    def make():
-        grad = probe()
-        grad._data = object()
-        return grad
-    return _probe_apply([make()])
+def _expandable_to(shape, desired):
+    """True if ``shape`` broadcasts to ``desired``."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
 
 
-def _probe_apply(grads):
-    grad = grads[0]
-    del grads[0]
-    return _probe_accumulate(None, grad, 1)
+# -- running a node's hooks (the engine's call_function) ---------------------------------------
+def call_tensor_pre_hooks(node, grads):
+    """Runs the tensor hooks of the tensors this node produced, then their retain_grad hooks."""
+    for input_nr, hooks in node.tensor_pre_hooks():
+        for hook in list(hooks.values()):
+            grads[input_nr] = _checked_hook_result(hook, grads[input_nr], hook(grads[input_nr]))
+    retains = node._retains_grad_hooks
+    if retains:
+        for input_nr, hook in list(retains.items()):
+            hook(grads[input_nr])
+    return grads
 
 
-def _probe_accumulate(var, grad, expected_refs):
-    return _count_refs(grad)
+def call_pre_hooks(node, grads):
+    """Runs the node's pre-hooks on the gradients it received; each may replace them all."""
+    for hook in list(node._pre_hooks.values()):
+        result = hook(tuple(grads))
+        if result is not None:
+            _check_count(hook, result, grads)
+            grads = list(result)
+    return grads
 
 
-def _count_refs(grad):
-    return _refs(grad), _refs(grad._data)
+def call_post_hooks(node, outputs, inputs):
+    """Runs the node's post-hooks on what it computed (and received); each may replace its outputs."""
+    for hook in list(node._post_hooks.values()):
+        result = hook(tuple(outputs), inputs)
+        if result is not None:
+            _check_count(hook, result, outputs)
+            outputs = list(result)
+    return outputs
 
 
-def accumulate_grad(var, grad, expected_refs: int) -> None:
-    """Adds ``grad`` into ``var.grad`` with PyTorch's rules.
-
-    Without grad mode: an undefined ``.grad`` takes ``grad`` itself when nothing else holds it
-    (no copy), else a copy; a defined ``.grad`` is added to in place. In grad mode
-    (``create_graph``): ``.grad`` becomes a new tensor that carries its own graph.
-    """
-    old = var._grad
-    if not grad_mode.state.grad_enabled:
-        if old is None:
-            t_refs, a_refs = _count_refs(grad)
-            unshared = (t_refs <= _BASE_T_REFS + expected_refs - 1 and a_refs <= _BASE_A_REFS
-                        and grad._data.base is None and grad._grad_fn is None and not grad._requires_grad
-                        and grad._data.flags.writeable)
-            var._grad = grad if unshared else grad.clone()
-        else:
-            old._data += grad._data
-            old._version_counter.version += 1
-    elif old is None:
-        var._grad = grad.clone()
-    else:
-        var._grad = old + grad
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
 
 
-_BASE_T_REFS, _BASE_A_REFS = _baseline_refs()
+def _check_count(hook, result, expected):
+    if len(result) != len(expected):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(expected)})")
 
 
-SECOND_TIME = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after they "
-    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
-    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
-    "or if you need to access saved tensors after calling backward.")
-
-
-class SavedTensor:
-    """A tensor saved for backward; unpacking checks that it was not modified in place since.
-
-    It keeps the array, the version it had, and how to reconnect it to the graph: the leaf's
-    ``AccumulateGrad``, or the producing node for a non-leaf. A node's own output is saved
-    without a reference to the node (the node passes itself to ``unpack``), so no reference
-    cycle is formed and memory is freed by reference counting alone.
-    """
-
-    __slots__ = ("data", "version_counter", "saved_version", "edge_node", "output_nr", "is_output",
-                 "is_leaf", "requires_grad", "device", "shape", "dtype", "packed", "unpack_hook",
-                 "released")
-
-    def __init__(self, tensor, is_output: bool = False, copy: bool = False):
-        T = _T or _tensor_module()
-        self.is_output = is_output
-        self.output_nr = tensor._output_nr
-        self.requires_grad = requires_grad = tensor._requires_grad
-        self.device = tensor._device
-        self.released = False
-        grad_fn = tensor._grad_fn
-        self.is_leaf = grad_fn is None
-        if is_output or not requires_grad:
-            self.edge_node = None
-        elif grad_fn is not None:
-            self.edge_node = grad_fn
-        else:
-            self.edge_node = T.grad_accumulator(tensor)
-        hooks = _saved_hooks_state.hooks
-        if hooks and _saved_hooks_state.disabled_msg is None:
-            pack, self.unpack_hook = hooks[-1]
-            self.packed = pack(T.Tensor._alias_of(tensor))
-            self.data = self.version_counter = None
-            self.saved_version = 0
-            self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
-            return
-        self.unpack_hook = self.packed = None
-        if copy:  # the tensor is about to be overwritten in place: save its current value
-            self.data = tensor._data.copy()
-            self.version_counter = T.VersionCounter()
-        else:
-            self.data = tensor._data
-            self.version_counter = tensor._version_counter
-        self.saved_version = self.version_counter.version
-
-    def release(self) -> None:
-        self.data = self.packed = None
-        self.released = True
-
-    def unpack(self, owner=None):
-        """Returns the saved value as a Tensor connected to its graph; ``owner`` is the node saving it."""
-        T = _T or _tensor_module()
-        if self.released:
-            raise RuntimeError(SECOND_TIME)
-        if self.unpack_hook is not None:
-            value = self.unpack_hook(self.packed)
-            if not isinstance(value, T.Tensor):
-                raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of "
-                                f"type {type(value).__name__}")
-            data = value._data
-            version_counter = T.VersionCounter()
-        else:
-            version = self.version_counter.version
-            if version != self.saved_version:
-                self._raise_modified(version, owner)
-            data = self.data
-            version_counter = self.version_counter
-        node = owner if self.is_output else self.edge_node
-        return T.Tensor._from_saved(data, self.device, version_counter, node,
-                                  self.output_nr, self.requires_grad and node is not None)
-
-    def _raise_modified(self, version, owner):
-        from .._tensor import _type_name
-        where = ""
-        if self.is_output and owner is not None:
-            where = f", which is output {self.output_nr} of {node_name(owner)},"
-        elif not self.is_leaf and self.edge_node is not None:
-            where = f", which is output {self.output_nr} of {node_name(self.edge_node)},"
-        shape = list(self.data.shape)
-        hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
-                "The variable in question was changed in there or anywhere later. Good luck!"
-                if _Anomaly.enabled else
-                "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                "with torch.autograd.set_detect_anomaly(True).")
-        raise RuntimeError(
-            "one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"[{_type_name(self.data.dtype)} {shape}]{where} is at version {version}; expected version "
-            f"{self.saved_version} instead. {hint}")
+def _checked_hook_result(hook, value, result):
+    if result is None:
+        return value
+    if value is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not hasattr(result, "_data") or not hasattr(result, "_grad_fn"):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != value._data.dtype or result._device is not value._device:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{value.dtype} got {result.dtype})")
+    if result._data.shape != value._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
 
 
 # -- saved tensor hooks ------------------------------------------------------------------------
 class _SavedHooks(threading.local):
+    """The saved-tensor hooks in force on this thread (SavedTensor reads them when it saves)."""
     hooks = None
     disabled_msg = None
 

@@ -8,18 +8,15 @@ formulas exist and what each saves. The generated code does exactly what the gen
 """
 from __future__ import annotations
 
-import inspect
-import threading
-
 import numpy as np
 
-from .. import _tensor
 from .._device import cpu as _cpu
-from .._tensor import Tensor, VersionCounter, gradient_edge
+from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.anomaly_mode import _Anomaly
-from ..autograd.graph import (MAX_SEQUENCE_NR, AccumulateGrad, Edge, Node, SavedTensor, _next_sequence_nr,
-                              _saved_hooks_state, make_edge)
+from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
+from ..autograd.graph import Edge, _next_sequence_nr, make_edge
+from ..autograd.saved_variable import SavedTensor
+from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ._compiled import PlanEntry, eligible
 
@@ -28,11 +25,6 @@ __all__ = ["eligible", "build_fast_call", "build_fast_apply"]
 
 def _xp_of(device):
     return get_backend(device.type).xp
-
-
-def _record_trace(node):
-    from ..autograd.anomaly_mode import record_forward_trace
-    record_forward_trace(node)
 
 
 def _promote(op, args, out):
@@ -73,7 +65,7 @@ def build_fast_call(op, public_params, names, env):
     """
     from ._registry import _NOTHING_SAVED, _describe, _device_error, _mark_views
     env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of,
-               _grad_state=grad_mode.state, _Anomaly=_Anomaly, _record_trace=_record_trace,
+               _grad_state=grad_mode.state, _Anomaly=_Anomaly, _record_trace=record_forward_trace,
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=_promote,
                _device_error=_device_error, _mark_views=_mark_views, _NOTHING=_NOTHING_SAVED,

@@ -14,10 +14,11 @@ a replayable chain of view ops from their base; a view whose base changed versio
 """
 from __future__ import annotations
 
-from .._tensor import Tensor, gradient_edge, move_retains_grad
+from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.graph import Node
-from ._registry import call_op, replay_view
+from ..autograd.graph import Node, input_metadata
+from ..autograd.variable import gradient_edge, move_retains_grad, regenerate_view_grad_fn, replay_view
+from ._registry import call_op
 
 _grad_state = grad_mode.state
 
@@ -69,8 +70,7 @@ class CopySlices(Node):
     __slots__ = ("chain",)
 
     def __init__(self, base, chain, result):
-        super().__init__((gradient_edge(base), gradient_edge(result)),
-                         ((base._data.shape, base._data.dtype, base._device),))
+        super().__init__((gradient_edge(base), gradient_edge(result)), (input_metadata(base._data, base._device),))
         self.chain = chain
 
     def apply(self, grads):
@@ -102,16 +102,3 @@ def _inplace_on_view(op, view, args):
 def _copy_op():
     from .copy import _copy
     return _copy.op
-
-
-def regenerate_view_grad_fn(view):
-    """Recomputes a stale view's ``grad_fn`` by replaying its view chain on the base."""
-    with grad_mode.enable_grad():
-        fresh = replay_view(view._view_fn, view._base)
-    rebased = (view._grad_fn, view._output_nr)
-    view._grad_fn = fresh._grad_fn
-    view._output_nr = fresh._output_nr
-    view._requires_grad = fresh._requires_grad
-    view._view_version = view._version_counter.version
-    move_retains_grad(view, *rebased)
-    return view._grad_fn

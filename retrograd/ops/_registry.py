@@ -21,10 +21,12 @@ import numpy as np
 
 from .. import _dtype
 from .._device import cpu as _cpu
-from .._tensor import Tensor, gradient_edge, move_retains_grad
+from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.anomaly_mode import _Anomaly
-from ..autograd.graph import Node, SavedTensor, _next_sequence_nr
+from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
+from ..autograd.graph import Node, _next_sequence_nr, input_metadata, materialize_grads
+from ..autograd.saved_variable import SavedTensor
+from ..autograd.variable import gradient_edge, move_retains_grad, replay_view
 from ..backends import get_backend
 from . import _codegen, _compiled
 
@@ -102,6 +104,10 @@ class OpInfo:
         camel = node_name or "".join(part.capitalize() for part in name.strip("_").split("_"))
         self.node_cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": (), "op": self})
 
+    def __call__(self, *args):
+        """Runs the op on its arguments, positionally: ``call_op(self, args)`` (a view's history replays so)."""
+        return call_op(self, args)
+
     def __repr__(self):
         return f"<op {self.name}{self.signature}>"
 
@@ -135,7 +141,7 @@ class OpNode(Node):
         if op.multi_output:
             if all(g is None for g in grads):
                 return [None] * len(edges)
-            grads = _materialize(grads, self.input_metadata)
+            grads = tuple(materialize_grads(grads, self.input_metadata))
             grad = grads[0]
         else:
             grad = grads[0]
@@ -230,12 +236,6 @@ def _resolve(node, saved, index, name, grad, grads):
     if type(value) is tuple and name == "result":
         return tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
     return value
-
-
-def _materialize(grads, metadata):
-    from .._creation import zeros
-    return tuple(g if g is not None else zeros(m[0], dtype=_dtype._BY_NP[m[1]], device=m[2])
-                 for g, m in zip(grads, metadata, strict=True))
 
 
 def _result_dtype(op, args):
@@ -357,7 +357,7 @@ def call_op(op: OpInfo, args, inplace=None):
         metadata = []
         for j, t in enumerate(results):
             arr = t._data
-            metadata.append((arr.shape, arr.dtype, None if device is _cpu else device))  # Note [Input metadata]
+            metadata.append(input_metadata(arr, device))
             if arr.dtype.kind == "f" and j not in op.nondiff_outputs:
                 t._grad_fn = node
                 t._output_nr = j
@@ -400,7 +400,6 @@ def _make_node(op, args, vals, inplace):
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None
     node._metadata = None
     if _Anomaly.enabled:
-        from ..autograd.anomaly_mode import record_forward_trace
         record_forward_trace(node)
     names = op.all_saves if all(needed) else dict.fromkeys(
         a for s, n in zip(op.saves, needed) if n for a in s)
@@ -489,15 +488,6 @@ def _mark_views(op, args, results):
         t._view_fn = chain + ((op, rest, j if op.multi_output else None),)
         t._view_version = src._version_counter.version
         t._view_no_grad = not _grad_state.grad_enabled  # see apply_inplace in ops/_inplace.py
-
-
-def replay_view(chain, tensor):
-    """Applies a view chain recorded by ``_mark_views`` to ``tensor`` (a base, or a gradient)."""
-    for op, rest, j in chain:
-        tensor = call_op(op, (tensor,) + rest)
-        if j is not None:
-            tensor = tensor[j]
-    return tensor
 
 
 def defop(name, forward, *, method=None, promote=None, view=False, tensor_args=None, lists=(),

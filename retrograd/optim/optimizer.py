@@ -19,7 +19,7 @@ from .. import _dtype
 from .._creation import tensor
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.graph import _HookDict, add_hook
+from ..utils.hooks import HookDict, add_hook
 
 __all__ = ["Optimizer", "required"]
 
@@ -61,8 +61,8 @@ class Optimizer:
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
-        self._step_pre_hooks = _HookDict()
-        self._step_post_hooks = _HookDict()
+        self._step_pre_hooks = HookDict()
+        self._step_post_hooks = HookDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {type(params).__module__}.{type(params).__name__}")
@@ -293,8 +293,8 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._step_pre_hooks = _HookDict()
-        self._step_post_hooks = _HookDict()
+        self._step_pre_hooks = HookDict()
+        self._step_post_hooks = HookDict()
 
 
 def _with_step_hooks(step):

@@ -1,2 +1,1 @@
-"""Utilities built on the engine: checkpointing."""
-from . import checkpoint  # noqa: F401
+"""Utilities: hook handles (``utils.hooks``) and checkpointing (``utils.checkpoint``)."""

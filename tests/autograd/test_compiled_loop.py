@@ -208,7 +208,7 @@ def test_compiled_graph_task_and_root_are_made_as_the_classes_make_them(expects_
                 assert made[name] == value, name
         assert made["not_ready"] is not made["dependencies"] and made["captured_vars"] is not made["final_callbacks"]
     x = rg.tensor([1.0, 2.0], requires_grad=True)
-    roots, seeds = [rg._tensor.gradient_edge((x * x).sum())], [rg.tensor(1.0, dtype=rg.float64)]
+    roots, seeds = [rg.autograd.variable.gradient_edge((x * x).sum())], [rg.tensor(1.0, dtype=rg.float64)]
     made, expected = loop.new_graph_root(roots, seeds), engine.GraphRoot(roots, seeds)
     assert slot_fields(made) == slot_fields(expected)
     assert made.outputs is not seeds and made.apply([]) is made.outputs
@@ -264,7 +264,7 @@ def test_compute_dependencies_matches_the_python_walk(seed):
     counts = []
     for _ in _each_loop():
         task = engine.GraphTask(False, False, 0)
-        root = rg.autograd.graph.GraphRoot([rg._tensor.gradient_edge(loss)], [rg.ones((), dtype=rg.float64)])
+        root = rg.autograd.graph.GraphRoot([rg.autograd.variable.gradient_edge(loss)], [rg.ones((), dtype=rg.float64)])
         engine.Engine.compute_dependencies(root, task)
         counts.append({id(node): n for node, n in task.dependencies.items()})
     assert counts[0] == counts[1]

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-from retrograd._tensor import gradient_edge
+from retrograd.autograd.variable import gradient_edge
 from retrograd.autograd.engine import Engine, GraphTask, ReadyQueue, NodeTask, get_default_engine
-from retrograd.autograd.graph import AccumulateGrad, Edge, GraphRoot, Node
+from retrograd.autograd.accumulate_grad import AccumulateGrad
+from retrograd.autograd.graph import Edge, GraphRoot, Node
 
 
 def _record(calls, label):

@@ -172,7 +172,7 @@ def test_compiled_call_makes_a_leaf_accumulator_as_the_python_path(slot_fields):
     # A leaf with no live AccumulateGrad gets one from the C call with the fields that
     # AccumulateGrad.__init__ sets, held weakly, and the same one for every edge while it lives.
     _compiled_or_skip()
-    from retrograd._tensor import _accumulator_lock, grad_accumulator
+    from retrograd.autograd.variable import accumulator_lock as _accumulator_lock, grad_accumulator
     x, y = _leaf(2, 3), _leaf(2, 3)
     fast = (x * 2.0).grad_fn.next_functions[0][0]
     slow = grad_accumulator(y)
@@ -199,7 +199,7 @@ def test_compiled_call_makes_a_leaf_accumulator_as_the_python_path(slot_fields):
 
 def test_compiled_leaf_accumulator_leaks_no_reference():
     _compiled_or_skip()
-    from retrograd.autograd.graph import AccumulateGrad
+    from retrograd.autograd.accumulate_grad import AccumulateGrad
     x = _leaf(4)
     for _ in range(10):
         (x * 2.0).sum().backward()

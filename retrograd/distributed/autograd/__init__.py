@@ -36,7 +36,8 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from ...autograd.graph import Node, AccumulateGrad, GraphRoot, Edge
+from ...autograd.accumulate_grad import AccumulateGrad
+from ...autograd.graph import Node, GraphRoot, Edge
 
 __all__ = ["context", "backward", "get_gradients", "SendRpcBackward", "RecvRpcBackward"]
 
@@ -145,7 +146,7 @@ class RecvRpcBackward(Node):
 
     def apply(self, grads):
         from .. import rpc
-        from ...autograd.engine import local
+        from ...autograd.graph_task import local
         gt = local.current_graph_task
         payload = (self.context.id, self.send_id, [None if g is None else g._host() for g in grads],
                    gt.keep_graph)
@@ -184,7 +185,8 @@ def _map(obj, fn):
 
 def _pack(obj, dst):
     """``(wire, meta)`` for a message to rank ``dst``: tensors become arrays; a send is recorded if needed."""
-    from ..._tensor import Tensor, gradient_edge
+    from ..._tensor import Tensor
+    from ...autograd.variable import gradient_edge
     from ...autograd import grad_mode
     tensors = []
 
@@ -340,7 +342,7 @@ def backward(context_id, roots, retain_graph=False) -> None:
         RuntimeError: an unknown context; a root that does not require grad; an error in a
             backward function on any worker (its message names the worker).
     """
-    from ..._tensor import gradient_edge
+    from ...autograd.variable import gradient_edge
     from ..._creation import ones_like
     ctx = _retrieve(context_id)
     edges, seeds = [], []

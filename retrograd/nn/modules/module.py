@@ -1,35 +1,16 @@
 """Module: the base class of layers, holding parameters, buffers and child modules by name."""
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle"]
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
-
-
-class RemovableHandle:
-    """Returned by hook registration; ``remove()`` unregisters the hook."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks: dict):
-        self.hooks = hooks
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        self.hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _addindent(text, spaces):

@@ -78,7 +78,7 @@ class DistributedDataParallel(Module):
                  process_group=None, bucket_cap_mb=25, find_unused_parameters=False,
                  gradient_as_bucket_view=False, static_graph=False):
         from ... import distributed as dist
-        from ..._tensor import grad_accumulator
+        from ...autograd.variable import grad_accumulator
         super().__init__()
         self.module = module
         self.process_group = process_group

@@ -1,0 +1,218 @@
+"""``backward`` and ``grad``: the user's entry points into the engine, and the checks at its boundary."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._creation import zeros_like
+from .._device import cpu as _cpu
+from .._tensor import Tensor
+from . import engine
+from .graph import Edge, make_edge
+from .variable import grad_accumulator, gradient_edge
+
+__all__ = ["backward", "grad"]
+
+
+def _as_tuple(value, what):
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    raise TypeError(f"{what} argument is expected to be a tuple, but got {type(value).__name__}")
+
+
+def _make_grads(outputs, grads):
+    """The seed gradient of each output: the given one (shape-checked), or ones for a scalar."""
+    new_grads = []
+    for out, grad in zip(outputs, grads, strict=True):
+        if isinstance(grad, Tensor):
+            if grad._data.shape != out._data.shape:
+                gi = next(i for i, g in enumerate(grads) if g is grad)
+                oi = next(i for i, o in enumerate(outputs) if o is out)
+                raise RuntimeError(f"Mismatch in shape: grad_output[{gi}] has a shape of {grad.shape} and "
+                                   f"output[{oi}] has a shape of {out.shape}.")
+            new_grads.append(grad)
+        elif grad is None:
+            if isinstance(out, Tensor) and out._requires_grad:
+                arr = out._data  # read directly, not through properties: one seed per backward call
+                if arr.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if arr.dtype.kind != "f":
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                       f"{out.dtype}")
+                device = out._device
+                if device is _cpu:  # empty + fill: np.ones is a Python function doing the same, slower
+                    seed = np.empty(arr.shape, arr.dtype)
+                    seed.fill(1)
+                else:
+                    seed = device.backend.xp.ones(arr.shape, dtype=arr.dtype)
+                new_grads.append(Tensor._make(seed, device))
+            else:
+                new_grads.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    return tuple(new_grads)
+
+
+def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable,
+                         accumulate_grad):
+    """Checks the engine's arguments as PyTorch's engine boundary does, then runs the pass."""
+    if len(outputs) != len(grads):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    roots = []
+    for i, t in enumerate(outputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"element {i} of tensors tuple is not a Tensor")
+        edge = gradient_edge(t)
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge)
+    for i, g in enumerate(grads):
+        if g is None:  # every output has an edge by now, so it requires grad
+            raise RuntimeError(f"element {i} of gradients tuple is None, but the corresponding Tensor requires grad")
+        if not isinstance(g, Tensor):
+            raise TypeError(f"element {i} of gradients tuple is not a Tensor or None")
+    output_edges = []
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"all inputs have to be Tensors, but got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        if t._grad_fn is not None:
+            if accumulate_grad:
+                t.retain_grad()
+            output_edges.append(gradient_edge(t))
+        elif accumulate_grad:
+            output_edges.append(make_edge(Edge, (grad_accumulator(t), 0)))
+        else:  # a leaf's existing accumulator; never create one (it could not have been reached)
+            ref = t._grad_accumulator
+            acc = None if ref is None else ref()
+            output_edges.append(None if acc is None else make_edge(Edge, (acc, 0)))
+    result = engine.get_default_engine().execute(roots, grads, keep_graph, create_graph, output_edges,
+                                          accumulate_grad=accumulate_grad)
+    if not accumulate_grad and not allow_unreachable:
+        for i, r in enumerate(result):
+            if r is None:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+    return result
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulates into ``.grad`` of the leaves the gradients of ``tensors``.
+
+    Args:
+        tensors (Tensor or sequence of Tensor): the outputs to differentiate.
+        grad_tensors (Tensor, None, or sequence): the gradient of each output; None is allowed
+            for scalar outputs (ones) and outputs that do not require grad.
+        retain_graph (bool, optional): keep the graph for another pass; defaults to ``create_graph``.
+        create_graph (bool): record the pass itself, for higher-order derivatives.
+        inputs (Tensor or sequence of Tensor, optional): accumulate only into these tensors'
+            ``.grad`` (leaves, or non-leaves, whose gradient is then retained).
+
+    Raises:
+        RuntimeError: an output does not require grad, or an implicit gradient is asked for a
+            non-scalar output.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([1., 2.], requires_grad=True)
+        >>> rg.autograd.backward((x * x).sum()); x.grad
+        tensor([2., 4.])
+    """
+    if grad_variables is not None:
+        warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.", stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to backward(). "
+                               "Please only use 'grad_tensors'.")
+        grad_tensors = grad_variables
+    if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    tensors = _as_tuple(tensors, "tensors")
+    inputs = () if inputs is None else _as_tuple(inputs, "inputs")
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    else:
+        grad_tensors = _as_tuple(grad_tensors, "grad_tensors")
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+    grad_tensors = _make_grads(tensors, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Returns the gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
+
+    Only the nodes on a path from the outputs to the inputs run.
+
+    Args:
+        outputs (Tensor or sequence of Tensor): the outputs to differentiate.
+        inputs (Tensor or sequence of Tensor): the tensors to differentiate with respect to.
+        grad_outputs (Tensor, None, or sequence, optional): the gradient of each output.
+        retain_graph (bool, optional): keep the graph; defaults to ``create_graph``.
+        create_graph (bool): record the pass, so the results can be differentiated again.
+        allow_unused (bool, optional): return None for inputs the outputs do not depend on
+            instead of raising; defaults to ``materialize_grads``.
+        materialize_grads (bool): return zeros instead of None for unused inputs.
+
+    Returns:
+        tuple of Tensor (or None): one gradient per input.
+
+    Raises:
+        RuntimeError: an input was not used in the graph (unless ``allow_unused``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor(3., requires_grad=True)
+        >>> rg.autograd.grad(x ** 2, x)
+        (tensor(6.),)
+    """
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    t_outputs = _as_tuple(outputs, "outputs")
+    t_inputs = _as_tuple(inputs, "inputs")
+    if not t_inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(t_outputs)
+    else:
+        grad_outputs = _as_tuple(grad_outputs, "grad_outputs")
+    if len(grad_outputs) != len(t_outputs):
+        raise RuntimeError(f"grad_outputs must be of the same length as outputs, but got {len(grad_outputs)} and "
+                           f"{len(t_outputs)}")
+    grad_outputs = _make_grads(t_outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = _engine_run_backward(t_outputs, grad_outputs, retain_graph, create_graph, t_inputs, allow_unused,
+                                  False)
+    if materialize_grads:
+        result = [r if r is not None else zeros_like(inp, requires_grad=True) for r, inp in
+                  zip(result, t_inputs, strict=True)]
+    return tuple(result)
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
+    loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
+    if (loop is not None and gradient is None and inputs is None and create_graph is False
+            and loop.backward(engine._default_engine, self, bool(retain_graph))):
+        return
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+_tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
+Tensor.backward = _tensor_backward

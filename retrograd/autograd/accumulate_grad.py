@@ -1,0 +1,113 @@
+"""AccumulateGrad: the node at the end of every path to a leaf, which adds gradients into ``.grad``."""
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+
+from . import grad_mode
+from .graph import MAX_SEQUENCE_NR, Node, input_metadata
+
+__all__ = ["AccumulateGrad", "accumulate_grad"]
+
+
+class AccumulateGrad(Node):
+    """Sink of a leaf: adds the incoming gradient into ``variable.grad``.
+
+    One per leaf, shared by every use of it. It refers to the leaf weakly, so the graph never
+    keeps a leaf (or, with ``create_graph``, the leaf's own gradient graph) alive.
+    """
+
+    __slots__ = ("_variable", "lock")
+    _leaf_hooks = True  # the leaf's tensor hooks run on the gradient it receives
+
+    def __init__(self, variable):
+        super().__init__((), (input_metadata(variable._data, variable._device),), sequence_nr=MAX_SEQUENCE_NR)
+        self._variable = weakref.ref(variable)
+        self.lock = threading.RLock()  # See Note [Thread safety of nodes] in engine.py
+
+    @property
+    def variable(self):
+        """The leaf tensor, or None once it has been freed."""
+        return self._variable()
+
+    def tensor_pre_hooks(self):
+        var = self._variable()
+        hooks = None if var is None else var._backward_hooks
+        return [(0, hooks)] if hooks else []
+
+    def apply(self, grads):
+        grad = grads[0]
+        del grads[0]  # drop the engine's reference so an unshared gradient can be taken without a copy
+        var = self._variable()
+        if grad is None or var is None or not var._requires_grad:
+            return ()
+        if var._grad_fn is not None:
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        with self.lock:
+            accumulate_grad(var, grad, 1 + (self._post_hooks is not None))
+        return ()
+
+
+def accumulate_grad(var, grad, expected_refs: int) -> None:
+    """Adds ``grad`` into ``var.grad`` with PyTorch's rules.
+
+    Without grad mode: an undefined ``.grad`` takes ``grad`` itself when nothing else holds it
+    (no copy), else a copy; a defined ``.grad`` is added to in place. In grad mode
+    (``create_graph``): ``.grad`` becomes a new tensor that carries its own graph.
+    """
+    old = var._grad
+    if not grad_mode.state.grad_enabled:
+        if old is None:
+            t_refs, a_refs = _count_refs(grad)
+            unshared = (t_refs <= _BASE_T_REFS + expected_refs - 1 and a_refs <= _BASE_A_REFS
+                        and grad._data.base is None and grad._grad_fn is None and not grad._requires_grad
+                        and grad._data.flags.writeable)
+            var._grad = grad if unshared else grad.clone()
+        else:
+            old._data += grad._data
+            old._version_counter.version += 1
+    elif old is None:
+        var._grad = grad.clone()
+    else:
+        var._grad = old + grad
+
+
+# -- the reference baseline of an unshared gradient ----------------------------------------------
+def _refs(obj) -> int:
+    return sys.getrefcount(obj)
+
+
+def _count_refs(grad):
+    return _refs(grad), _refs(grad._data)
+
+
+def _baseline_refs():
+    """References to an unshared gradient and its array, as ``accumulate_grad`` counts them.
+
+    They are counted through calls of the same shape as at run time (``_probe_apply`` stands
+    for ``AccumulateGrad.apply``, ``_probe_accumulate`` for ``accumulate_grad``), because how
+    many references a call adds depends on the Python version (3.10 keeps one more per call
+    level than 3.11). Each expected holder beyond ``apply``'s own local (the engine keeps the
+    inputs for post-hooks) adds one, hence ``expected_refs - 1``.
+    """
+    probe = type("_Probe", (), {"__slots__": ("_data",)})
+
+    def make():
+        grad = probe()
+        grad._data = object()
+        return grad
+    return _probe_apply([make()])
+
+
+def _probe_apply(grads):
+    grad = grads[0]
+    del grads[0]
+    return _probe_accumulate(None, grad, 1)
+
+
+def _probe_accumulate(var, grad, expected_refs):
+    return _count_refs(grad)
+
+
+_BASE_T_REFS, _BASE_A_REFS = _baseline_refs()
