@@ -102,11 +102,12 @@ def _case(key, lib):
 
 def _per_node(case, graphs, steps=60):
     """Prints the wall time of each node type's ``apply`` per step, best of ``steps`` steps."""
-    from retrograd.autograd.graph import AccumulateGrad
-    from retrograd.ops._registry import REGISTRY, OpNode
+    from retrograd.autograd.accumulate_grad import AccumulateGrad
+    from retrograd.ops._declarations import REGISTRY
+    from retrograd.ops._node import OpNode
     forward, leaves = case
     acc = {}
-    # Each op's node class may carry its own generated apply (ops/_codegen.py): wrap every one.
+    # Each op's node class may carry its own generated apply (ops/_node.py): wrap every one.
     classes = {OpNode, AccumulateGrad} | {op.node_cls for op in REGISTRY.values() if op.node_cls is not None}
     originals = {cls: cls.__dict__["apply"] for cls in classes if "apply" in cls.__dict__}
 

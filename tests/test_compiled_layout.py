@@ -17,7 +17,7 @@ from retrograd._C import _configure
 from retrograd.autograd import engine, grad_mode, graph, saved_variable
 from retrograd.autograd.anomaly_mode import _Anomaly
 from retrograd.autograd.input_buffer import InputBuffer
-from retrograd.ops import REGISTRY, _compiled, _registry
+from retrograd.ops import REGISTRY, _call, _compiled
 
 MODULES = [pytest.param(name, id=name) for name in ("engine_loop", "op_call")]
 
@@ -72,7 +72,7 @@ def _python_tuples():
         "save": _compiled.SaveSpec._fields,
         "kernel": _compiled.Kernel._fields,
         "ufunc_form": _compiled.UfuncForm._fields,
-        "view_link": _registry.VIEW_LINK_FIELDS,
+        "view_link": _call.VIEW_LINK_FIELDS,
     }
 
 

@@ -95,7 +95,7 @@ def test_args_section_names_every_parameter(name):
 
 
 def test_defop_doc_keyword_sets_the_docstring_and_falls_back():
-    from retrograd.ops._registry import REGISTRY, defop
+    from retrograd.ops._declarations import REGISTRY, defop
     try:
         documented = defop("_doc_probe", lambda xp, input: input, public=False, doc="Returns ``input``.")
         plain = defop("_doc_probe_plain", lambda xp, input: input, public=False)

@@ -18,7 +18,7 @@ from .. import _tensor
 from .._device import cpu
 from ..autograd import (accumulate_grad, anomaly_mode, engine, grad_mode, graph, graph_task, input_buffer,
                         saved_variable, variable)
-from ..ops import _codegen, _compiled, _registry
+from ..ops import _call, _compiled, _node
 from . import engine_loop, op_call
 
 __all__ = ["namespace", "install", "use_compiled", "is_compiled"]
@@ -39,8 +39,8 @@ def namespace() -> types.SimpleNamespace:
         GraphTask=graph_task.GraphTask, ReadyQueue=graph_task.ReadyQueue, InputBuffer=input_buffer.InputBuffer,
         worker_state=graph_task.local, NO_DEVICE=graph_task.NO_DEVICE, CPU_DEVICE=graph_task.CPU_DEVICE,
         # the ops
-        OpNode=_registry.OpNode, nothing_saved=_registry._NOTHING_SAVED, describe=_registry._describe,
-        mark_views=_registry._mark_views, promote=_codegen._promote, float_dtypes=_compiled.FLOAT_DTYPES,
+        OpNode=_node.OpNode, nothing_saved=_call.NOTHING_SAVED, describe=_call.describe,
+        mark_views=_call.mark_views, promote=_call.promote, float_dtypes=_compiled.FLOAT_DTYPES,
         # the libraries, as the Python code uses them
         numpy=np, heappush=heapq.heappush, heappop=heapq.heappop, RLock=type(threading.RLock()),
     )

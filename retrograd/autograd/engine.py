@@ -91,6 +91,7 @@ import warnings
 
 from .. import _C
 from .._device import cpu as _cpu
+from .._errors import _internal_assert
 from . import grad_mode
 from .anomaly_mode import _Anomaly, check_nan, running
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
@@ -305,7 +306,9 @@ class Engine:
         """
         exec_info = graph_task.exec_info
         if exec_info is not None:
-            needed, captures = exec_info[node]
+            info = exec_info.get(node)
+            _internal_assert(info is not None, f"{node_name(node)} ran in a pruned pass that has no entry for it")
+            needed, captures = info
             if captures is not None:
                 grads = inputs if needed else call_tensor_pre_hooks(node, inputs)
                 with graph_task.lock:

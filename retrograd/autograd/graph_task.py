@@ -13,6 +13,7 @@ import threading
 import warnings
 from concurrent.futures import Future
 
+from .._errors import _internal_assert
 from . import grad_mode
 from .anomaly_mode import _Anomaly, forward_trace_message
 from .graph import node_name
@@ -84,6 +85,7 @@ class GraphTask:
 
     def outcome(self):
         """The captured gradients of a completed GraphTask; raises its error if it has one."""
+        _internal_assert(self._outcome is not None, "GraphTask.outcome() before the GraphTask completed")
         captured, error = self._outcome
         if error is not None:
             raise error

@@ -9,7 +9,7 @@ C for the plain case (tensors on the CPU, of one dtype, no view whose base chang
 calling the same Python objects for the forward, promotion, SavedTensor, leaf edges, view links
 and anomaly traces. Anything else makes it return None before it has done anything visible, and
 the generated Python function runs the call. Where the op's forward is declared one NumPy ufunc
-call (``ufunc()`` in _registry.py), the C call calls the ufunc itself.
+call (``ufunc()`` in _declarations.py), the C call calls the ufunc itself.
 
 The public function is an ``OpFunction`` (also in ``_op_call.c``): it binds a call's arguments
 to the op's parameters, with their defaults, and runs the C call, without a Python frame; any

@@ -2,7 +2,7 @@
 so that formulas stay differentiable (``create_graph=True`` gives higher derivatives)."""
 from __future__ import annotations
 
-from ._registry import formula_is_op
+from ._declarations import op_call, shortcut
 from .shape import expand
 
 
@@ -21,11 +21,9 @@ def normalize_dims(dim, ndim):
     return tuple(sorted(set(out)))
 
 
-def expand_reduced(grad, input_shape, dim, keepdim):
+def _expand_reduced(grad, input_shape, dim, keepdim):
     """Broadcasts the gradient of a reduction over ``dim`` back to ``input_shape``."""
     ndim = len(input_shape)
-    if dim is None and not keepdim:  # a full reduction: the scalar gradient expands directly
-        return expand(grad, input_shape)
     if not keepdim and ndim:
         shape = list(input_shape)
         for d in normalize_dims(dim, ndim):
@@ -34,7 +32,9 @@ def expand_reduced(grad, input_shape, dim, keepdim):
     return expand(grad, input_shape)
 
 
-formula_is_op(expand_reduced, "expand", 2, when=[(2, None), (3, False)])  # a full reduction: expand(grad, shape)
+# A full reduction (dim None, no keepdim): the scalar gradient expands directly.
+expand_reduced = shortcut(_expand_reduced, when={"dim": None, "keepdim": False},
+                          then=op_call("expand", "grad", "input_shape"))
 
 
 def reduced_numel(input_shape, dim):

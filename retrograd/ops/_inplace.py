@@ -18,7 +18,8 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import Node, input_metadata
 from ..autograd.variable import gradient_edge, move_retains_grad, regenerate_view_grad_fn, replay_view
-from ._registry import call_op
+from ._call import call_op
+from ._declarations import REGISTRY
 
 _grad_state = grad_mode.state
 
@@ -88,7 +89,7 @@ def _inplace_on_view(op, view, args):
     old = view.clone()  # the view's current value, as a function of its history
     result = call_op(op, (old,) + tuple(args[1:]))
     with grad_mode.no_grad():
-        call_op(_copy_op(), (view, result), inplace=view)
+        call_op(REGISTRY["copy"], (view, result), inplace=view)
     node = CopySlices(base, view._view_fn, result)
     rebased = (base._grad_fn, base._output_nr)
     base._grad_fn = node
@@ -98,7 +99,3 @@ def _inplace_on_view(op, view, args):
     regenerate_view_grad_fn(view)
     return view
 
-
-def _copy_op():
-    from .copy import _copy
-    return _copy.op

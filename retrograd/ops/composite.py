@@ -1,6 +1,7 @@
 """Composite ops: built from primitives, so their gradients come from the primitives' formulas."""
 from __future__ import annotations
 
+from ._declarations import tensor_method
 from ._grad_utils import normalize_dims
 
 
@@ -18,6 +19,7 @@ def _count(input, dim):
     return n
 
 
+@tensor_method
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The variance of ``input`` over ``dim``, with Bessel's ``correction`` (1 by default).
 
@@ -46,6 +48,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (diff * diff).sum(dim, keepdim=keepdim) / max(_count(input, dim) - c, 0)
 
 
+@tensor_method
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The standard deviation of ``input`` over ``dim``, with Bessel's ``correction`` (1 by default).
 
@@ -67,20 +70,24 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
+@tensor_method
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     from ..return_types import var_mean as _vm
     return _vm(var(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
 
 
+@tensor_method
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     from ..return_types import std_mean as _sm
     return _sm(std(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
 
 
+@tensor_method
 def square(input):
     return input * input
 
 
+@tensor_method
 def narrow(input, dim, start, length):
     """A view of ``length`` elements of ``input`` along ``dim`` from ``start``."""
     from .._tensor import _wrap_dim
@@ -93,6 +100,7 @@ def narrow(input, dim, start, length):
     return input[(slice(None),) * d + (slice(start, start + length),)]
 
 
+@tensor_method
 def select(input, dim, index):
     from .._tensor import _wrap_dim
     d = _wrap_dim(dim, input.dim())

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._device import device as _device_cls
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._registry import defop, passthrough
+from ._declarations import defop, passthrough, tensor_method
 from .shape import shape_arg
 
 
@@ -33,6 +33,7 @@ _to_copy_op = defop("_to_copy", _to_copy, public=False, node_name="ToCopy", devi
                     input=lambda grad, input_dtype, input_device: grad.to(input_device, input_dtype))
 
 
+@tensor_method
 def to(self, *args, **kwargs):
     """Returns this tensor with another dtype and/or device (itself when nothing changes).
 
@@ -67,6 +68,7 @@ def to(self, *args, **kwargs):
     return _to_copy_op(self, dtype, device)
 
 
+@tensor_method
 def contiguous(self, memory_format=None):
     """Returns this tensor if it is C-contiguous, else a contiguous copy."""
     return self if self._data.flags.c_contiguous else clone(self)
@@ -105,6 +107,6 @@ def _fill_forward(xp, input, value):
     return xp.full_like(input, value)
 
 
-fill = defop("fill", _fill_forward, public=False, tensor_args=("input", "value"),
+fill = defop("fill", _fill_forward, public=False, inplace=True, tensor_args=("input", "value"),
              input=lambda grad: grad * 0,
              value=lambda grad: grad.sum())

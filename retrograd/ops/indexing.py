@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ._registry import defop, passthrough
+from ._declarations import defop, passthrough
 
 
 def convert_index(index):
@@ -94,7 +94,7 @@ def _index_put(xp, input, indices, values, accumulate=False):
     return out
 
 
-index_put = defop("index_put", _index_put, tensor_args=("input", "values"),
+index_put = defop("index_put", _index_put, method=True, inplace=True, tensor_args=("input", "values"),
                   input=lambda grad, indices, accumulate: grad if accumulate else index_put(grad, indices, 0.),
                   values=lambda grad, indices: grad[indices])
 
@@ -150,7 +150,7 @@ def _scatter_add(xp, input, dim, index, src):
     return _scatter_into(xp, input.copy(), dim, index, src, True)
 
 
-scatter_add = defop("scatter_add", _scatter_add, method=True,
+scatter_add = defop("scatter_add", _scatter_add, method=True, inplace=True,
                     input=passthrough,
                     src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape))
 
@@ -170,7 +170,7 @@ def _scatter(xp, input, dim, index, src=None, value=None, *, reduce=None):
     return _scatter_into(xp, input.copy(), dim, index, value, False)
 
 
-scatter = defop("scatter", _scatter, method=True, tensor_args=("input", "src"),
+scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
                 input=lambda grad, dim, index: grad.scatter(dim, index, None, 0.),
                 src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape))
 
@@ -201,7 +201,7 @@ def _index_add(xp, input, dim, index, source, *, alpha=1):
     return out
 
 
-index_add = defop("index_add", _index_add, method=True,
+index_add = defop("index_add", _index_add, method=True, inplace=True,
                   input=passthrough,
                   source=lambda grad, dim, index, alpha: grad.index_select(dim, index) * alpha)
 
@@ -216,7 +216,7 @@ def _masked_fill(xp, input, mask, value):
     return out
 
 
-masked_fill = defop("masked_fill", _masked_fill, method=True, tensor_args=("input", "mask", "value"),
+masked_fill = defop("masked_fill", _masked_fill, method=True, inplace=True, tensor_args=("input", "mask", "value"),
                     input=lambda grad, mask: grad.masked_fill(mask, 0.),
                     value=lambda grad, mask: grad.masked_fill(mask.logical_not(), 0.).sum())
 

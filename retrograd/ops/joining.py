@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap_dim
-from ._registry import defop
+from ._declarations import defop, tensor_method
 
 
 def _cat(xp, tensors, dim=0):
@@ -78,6 +78,7 @@ def _cat_grads(grads, dim):
     return cat(list(grads), dim)
 
 
+@tensor_method
 def chunk(input, chunks, dim=0):
     """Splits ``input`` along ``dim`` into ``chunks`` pieces of (nearly) equal size.
 

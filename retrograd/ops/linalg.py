@@ -4,7 +4,7 @@ from __future__ import annotations
 import string
 
 from ._grad_utils import matmul_backward
-from ._registry import defop
+from ._declarations import defop
 
 
 def _matmul(xp, input, other):

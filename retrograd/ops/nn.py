@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ._registry import defop
+from ._declarations import defop
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

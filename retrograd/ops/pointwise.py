@@ -6,15 +6,15 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from ._registry import defop, formula_is_op, forward_is_ufunc, passthrough, ufunc
+from ._declarations import defop, op_call, passthrough, shortcut, tensor_method, ufunc
 
 # -- arithmetic -------------------------------------------------------------------------------------
-add = defop("add", forward_is_ufunc(
-    lambda xp, input, other, *, alpha=1: xp.add(input, other if alpha == 1 else xp.multiply(other, alpha)),
-    "add", 2, when=[(2, 1)]),
-            method=True, promote="binary",
+add = defop("add", shortcut(lambda xp, input, other, *, alpha=1: xp.add(input, xp.multiply(other, alpha)),
+                            when={"alpha": 1}, then=ufunc("add", "input", "other")),
+            method=True, inplace=True, promote="binary",
             input=passthrough,
-            other=formula_is_op(lambda grad, alpha: grad if alpha == 1 else grad * alpha, None, 1, when=[(1, 1)]))
+            other=shortcut(lambda grad, alpha: grad * alpha, when={"alpha": 1}, then=passthrough))
+
 
 def _sub(xp, input, other, *, alpha=1):
     if _kind(input) == "b" or _kind(other) == "b":
@@ -42,17 +42,17 @@ def _check_int_divisor(xp, input, other):
 
 
 sub = defop("sub", _sub,
-            method=True, promote="binary",
+            method=True, inplace=True, promote="binary",
             input=passthrough,
-            other=formula_is_op(lambda grad, alpha: -grad if alpha == 1 else grad * -alpha, "neg", 1, when=[(1, 1)]))
+            other=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")))
 
 mul = defop("mul", ufunc("multiply", "input", "other"),
-            method=True, promote="binary",
-            input=formula_is_op(lambda grad, other: grad * other, "mul", 2),
-            other=formula_is_op(lambda grad, input: grad * input, "mul", 2))
+            method=True, inplace=True, promote="binary",
+            input=op_call("mul", "grad", "other"),
+            other=op_call("mul", "grad", "input"))
 
 _true_div = defop("div", ufunc("true_divide", "input", "other"), promote="float",
-                  input=formula_is_op(lambda grad, other: grad / other, "div", 2),
+                  input=op_call("div", "grad", "other"),
                   other=lambda grad, input, other: -grad * input / (other * other))
 
 
@@ -74,6 +74,7 @@ _div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Di
                       input=lambda grad: grad * 0, other=lambda grad: grad * 0)
 
 
+@tensor_method
 def div(input, other, *, rounding_mode=None):
     """Divides ``input`` by ``other`` elementwise: true division, or rounded with ``rounding_mode``.
 
@@ -101,8 +102,9 @@ def div(input, other, *, rounding_mode=None):
         return _true_div(input, other)
     return _div_rounding(input, other, rounding_mode)
 
-neg = defop("neg", ufunc("negative", "input"), method=True,
-            input=formula_is_op(lambda grad: -grad, "neg", 1))
+
+neg = defop("neg", ufunc("negative", "input"), method=True, inplace=True,
+            input=op_call("neg", "grad"))
 
 
 def _pow_forward(xp, input, exponent):
@@ -127,30 +129,30 @@ def _pow_exponent_grad(grad, input, result):
     return where(input == 0, grad * 0, grad * result * input.log())
 
 
-pow = defop("pow", _pow_forward, method=True, promote="binary",  # noqa: A001
+pow = defop("pow", _pow_forward, method=True, inplace=True, promote="binary",  # noqa: A001
             input=_pow_input_grad, exponent=_pow_exponent_grad)
 
 # -- exponentials and logarithms ----------------------------------------------------------------
-exp = defop("exp", ufunc("exp", "input"), method=True, promote="float",
-            input=formula_is_op(lambda grad, result: grad * result, "mul", 2))
-log = defop("log", ufunc("log", "input"), method=True, promote="float",
-            input=formula_is_op(lambda grad, input: grad / input, "div", 2))
+exp = defop("exp", ufunc("exp", "input"), method=True, inplace=True, promote="float",
+            input=op_call("mul", "grad", "result"))
+log = defop("log", ufunc("log", "input"), method=True, inplace=True, promote="float",
+            input=op_call("div", "grad", "input"))
 log1p = defop("log1p", ufunc("log1p", "input"), method=True, promote="float",
               input=lambda grad, input: grad / (input + 1))
 expm1 = defop("expm1", ufunc("expm1", "input"), method=True, promote="float",
               input=lambda grad, result: grad * (result + 1))
-sqrt = defop("sqrt", ufunc("sqrt", "input"), method=True, promote="float",
+sqrt = defop("sqrt", ufunc("sqrt", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, result: grad / (result * 2))
 rsqrt = defop("rsqrt", lambda xp, input: 1 / xp.sqrt(input), method=True, promote="float",
               input=lambda grad, result: grad * result ** 3 * -0.5)
 reciprocal = defop("reciprocal", lambda xp, input: xp.reciprocal(input.astype(xp.result_type(input, 1.0))),
-                   method=True, promote="float",
+                   method=True, inplace=True, promote="float",
                    input=lambda grad, result: -grad * result * result)
 
 # -- trigonometric and activations --------------------------------------------------------------------
-sin = defop("sin", ufunc("sin", "input"), method=True, promote="float",
+sin = defop("sin", ufunc("sin", "input"), method=True, inplace=True, promote="float",
             input=lambda grad, input: grad * input.cos())
-cos = defop("cos", ufunc("cos", "input"), method=True, promote="float",
+cos = defop("cos", ufunc("cos", "input"), method=True, inplace=True, promote="float",
             input=lambda grad, input: -grad * input.sin())
 tan = defop("tan", ufunc("tan", "input"), method=True, promote="float",
             input=lambda grad, result: grad * (result * result + 1))
@@ -158,15 +160,14 @@ tan = defop("tan", ufunc("tan", "input"), method=True, promote="float",
 # under create_graph, one recorded op instead of three for the first derivative.
 tanh_backward = defop("tanh_backward", lambda xp, grad_output, output: grad_output * (1 - output * output),
                       public=False,
-                      grad_output=formula_is_op(lambda grad, output: tanh_backward(grad, output), "tanh_backward", 2),
+                      grad_output=op_call("tanh_backward", "grad", "output"),
                       output=lambda grad, grad_output, output: grad * grad_output * output * -2)
 sigmoid_backward = defop("sigmoid_backward", lambda xp, grad_output, output: grad_output * output * (1 - output),
                          public=False,
-                         grad_output=formula_is_op(lambda grad, output: sigmoid_backward(grad, output),
-                                                   "sigmoid_backward", 2),
+                         grad_output=op_call("sigmoid_backward", "grad", "output"),
                          output=lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output))
-tanh = defop("tanh", ufunc("tanh", "input"), method=True, promote="float",
-             input=formula_is_op(lambda grad, result: tanh_backward(grad, result), "tanh_backward", 2))
+tanh = defop("tanh", ufunc("tanh", "input"), method=True, inplace=True, promote="float",
+             input=op_call("tanh_backward", "grad", "result"))
 
 
 def _sigmoid(xp, input):
@@ -175,8 +176,10 @@ def _sigmoid(xp, input):
     return xp.where(input >= 0, 1 / (1 + e), e / (1 + e))
 
 
-sigmoid = defop("sigmoid", _sigmoid, method=True, promote="float",
-                input=formula_is_op(lambda grad, result: sigmoid_backward(grad, result), "sigmoid_backward", 2))
+sigmoid = defop("sigmoid", _sigmoid, method=True, inplace=True, promote="float",
+                input=op_call("sigmoid_backward", "grad", "result"))
+
+
 def _threshold_backward(xp, grad, output):
     keep = ~(output <= 0)  # as PyTorch: the gradient passes unless output <= 0, so at NaN too
     out = xp.multiply(grad, keep, dtype=grad.dtype)  # a mask product: far cheaper than where()
@@ -188,8 +191,9 @@ def _threshold_backward(xp, grad, output):
 # PyTorch's ReluBackward0 computes threshold_backward; it has its own node for double backward.
 # (The parameter is not called ``result``: formulas reserve that name for an op's own output.)
 threshold_backward = defop("threshold_backward", _threshold_backward, public=False,
-                           grad=formula_is_op(lambda grad, output: threshold_backward(grad, output),
-                                              "threshold_backward", 2))
+                           grad=op_call("threshold_backward", "grad", "output"))
+
+
 def _relu(xp, input):
     if xp is np and input.size <= 1 << 20:
         # NumPy's maximum against a scalar takes about twice as long as against an array of
@@ -199,9 +203,9 @@ def _relu(xp, input):
     return xp.maximum(input, 0).astype(input.dtype, copy=False)
 
 
-relu = defop("relu", _relu, method=True,  # zero gradient at 0, as PyTorch
-             input=formula_is_op(lambda grad, result: threshold_backward(grad, result), "threshold_backward", 2))
-abs = defop("abs", ufunc("abs", "input"), method=True,  # noqa: A001
+relu = defop("relu", _relu, method=True, inplace=True,  # zero gradient at 0, as PyTorch
+             input=op_call("threshold_backward", "grad", "result"))
+abs = defop("abs", ufunc("abs", "input"), method=True, inplace=True,  # noqa: A001
             input=lambda grad, input: grad * input.sign())
 sign = defop("sign", ufunc("sign", "input"), method=True,
              input=lambda grad: grad * 0)  # piecewise constant: zero gradient, as PyTorch
@@ -228,7 +232,7 @@ def _clamp_mask(input, min, max):  # noqa: A002
     return mask
 
 
-clamp = defop("clamp", _clamp, method=True, promote="binary", tensor_args=("input", "min", "max"),
+clamp = defop("clamp", _clamp, method=True, inplace=True, promote="binary", tensor_args=("input", "min", "max"),
               input=lambda grad, input, min, max: where(_clamp_mask(input, min, max), grad, 0.),
               min=lambda grad, input, min: where(input < min, grad, 0.),
               max=lambda grad, input, max: where(input > max, grad, 0.))
@@ -244,7 +248,7 @@ where = defop("where", lambda xp, condition, input, other: xp.where(condition, i
               tensor_args=("condition", "input", "other"),
               input=lambda grad, condition: where(condition, grad, 0.),
               other=lambda grad, condition: where(condition, 0., grad))
-_where_doc = "where(condition, input, other): elements of ``input`` where ``condition`` holds, else of ``other``."
+
 
 # Piecewise constant: results of a tensor that requires grad also require grad, with zero gradient.
 def _rounding(np_name):
@@ -259,10 +263,10 @@ def _round(xp, input, *, decimals=0):
     return xp.round(input, decimals)
 
 
-floor = defop("floor", _rounding("floor"), method=True, input=lambda grad: grad * 0)
-ceil = defop("ceil", _rounding("ceil"), method=True, input=lambda grad: grad * 0)
-trunc = defop("trunc", _rounding("trunc"), method=True, input=lambda grad: grad * 0)
-round = defop("round", _round, method=True, input=lambda grad: grad * 0)  # noqa: A001
+floor = defop("floor", _rounding("floor"), method=True, inplace=True, input=lambda grad: grad * 0)
+ceil = defop("ceil", _rounding("ceil"), method=True, inplace=True, input=lambda grad: grad * 0)
+trunc = defop("trunc", _rounding("trunc"), method=True, inplace=True, input=lambda grad: grad * 0)
+round = defop("round", _round, method=True, inplace=True, input=lambda grad: grad * 0)  # noqa: A001
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
 eq = defop("eq", ufunc("equal", "input", "other"), method=True)
@@ -282,6 +286,8 @@ bitwise_not = defop("bitwise_not", ufunc("invert", "input"), method=True)
 isnan = defop("isnan", ufunc("isnan", "input"), method=True)
 isinf = defop("isinf", ufunc("isinf", "input"), method=True)
 isfinite = defop("isfinite", ufunc("isfinite", "input"), method=True)
+
+
 def _floor_divide(xp, input, other):
     _check_int_divisor(xp, input, other)
     return xp.floor_divide(input, other)
@@ -294,6 +300,6 @@ def _remainder(xp, input, other):
 
 floor_divide = defop("floor_divide", _floor_divide, method=True,
                      promote="binary")
-remainder = defop("remainder", _remainder, method=True, promote="binary",
+remainder = defop("remainder", _remainder, method=True, inplace=True, promote="binary",
                   input=passthrough,
                   other=lambda grad, input, other: -grad * (input / other).floor())

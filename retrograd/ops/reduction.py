@@ -7,7 +7,7 @@ from .. import return_types
 from .._tensor import Tensor
 from . import pointwise
 from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
-from ._registry import defop
+from ._declarations import defop, tensor_method
 
 
 def _axis(dim, ndim):
@@ -195,6 +195,7 @@ def _extreme(all_op, dim_op, elementwise, result_type, input, dim, keepdim, othe
     return result_type(*dim_op(input, dim, keepdim))
 
 
+@tensor_method
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """The largest element; along ``dim``, the largest values and their indices.
 
@@ -218,6 +219,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     return _extreme(_max_all, _max_dim_op, pointwise.maximum, return_types.max, input, dim, keepdim, other)
 
 
+@tensor_method
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """The smallest element; along ``dim``, the smallest values and their indices.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap_dim
-from ._registry import defop, passthrough
+from ._declarations import defop, passthrough, tensor_method
 
 
 def shape_arg(shape):
@@ -55,6 +55,7 @@ view = defop("view", _view, view=True, input=_reshape_grad)
 reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
 
 
+@tensor_method
 def flatten(input, start_dim=0, end_dim=-1):
     """Merges dims ``start_dim`` to ``end_dim`` of ``input`` into one.
 
@@ -84,6 +85,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
+@tensor_method
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.dim())
     shape = input._data.shape
@@ -100,7 +102,7 @@ def _transpose(xp, input, dim0, dim1):
 
 transpose = defop("transpose", _transpose, method=True, view=True,
                   input=lambda grad, dim0, dim1: grad.transpose(dim0, dim1))
-swapaxes = transpose
+swapaxes = tensor_method(transpose, name="swapaxes")
 
 
 def _permute(xp, input, dims):
@@ -116,6 +118,7 @@ permute = defop("permute", _permute, view=True,
                 input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))))
 
 
+@tensor_method
 def t(input):
     """Transposes a 2-D tensor; 0-D and 1-D tensors come back unchanged.
 
@@ -207,6 +210,7 @@ def broadcast_to(input, size):
     return expand(input, tuple(size))
 
 
+@tensor_method
 def expand_as(input, other):
     """Expands ``input`` to the shape of ``other``, as ``expand(input, other.shape)``.
 
@@ -271,6 +275,7 @@ triu = defop("triu", lambda xp, input, diagonal=0: xp.triu(input, diagonal), met
              input=lambda grad, diagonal: grad.triu(diagonal))
 
 
+@tensor_method
 def movedim(input, source, destination):
     """Moves the dims ``source`` to positions ``destination`` (a view)."""
     nd = input.dim()
@@ -287,4 +292,4 @@ def movedim(input, source, destination):
     return permute(input, tuple(perm))
 
 
-moveaxis = movedim
+moveaxis = tensor_method(movedim, name="moveaxis")

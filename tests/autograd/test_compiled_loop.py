@@ -299,7 +299,7 @@ def test_pruned_passes_match_the_python_loop(seed):
 
 
 def _declared_formulas():
-    """(op, formula index, formula, declaration) for every formula declared by formula_is_op."""
+    """(op, formula index, formula, declaration) for every formula declared one op call (same_as_op)."""
     from retrograd.ops import REGISTRY
     found = []
     for op in REGISTRY.values():
@@ -311,7 +311,7 @@ def _declared_formulas():
 
 
 def test_declared_formulas_are_their_ops():
-    # Each formula_is_op declaration holds: where its conditions hold, the formula returns what
+    # Each same_as_op declaration (op_call(), passthrough, shortcut()) holds: where its conditions hold, the formula returns what
     # the op returns (or its first argument), on a gradient that requires grad or not.
     from retrograd.ops import REGISTRY
     declared = _declared_formulas()
@@ -369,7 +369,7 @@ def test_a_formula_past_the_compiled_loops_limit_runs_as_in_python():
     # The compiled loop holds at most 8 formula arguments; a formula with more is left to the
     # node's own apply, which gives the same gradient (it once raised "a formula with more than
     # 8 arguments" there).
-    from retrograd.ops._registry import REGISTRY, defop
+    from retrograd.ops._declarations import REGISTRY, defop
     names = [f"w{i}" for i in range(8)]
     env = {}
     exec(f"def forward(xp, input, {', '.join(names)}):\n    return input * ({' + '.join(names)})\n"  # noqa: S102

@@ -620,3 +620,10 @@ def test_double_backward_matches_pytorch():
     theirs = run(torch, lambda v: torch.tensor(v, requires_grad=True))
     for o, t in zip(ours, theirs, strict=True):
         assert np.allclose(o, t, rtol=1e-10, atol=1e-12)
+
+
+def test_a_broken_internal_invariant_says_it_is_a_bug_in_retrograd():
+    graph_task = GraphTask(keep_graph=False, grad_mode=False, reentrant_depth=0)
+    with pytest.raises(RuntimeError, match="GraphTask.outcome\\(\\) before the GraphTask completed: an internal "
+                                           "invariant failed, which is a bug in retrograd"):
+        graph_task.outcome()

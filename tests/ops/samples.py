@@ -3,7 +3,7 @@
 Format
 ------
 ``SAMPLES`` maps an op name to a list of ``Sample``. The name is a key of
-``retrograd.ops._registry.REGISTRY`` (every registered op, public or private, needs at least
+``retrograd.ops._declarations.REGISTRY`` (every registered op, public or private, needs at least
 one sample, or the sweep fails), or the name of a public composite function (``var``,
 ``chunk``...) that has no registry entry of its own.
 

@@ -72,9 +72,9 @@ add("diagonal",
     Sample(lambda m, x: x.diagonal(0, -1, 0), nc(A(2, 3, 2)), ref=lambda x: np.diagonal(x, 0, 2, 0)),
     Sample(lambda m, x: x.diagonal(5), A(2, 3), ref=lambda x: np.diagonal(x, 5), note="empty diagonal"))
 add("diagonal_backward",
-    Sample(lambda m, g: m.ops._registry.REGISTRY["diagonal_backward"].function(g, (3, 4), 1, 0, 1), A(3),
+    Sample(lambda m, g: m.ops._declarations.REGISTRY["diagonal_backward"].function(g, (3, 4), 1, 0, 1), A(3),
            torch_call=lambda m, g: m.ops.aten.diagonal_backward(g, (3, 4), 1, 0, 1)),
-    Sample(lambda m, g: m.ops._registry.REGISTRY["diagonal_backward"].function(g, (2, 3, 2), 0, -1, 0), A(3, 2),
+    Sample(lambda m, g: m.ops._declarations.REGISTRY["diagonal_backward"].function(g, (2, 3, 2), 0, -1, 0), A(3, 2),
            torch_call=lambda m, g: m.ops.aten.diagonal_backward(g, (2, 3, 2), 0, -1, 0)))
 add("cat",
     Sample(lambda m, x, y: m.cat([x, y]), A(2, 3), A(1, 3), ref=lambda x, y: np.concatenate([x, y])),

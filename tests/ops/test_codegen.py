@@ -1,4 +1,4 @@
-"""The generated fast path of an op call (ops/_codegen.py) does what the generic call_op does."""
+"""The generated fast path of an op call (ops/_signature.py) does what the generic call_op does."""
 import gc
 import sys
 import threading
@@ -10,7 +10,8 @@ import pytest
 import retrograd as rg
 from retrograd.ops import _compiled
 from retrograd.ops._compiled import eligible
-from retrograd.ops._registry import REGISTRY, call_op
+from retrograd.ops._call import call_op
+from retrograd.ops._declarations import REGISTRY
 
 
 def _leaf(*shape, dtype=rg.float64):
@@ -232,7 +233,7 @@ def test_compiled_call_leaves_atomic_saved_values_untracked():
 
 
 def test_declared_ufunc_forwards_are_their_ufuncs():
-    # Each forward_is_ufunc declaration holds: where its conditions hold, the forward returns
+    # Each same_as_ufunc declaration (made by ufunc() and shortcut()) holds: where its conditions hold, the forward returns
     # what the NumPy ufunc returns, for float, int and bool arrays and Python scalars.
     declared = [op for op in REGISTRY.values() if getattr(op.kernel, "same_as_ufunc", None)]
     assert {op.name for op in declared} >= {"add", "mul", "div", "neg", "exp", "tanh", "eq"}
@@ -348,3 +349,15 @@ def test_op_function_binds_in_c_and_leaves_the_rest_to_python():
     with rg.no_grad():
         x.add_(1.0)  # the view's base changed in place: the C call declines, Python runs it
     assert fn(view, dim=0).shape == (2,) and len(calls) == 4
+
+
+def test_generated_code_shows_its_own_source_in_tracebacks():
+    # The generated public function registers its source with linecache under a file name of its
+    # own, so a traceback through it shows the line that ran, not File "<string>".
+    import traceback
+    fn = getattr(rg.sub, "python_call", rg.sub)  # the generated Python function, also where the C call exists
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors") as info:
+        fn(rg.tensor([True]), rg.tensor([False]))
+    frames = [f for f in traceback.extract_tb(info.tb) if "<generated>" in f.filename]
+    assert frames and frames[0].filename.endswith("sub.call.py") and frames[0].name == "sub"
+    assert "_op.forward(xp" in frames[0].line

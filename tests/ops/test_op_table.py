@@ -14,7 +14,7 @@ import pytest
 
 import retrograd as rg
 from retrograd.autograd import gradcheck, gradgradcheck
-from retrograd.ops._registry import REGISTRY
+from retrograd.ops._declarations import REGISTRY
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import samples as _samples  # noqa: E402

@@ -1,0 +1,298 @@
+"""The op call: what every call of an op does, and the one definition of it.
+
+``call_op(op, args)`` unwraps the tensor arguments, runs the forward on the device's array
+namespace, applies PyTorch's dtype rules, wraps the results and, when grad mode is on and an
+input requires grad, records the op's node with its edges and what its formulas need saved. The
+public function of most ops is a generated, unrolled copy of this path (``build_fast_call`` in
+_signature.py), or the C op call (Note [The compiled op call]); both do exactly what this does,
+and the tests compare them. In-place writes and view links are here too, as every call can make
+them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._device import cpu as _cpu
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
+from ..autograd.graph import _next_sequence_nr, input_metadata
+from ..autograd.saved_variable import SavedTensor
+from ..autograd.variable import gradient_edge, move_retains_grad
+from ..backends import get_backend
+
+__all__ = ["call_op", "promote", "forward_wide", "mark_views", "describe", "device_error", "NOTHING_SAVED",
+           "VIEW_LINK_FIELDS"]
+
+_grad_state = grad_mode.state
+_ndarray = np.ndarray
+NOTHING_SAVED = ()  # the saved tuple of a node whose needed formulas save nothing
+_PENDING = object()  # a saved slot for the result, filled once the outputs exist
+
+
+def _result_dtype(op, args):
+    """PyTorch's type promotion over the op's tensor and scalar arguments (``torch.result_type``)."""
+    dim_dt = zero_dt = None
+    scalar_cat = -1
+    for i in op.tensor_pos:
+        a = args[i]
+        if isinstance(a, Tensor):
+            dt = _dtype._BY_NP[a._data.dtype]
+            if a._data.ndim:
+                dim_dt = dt if dim_dt is None else _dtype.promote_types(dim_dt, dt)
+            else:
+                zero_dt = dt if zero_dt is None else _dtype.promote_types(zero_dt, dt)
+        elif isinstance(a, (bool, np.bool_)):
+            scalar_cat = max(scalar_cat, 0)
+        elif isinstance(a, (int, np.integer)):
+            scalar_cat = max(scalar_cat, 1)
+        elif isinstance(a, (float, np.floating)):
+            scalar_cat = max(scalar_cat, 2)
+    result = dim_dt
+    if zero_dt is not None and (result is None or zero_dt._category > result._category):
+        result = zero_dt
+    if scalar_cat >= 0 and (result is None or scalar_cat > result._category):
+        result = (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[scalar_cat]
+    return result
+
+
+def _common_device(op, device, tensor):
+    """The device shared so far by ``op``'s tensor arguments, after ``tensor``; raises on a mismatch."""
+    d = tensor._device
+    if device is None or d is device:
+        return d
+    raise device_error(op, device, d)
+
+
+def device_error(op, a, b):
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                        f"{a} and {b}! (when checking arguments for {op.name})")
+
+
+def promote(op, args, out):
+    """``out`` cast to the dtype PyTorch's type promotion gives the op's arguments (``op.promote``)."""
+    want = _result_dtype(op, args)
+    if want is None or op.promote == "float" and not want.is_floating_point:
+        want = _dtype.get_default_dtype()
+    return out if out.dtype == want.np else out.astype(want.np)
+
+
+def forward_wide(op, xp, vals):
+    """Runs the forward with Python ints as int64 arrays.
+
+    NumPy refuses a Python int that does not fit the array's dtype (``uint8 + 1000``);
+    PyTorch computes in the wider type and wraps into the result dtype, which the promotion
+    step after the forward then casts to.
+    """
+    vals = [xp.asarray(v, dtype=xp.int64) if type(v) is int else v for v in vals]
+    return op.forward(xp, *vals)
+
+
+def call_op(op, args, inplace=None):
+    """Runs ``op`` on ``args`` (one per forward parameter); see the module docstring.
+
+    ``inplace``: the tensor that receives the result in place (see ops/_inplace.py); its old
+    value is saved by copy where a formula needs it.
+    """
+    vals = list(args)
+    device = None
+    requires_grad = False
+    first_dt = None
+    mixed = False
+    for i in op.tensor_pos:
+        a = vals[i]
+        if isinstance(a, Tensor):
+            if a._base is not None and a._view_version != a._version_counter.version:
+                a.grad_fn  # noqa: B018 - a view whose base changed in place: refresh its history
+            device = _common_device(op, device, a)
+            if a._requires_grad:
+                requires_grad = True
+            arr = a._data
+            if first_dt is None:
+                first_dt = arr.dtype
+            elif arr.dtype is not first_dt and arr.dtype != first_dt:
+                mixed = True
+            vals[i] = arr
+        elif type(a) in (list, tuple) and i in op.index_lists:
+            unwrapped = []
+            for t in a:
+                if isinstance(t, Tensor):
+                    device = _common_device(op, device, t)
+                    if t._requires_grad:
+                        requires_grad = True
+                    unwrapped.append(t._data)
+                else:
+                    unwrapped.append(t)
+            vals[i] = unwrapped
+    if device is None:
+        device = _cpu
+    xp = np if device is _cpu else get_backend(device.type).xp
+    try:
+        out = op.forward(xp, *vals)
+    except OverflowError:  # a Python int too large for the array's dtype, see forward_wide
+        out = forward_wide(op, xp, vals)
+
+    # Wrap the results, applying PyTorch's dtype rules where NumPy's differ.
+    outs = tuple(out) if op.multi_output else (out,)
+    arrays = []
+    for j, o in enumerate(outs):
+        if type(o) is not _ndarray:
+            o = xp.asarray(o)
+        if op.promote is not None and j == 0 and (mixed or o.dtype != first_dt):
+            o = promote(op, args, o)
+        arrays.append(o)
+
+    record = requires_grad and op.differentiable and _grad_state.grad_enabled
+    node = saved_inputs = None
+    if record:
+        node, saved_inputs = _make_node(op, args, vals, inplace)
+        if node is None:
+            record = False
+        elif inplace is not None and inplace._retains_grad:
+            rebased = (inplace._grad_fn, inplace._output_nr)
+
+    if inplace is not None:
+        results = (_write_inplace(op, inplace, arrays[0]),)
+    else:
+        if op.device_pos is not None and args[op.device_pos] is not None:
+            device = args[op.device_pos]  # the op moved its result to another device
+        results = tuple(Tensor._make(o, device) for o in arrays)
+        if op.view:
+            mark_views(op, args, results)
+
+    if record:
+        metadata = []
+        for j, t in enumerate(results):
+            arr = t._data
+            metadata.append(input_metadata(arr, device))
+            if arr.dtype.kind == "f" and j not in op.nondiff_outputs:
+                t._grad_fn = node
+                t._output_nr = j
+                t._requires_grad = True
+        node.input_metadata = tuple(metadata)
+        if saved_inputs:
+            slot = op.save_index.get("result")
+            if slot is not None and saved_inputs[slot] is _PENDING:
+                saved_inputs[slot] = (
+                    tuple(SavedTensor(t, is_output=t._grad_fn is node) for t in results) if op.multi_output
+                    else SavedTensor(results[0], is_output=True))
+            node._saved = tuple(saved_inputs)
+        if inplace is not None:
+            inplace._view_version = inplace._version_counter.version
+            if inplace._retains_grad:
+                move_retains_grad(inplace, *rebased)
+    return results if op.multi_output else results[0]
+
+
+def _make_node(op, args, vals, inplace):
+    """Builds the node for a recorded call: its edges, and what its needed formulas save."""
+    edges = []
+    needed = []
+    for pidx, is_list, _, _ in op.formulas:
+        a = args[pidx]
+        if is_list:
+            es = [gradient_edge(t) if isinstance(t, Tensor) and t._requires_grad else None for t in a]
+            edges.extend(es)
+            needed.append(any(e is not None for e in es))
+        else:
+            e = gradient_edge(a) if isinstance(a, Tensor) and a._requires_grad else None
+            edges.append(e)
+            needed.append(e is not None)
+    if not any(needed):
+        return None, None
+    cls = op.node_cls
+    node = cls.__new__(cls)
+    node.next_edges = tuple(edges)
+    node.sequence_nr = _next_sequence_nr()
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None
+    node._metadata = None
+    if _Anomaly.enabled:
+        record_forward_trace(node)
+    names = op.all_saves if all(needed) else dict.fromkeys(
+        a for s, n in zip(op.saves, needed) if n for a in s)
+    if not names:
+        node._saved = NOTHING_SAVED
+        return node, NOTHING_SAVED
+    saved = [None] * len(op.save_slots)  # a list while the result is pending; call_op makes it a tuple
+    slots = op.save_index
+    index = op.index
+    for name in names:
+        if name == "result":
+            saved[slots[name]] = _PENDING
+            continue
+        if name in index:
+            a = args[index[name]]
+            if isinstance(a, Tensor):
+                value = SavedTensor(a, copy=a is inplace)
+            elif name in op.lists and isinstance(a, (list, tuple)):
+                value = [SavedTensor(t, copy=t is inplace) if isinstance(t, Tensor) else t for t in a]
+            else:
+                value = a
+        else:  # <param>_shape, <param>_dtype or <param>_device
+            base, _, suffix = name.rpartition("_")
+            value = describe(suffix, args[index[base]], vals[index[base]], base in op.lists)
+        saved[slots[name]] = value
+    for pidx, is_list, _, _ in op.formulas:
+        if is_list:
+            saved[slots[f"#{pidx}"]] = len(args[pidx])
+    node._saved = saved
+    return node, saved
+
+
+def describe(suffix, arg, val, is_list):
+    """What a ``<param>_shape/_dtype/_device`` formula argument receives."""
+    if is_list:
+        return [describe(suffix, a, v, False) for a, v in zip(arg, val, strict=True)]
+    if suffix == "shape":
+        return val.shape if isinstance(arg, Tensor) else ()
+    if suffix == "dtype":
+        return _dtype._BY_NP[val.dtype] if isinstance(arg, Tensor) else None
+    return arg._device if isinstance(arg, Tensor) else _cpu
+
+
+def _write_inplace(op, target, array):
+    """Copies ``array`` into ``target``'s memory (PyTorch's casting rule) and bumps its version."""
+    dst = target._data
+    if array.dtype != dst.dtype:
+        src_cat = _dtype._BY_NP[array.dtype]._category
+        dst_cat = _dtype._BY_NP[dst.dtype]._category
+        if src_cat > dst_cat:
+            raise RuntimeError(f"result type {_dtype._BY_NP[array.dtype].name.capitalize()} can't be cast to the "
+                               f"desired output type {_dtype._BY_NP[dst.dtype].name.capitalize()}")
+    if array.shape != dst.shape:
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                           f"{list(array.shape)}")
+    if array is not dst:
+        if not dst.flags.writeable:  # an expanded (broadcast) view
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        dst[...] = array
+    target._version_counter.version += 1
+    return target
+
+
+VIEW_LINK_FIELDS = ("op", "rest", "output")  # one step of a view's _view_fn chain
+
+
+def mark_views(op, args, results):
+    """Links view outputs to their base: shared version counter and a replayable view function.
+
+    A view's ``_view_fn`` is a tuple of steps of ``VIEW_LINK_FIELDS``: the view op, its arguments
+    after the first, and which output (None for a single-output op)."""
+    src = args[0]
+    base = src._base if src._base is not None else src
+    chain = src._view_fn if src._base is not None else ()
+    rest = tuple(args[1:])
+    src_data = src._data
+    for j, t in enumerate(results):
+        arr = t._data
+        owner = arr.base
+        if owner is None or (owner is not src_data and owner is not src_data.base
+                             and not np.may_share_memory(arr, src_data)):
+            continue  # NumPy had to copy (e.g. reshape of a non-contiguous array): not a view
+        t._base = base
+        t._version_counter = src._version_counter
+        t._view_fn = chain + ((op, rest, j if op.multi_output else None),)
+        t._view_version = src._version_counter.version
+        t._view_no_grad = not _grad_state.grad_enabled  # see apply_inplace in ops/_inplace.py

@@ -1,0 +1,276 @@
+"""defop(): declares an op once, with its forward and per-input derivative formulas.
+
+From one declaration come the public function (PyTorch's signature, generated so that argument
+handling costs no more than a plain call: _signature.py), the ``<Name>Backward0`` node class
+(_node.py), what each node saves, and the op's Tensor methods. Every call of the op does what
+``call_op`` (_call.py) defines.
+
+Formula parameters, matched by name:
+  ``grad``             the gradient of the (single) output
+  ``grads``            the gradients of all outputs (undefined ones materialized as zeros)
+  ``result``           the forward output (a tuple for several outputs), saved without a cycle
+  ``<param>``          a forward argument (tensors are saved as ``SavedTensor``)
+  ``<param>_shape``    only the shape of a forward tensor argument (likewise ``_dtype``, ``_device``)
+
+Note [Declared shortcuts]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+Some forwards are one NumPy ufunc call, and some formulas one call of another op (``grad *
+other`` is ``mul``). Made by the constructors below, such a forward or formula carries that
+fact (``same_as_ufunc`` and ``same_as_op``: the callee, how many leading arguments it takes,
+and the ``(position, value)`` conditions under which the whole function is that call), which the
+C code uses to call the ufunc or the op's C call without the Python function's frame (Note [The
+compiled op call], Note [The compiled loop]). The declaration is never written by hand: it is
+derived from how the function is built, so it cannot drift from what the function does.
+  ``ufunc(name, *params)``             the forward ``xp.<name>(*params)``
+  ``passthrough``                      the formula that returns the gradient itself
+  ``op_call(name, *params)``           the formula that returns op ``name`` applied to ``params``
+  ``shortcut(general, when, then)``    ``then`` where every condition of ``when`` holds, else ``general``
+"""
+from __future__ import annotations
+
+import inspect
+
+from .._tensor import Tensor
+from ._call import call_op
+from ._codegen import define
+from ._node import OpNode, build_fast_apply
+from ._signature import make_public
+
+__all__ = ["defop", "OpInfo", "REGISTRY", "tensor_method", "ufunc", "passthrough", "op_call", "shortcut"]
+
+REGISTRY: dict = {}
+
+
+class OpInfo:
+    """Everything the registry knows about one op."""
+
+    def __init__(self, name, forward, formulas, *, promote, view, tensors, lists, nondiff_outputs,
+                 node_name, multi_output, device_param=None):
+        self.name = name
+        self.forward = forward
+        sig = inspect.signature(forward)
+        params = list(sig.parameters.values())
+        if not params or params[0].name != "xp":
+            raise TypeError(f"defop({name!r}): the forward's first parameter must be 'xp'")
+        self.params = [p.name for p in params[1:]]
+        for reserved in ("grads", "result"):  # in a formula these names mean the gradients, the output
+            if reserved in self.params:
+                raise TypeError(f"defop({name!r}): {reserved!r} is reserved for formulas; rename the parameter")
+        kwonly = [p.name for p in params[1:] if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        self.kernel, self.kwonly = forward, tuple(kwonly)  # the forward as written, and its keyword-only names
+        if kwonly:  # call_op passes every argument positionally: generate the keyword call once
+            npos = len(self.params) - len(kwonly)
+            args = [f"a{i}" for i in range(len(self.params))]
+            call = ", ".join(args[:npos] + [f"{k}={a}" for k, a in zip(kwonly, args[npos:], strict=True)])
+            self.forward = define(f"def forward(xp, {', '.join(args)}):\n    return _forward(xp, {call})\n",
+                                  f"{name}.forward", {"_forward": forward}, "forward")
+        self.signature = sig.replace(parameters=params[1:])
+        index = {p: i for i, p in enumerate(self.params)}
+        self.index = index
+        self.lists = frozenset(lists)
+        if tensors is None:  # formula inputs, and required parameters, may hold tensors
+            tensors = [p.name for p in params[1:] if p.name in formulas or p.default is inspect.Parameter.empty]
+        self.tensor_pos = tuple(index[p] for p in tensors)
+        self.promote = promote
+        self.view = view
+        self.multi_output = multi_output
+        self.device_pos = None if device_param is None else index[device_param]
+        self.nondiff_outputs = frozenset(nondiff_outputs)
+        self.formulas = []  # (param index, is_list, fn, [arg names]) in forward parameter order
+        for pname in self.params:
+            if pname not in formulas:
+                continue
+            fn = formulas[pname]
+            argnames = list(inspect.signature(fn).parameters)
+            for a in argnames:
+                if a in ("grad", "grads", "result") or a in index:
+                    continue
+                base, _, suffix = a.rpartition("_")
+                if suffix in ("shape", "dtype", "device") and base in index:
+                    continue
+                raise TypeError(f"defop({name!r}): formula for {pname!r} asks for unknown name {a!r}")
+            self.formulas.append((index[pname], pname in self.lists, fn, argnames))
+        unknown = set(formulas) - set(self.params)
+        if unknown:
+            raise TypeError(f"defop({name!r}): formulas for unknown parameters {sorted(unknown)}")
+        self.differentiable = bool(self.formulas)
+        # What each formula needs saved: tensor arguments, shapes, other arguments, the result.
+        self.saves = [[a for a in argnames if a not in ("grad", "grads")] for _, _, _, argnames in self.formulas]
+        self.all_saves = tuple(dict.fromkeys(a for s in self.saves for a in s))
+        # A node keeps what it saved in a tuple, one slot per name (a dict per node cost about
+        # 200 bytes): the names, then the length of each list parameter ("#<index>").
+        self.save_slots = self.all_saves + tuple(f"#{pidx}" for pidx, is_list, _, _ in self.formulas if is_list)
+        self.save_index = {name: i for i, name in enumerate(self.save_slots)}
+        camel = node_name or "".join(part.capitalize() for part in name.strip("_").split("_"))
+        self.node_cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": (), "op": self})
+
+    def __call__(self, *args):
+        """Runs the op on its arguments, positionally: ``call_op(self, args)`` (a view's history replays so)."""
+        return call_op(self, args)
+
+    def __repr__(self):
+        return f"<op {self.name}{self.signature}>"
+
+
+def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
+          nondiff_outputs=(), node_name=None, multi_output=False, public=True, device_param=None, doc=None,
+          **formulas):
+    """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
+
+    Args:
+        name: the public name (``retrograd.<name>``), and the node's name (``<Name>Backward0``).
+        forward: ``forward(xp, <params>)`` on backend arrays; its parameters after ``xp`` define
+            the public signature, with PyTorch's names and defaults.
+        method: also attach as ``Tensor.<method>`` (True: same name).
+        inplace: the op has an in-place form, ``Tensor.<name>_`` (its result written into self),
+            which _methods.py attaches once every op exists.
+        promote: None; ``"binary"`` (PyTorch's type promotion over the arguments); or
+            ``"float"`` (promotion, then integers become the default float dtype).
+        view: the outputs share memory with the first argument (views share its version counter).
+        tensor_args: names of parameters that may hold tensors (default: formula inputs and
+            required parameters).
+        lists: parameters holding sequences of tensors (their formula returns a list).
+        nondiff_outputs: output indices that never require grad.
+        multi_output: the forward returns a tuple of arrays.
+        device_param: a parameter naming the device the forward moved its result to.
+        public: export from ``retrograd``.
+        doc: the public function's docstring (default: the forward's, else its signature).
+        **formulas: ``input=lambda grad, other: ...``, see the module docstring.
+
+    Returns:
+        The public function.
+    """
+    op = OpInfo(name, forward, formulas, promote=promote, view=view, tensors=tensor_args, lists=lists,
+                nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
+                device_param=device_param)
+    op.index_lists = frozenset(op.index[p] for p in lists)
+    REGISTRY[name] = op
+    fast_apply = build_fast_apply(op) if op.differentiable else None
+    if fast_apply is not None:
+        op.node_cls.apply = fast_apply
+    fn = make_public(op)
+    if doc is not None:
+        fn.__doc__ = doc
+    op.function = fn
+    if method:
+        setattr(Tensor, name if method is True else method, fn)
+    op.inplace = bool(inplace)
+    op.public = public
+    return fn
+
+
+def tensor_method(fn=None, *, name=None):
+    """Declares a function written in Python (not by defop) as also the Tensor method ``name`` (default: its own)."""
+    def attach(f):
+        setattr(Tensor, name or f.__name__, f)
+        return f
+    return attach if fn is None else attach(fn)
+
+
+# -- the constructors of Note [Declared shortcuts] ------------------------------------------------
+def ufunc(name, *params):
+    """The forward ``forward(xp, *params)`` that returns ``getattr(xp, name)(*params)``.
+
+    Its parameter names are the op's public ones. Declared ``same_as_ufunc``: the C op call calls
+    the NumPy ufunc itself while ``op.forward`` is this function.
+    """
+    _check_identifiers(name, *params)
+    args = ", ".join(params)
+    fn = define(f"def {name}(xp, {args}):\n    return xp.{name}({args})\n", f"ufunc.{name}", {}, name)
+    fn.same_as_ufunc = (name, len(params), ())
+    fn.expression = f"xp.{name}({args})"
+    return fn
+
+
+def passthrough(grad):
+    """The formula of an input whose gradient is the output's own (``input`` of ``add``)."""
+    return grad
+
+
+passthrough.same_as_op = (None, 1, ())
+passthrough.expression = "grad"
+
+
+class _LateOp:
+    """Stands in for op ``name``'s public function in a generated formula until its first call,
+    which binds the function itself in the formula's namespace (ops may be declared in any order)."""
+
+    def __init__(self, env, key, name):
+        self.env, self.key, self.name = env, key, name
+
+    def __call__(self, *args):
+        fn = self.env[self.key] = REGISTRY[self.name].function
+        return fn(*args)
+
+
+def op_call(name, *params):
+    """The formula ``lambda <params>: <op name>(*params)``: op ``name``'s public function on its arguments.
+
+    Declared ``same_as_op``: the compiled loop calls that op's C call without this function's frame.
+    """
+    _check_identifiers(name, *params)
+    args = ", ".join(params)
+    env = {}
+    env["_op"] = _LateOp(env, "_op", name)
+    fn = define(f"def {name}_formula({args}):\n    return _op({args})\n", f"formula.{name}.{'_'.join(params)}", env,
+                f"{name}_formula")
+    fn.same_as_op = (name, len(params), ())
+    fn.expression = f"_op({args})"
+    return fn
+
+
+def shortcut(general, when, then):
+    """``then`` where every named condition of ``when`` holds, else ``general``, with ``general``'s signature.
+
+    ``then`` is a ``ufunc``, ``passthrough`` or ``op_call`` whose parameters are the first ones of
+    ``general``'s (after ``xp`` for a forward); ``when`` maps parameters of ``general`` to the
+    value they must have (compared with ``is`` for None, True and False, else with ``==``). The
+    result carries ``then``'s declaration, with the conditions' positions.
+    """
+    params = list(inspect.signature(general).parameters.values())
+    is_forward = bool(params) and params[0].name == "xp"
+    names = [p.name for p in params[1:]] if is_forward else [p.name for p in params]
+    kind, declared = ("same_as_ufunc", then.same_as_ufunc) if is_forward else ("same_as_op", then.same_as_op)
+    callee, nargs, then_when = declared
+    then_params = list(inspect.signature(then).parameters)[1 if is_forward else 0:]
+    if then_when or then_params != names[:nargs]:
+        raise TypeError(f"shortcut(): {then.__name__} must take the first {nargs} parameters of {general.__name__}")
+    unknown = set(when) - set(names)
+    if unknown:
+        raise TypeError(f"shortcut(): {general.__name__} has no parameters {sorted(unknown)}")
+    env = {"_general": general}
+    if callee is not None and not is_forward:
+        env["_op"] = _LateOp(env, "_op", callee)  # then.expression calls _op
+    text, call = [], []
+    kwonly = False
+    for i, p in enumerate(params):
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly:
+            text.append("*")
+            kwonly = True
+        if p.default is inspect.Parameter.empty:
+            text.append(p.name)
+        else:
+            env[f"_d{i}"] = p.default
+            text.append(f"{p.name}=_d{i}")
+        call.append(f"{p.name}={p.name}" if kwonly else p.name)
+    tests = []
+    for pname, value in when.items():
+        if value is None or value is True or value is False:
+            tests.append(f"{pname} is {value!r}")
+        else:
+            env[f"_w_{pname}"] = value
+            tests.append(f"{pname} == _w_{pname}")
+    fname = f"{general.__name__}_shortcut" if general.__name__.isidentifier() else "shortcut"
+    src = (f"def {fname}({', '.join(text)}):\n"
+           f"    if {' and '.join(tests)}:\n"
+           f"        return {then.expression}\n"
+           f"    return _general({', '.join(call)})\n")
+    fn = define(src, f"shortcut.{callee}.{'_'.join(when)}", env, fname)
+    fn.__doc__ = general.__doc__
+    setattr(fn, kind, (callee, nargs, tuple((names.index(p), v) for p, v in when.items())))
+    return fn
+
+
+def _check_identifiers(*names):
+    if not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise ValueError(f"names must be identifiers: {names!r}")

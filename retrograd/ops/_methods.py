@@ -1,0 +1,147 @@
+"""The Tensor methods and operators that are not an op's own method.
+
+Each op's own method (``x.exp()``, ``x.add_(y)``) is attached by its declaration (``method=`` and
+``inplace=`` of defop, ``tensor_method`` for an op written in Python). What is attached here is
+the rest of the Tensor protocol: aliases (``clip``, ``multiply``), methods whose arguments differ
+from their op's (``x.view(2, 3)``, ``x.permute(1, 0)``), properties (``T``, ``mT``), casts, the
+``new_*`` constructors, the operators and their in-place forms, and indexing.
+"""
+from __future__ import annotations
+
+from .. import _creation, _dtype
+from .._tensor import Tensor
+from . import copy, pointwise
+from ._declarations import REGISTRY
+from ._inplace import apply_inplace
+from ._signature import forwarding_function
+from .indexing import convert_index, getitem
+from .joining import split
+from .linalg import matmul
+from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, sub,
+                        where)
+from .shape import broadcast_to, expand, flip, permute, reshape, shape_arg, transpose, view
+from .copy import sum_to_size, to
+
+__all__ = ["attach"]
+
+
+def _shape_method(fn):
+    def method(self, *shape):
+        return fn(self, shape_arg(shape))
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _dims_method(fn):
+    def method(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return fn(self, dims)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _inplace_method(op):
+    """``Tensor.<name>_(...)`` of an op declared ``inplace=True``: its parameters, the result written into self."""
+    fn = forwarding_function(op, f"{op.name}_", "_inplace", {"_inplace": apply_inplace})
+    fn.__doc__ = f"In-place version of ``{op.name}``."
+    return fn
+
+
+def attach() -> None:
+    """Attaches the methods and operators of this module to Tensor (once, after every op is declared)."""
+    T = Tensor
+    for op in REGISTRY.values():
+        if op.inplace:
+            setattr(T, f"{op.name}_", _inplace_method(op))
+    T.clip = clamp
+    T.split = lambda self, split_size, dim=0: split(self, split_size, dim)
+    T.where = lambda self, condition, other: where(condition, self, other)
+    T.absolute = abs
+    T.multiply = mul
+    T.subtract = sub
+    T.divide = T.true_divide = div
+    T.negative = neg
+    T.greater = gt
+    T.less = lt
+    T.view = _shape_method(view)
+    T.reshape = _shape_method(reshape)
+    T.expand = _shape_method(expand)
+    T.broadcast_to = lambda self, size: broadcast_to(self, size)
+    T.permute = _dims_method(permute)
+    T.flip = _dims_method(flip)
+    T.sum_to_size = sum_to_size
+    T.view_as = lambda self, other: view(self, other._data.shape)
+    T.reshape_as = lambda self, other: reshape(self, other._data.shape)
+    T.T = property(lambda self: permute(self, tuple(range(self.dim() - 1, -1, -1))))
+    T.mT = property(lambda self: transpose(self, -2, -1))
+    T.H = T.T
+    T.mH = T.mT
+    # Casts.
+    T.float = lambda self: to(self, _dtype.float32)
+    T.double = lambda self: to(self, _dtype.float64)
+    T.half = lambda self: to(self, _dtype.float16)
+    T.long = lambda self: to(self, _dtype.int64)
+    T.int = lambda self: to(self, _dtype.int32)
+    T.bool = lambda self: to(self, _dtype.bool)
+    T.type = lambda self, dtype=None: self.dtype if dtype is None else to(self, dtype)
+    T.cpu = lambda self: to(self, "cpu")
+    T.cuda = lambda self, device=None: to(self, "cuda" if device is None else
+                                          device if isinstance(device, str) else f"cuda:{device}")
+    T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.zeros(
+        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.ones(
+        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_empty = T.new_zeros
+    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: _creation.full(
+        size, fill_value, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
+        data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    # Operators.
+    # The op functions themselves where the operands keep their order (one call less per op).
+    T.__add__ = T.__radd__ = add
+    T.__sub__ = sub
+    T.__rsub__ = lambda self, other: sub(other, self)
+    T.__mul__ = T.__rmul__ = mul
+    T.__truediv__ = div
+    T.__rtruediv__ = lambda self, other: div(other, self)
+    T.__floordiv__ = lambda self, other: floor_divide(self, other)
+    T.__rfloordiv__ = lambda self, other: floor_divide(other, self)
+    T.__mod__ = lambda self, other: remainder(self, other)
+    T.__pow__ = pow
+    T.__rpow__ = lambda self, other: pow(other, self)
+    T.__matmul__ = matmul
+    T.__rmatmul__ = lambda self, other: matmul(other, self)
+    T.__neg__ = neg
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: abs(self)
+    T.__eq__ = lambda self, other: eq(self, other)
+    T.__ne__ = lambda self, other: ne(self, other)
+    T.__lt__ = lambda self, other: lt(self, other)
+    T.__le__ = lambda self, other: le(self, other)
+    T.__gt__ = lambda self, other: gt(self, other)
+    T.__ge__ = lambda self, other: ge(self, other)
+    T.__and__ = T.__rand__ = lambda self, other: pointwise.bitwise_and(self, other)
+    T.__or__ = T.__ror__ = lambda self, other: pointwise.bitwise_or(self, other)
+    T.__xor__ = T.__rxor__ = lambda self, other: pointwise.bitwise_xor(self, other)
+    T.__invert__ = lambda self: pointwise.bitwise_not(self) if self._data.dtype.kind != "b" else \
+        pointwise.logical_not(self)
+    T.__getitem__ = getitem
+    # In-place forms.
+    T.div_ = lambda self, other, *, rounding_mode=None: apply_inplace(
+        REGISTRY["div"] if rounding_mode is None else REGISTRY["div_rounding"],
+        (self, other) if rounding_mode is None else (self, other, rounding_mode))
+    T.clip_ = T.clamp_
+    T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
+    T.zero_ = lambda self: T.fill_(self, 0)
+    T.__iadd__ = lambda self, other: T.add_(self, other)
+    T.__isub__ = lambda self, other: T.sub_(self, other)
+    T.__imul__ = lambda self, other: T.mul_(self, other)
+    T.__itruediv__ = lambda self, other: T.div_(self, other)
+    T.__ipow__ = lambda self, other: T.pow_(self, other)
+
+    def __setitem__(self, index, value):
+        indices, _ = convert_index(index)
+        apply_inplace(REGISTRY["index_put"], (self, indices, value, False))
+    T.__setitem__ = __setitem__

@@ -1,0 +1,214 @@
+"""An op's public function, generated from its signature: PyTorch's parameters and defaults, at the cost of a plain call.
+
+``make_public`` gives each op one of three, each doing what ``call_op`` does: the C call where it
+is built (an ``OpFunction``, Note [The compiled op call]), else ``build_fast_call``'s function,
+``call_op`` unrolled for the op (single-output ops without tensor lists), else a function that
+forwards its arguments to ``call_op``.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .._device import cpu as _cpu
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
+from ..autograd.graph import Edge, _next_sequence_nr, make_edge
+from ..autograd.saved_variable import SavedTensor
+from ..autograd.variable import gradient_edge
+from ..backends import get_backend
+from ._call import NOTHING_SAVED, call_op, describe, device_error, forward_wide, mark_views, promote
+from ._codegen import define
+from ._compiled import compiled_call, eligible
+
+__all__ = ["make_public", "forwarding_function", "signature_source", "build_fast_call"]
+
+
+def _xp_of(device):
+    return get_backend(device.type).xp
+
+
+def signature_source(op, env):
+    """The parameter list of ``op``'s public signature as source text, and the parameter names.
+
+    Defaults are bound through ``env`` (``_d0``, ``_d1``, ...), so any value works as a default.
+    """
+    params = []
+    names = []
+    kwonly_started = False
+    for i, p in enumerate(op.signature.parameters.values()):
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly_started:
+            params.append("*")
+            kwonly_started = True
+        if p.default is inspect.Parameter.empty:
+            params.append(p.name)
+        else:
+            env[f"_d{i}"] = p.default
+            params.append(f"{p.name}=_d{i}")
+        names.append(p.name)
+    return ", ".join(params), names
+
+
+def forwarding_function(op, fname, target, env):
+    """Generates ``def fname(<op's params>): return target(_op, (<params>,))`` in ``env``."""
+    params, names = signature_source(op, env)
+    env["_op"] = op
+    src = (f"def {fname}({params}):\n"
+           f"    return {target}(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
+    return define(src, f"{op.name}.{fname}", env, fname)
+
+
+def make_public(op):
+    """The public function of ``op``: the C call, its generated fast path, or a call of ``call_op``."""
+    if eligible(op):
+        env = {"_op": op}
+        params, names = signature_source(op, env)
+        fn = define(build_fast_call(op, params, names, env), f"{op.name}.call", env, op.name)
+        compiled = compiled_call(op, names, fn)
+        if compiled is not None:  # See Note [The compiled op call]
+            fn = compiled
+    else:
+        fn = forwarding_function(op, op.name, "_call", {"_call": call_op})
+    fn.__doc__ = getattr(op.forward, "__doc__", None) or f"retrograd.{op.name}{op.signature}"
+    fn.__qualname__ = op.name
+    fn.__module__ = "retrograd"
+    fn.op = op
+    return fn
+
+
+def _save_users(op) -> dict:
+    """For each saved value the formulas read, the indices of the formulas (edges) that read it."""
+    users = {}
+    for k, (_, _, _, argnames) in enumerate(op.formulas):
+        for a in argnames:
+            if a not in ("grad", "grads"):
+                users.setdefault(a, []).append(k)
+    return users
+
+
+def build_fast_call(op, public_params, names, env):
+    """Returns the source of the public function of ``op`` with the generic loops unrolled.
+
+    ``public_params`` is the parameter list text, ``names`` the parameter names in order, and
+    ``env`` the namespace the source will be executed in (this function adds what it needs).
+    """
+    env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of,
+               _grad_state=grad_mode.state, _Anomaly=_Anomaly, _record_trace=record_forward_trace,
+               _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
+               _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
+               _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
+               _describe=describe, _forward_wide=forward_wide)
+    tensor_names = [names[i] for i in op.tensor_pos]
+    lines = [f"def {op.name}({public_params}):",
+             "    device = None",
+             "    requires_grad = False",
+             "    dt = None",
+             "    mixed = False"]
+    arr = {}
+    for n in names:
+        arr[n] = n
+    for n in tensor_names:
+        a = f"a_{n}"
+        arr[n] = a
+        lines += [
+            f"    if isinstance({n}, _Tensor):",
+            f"        if {n}._base is not None and {n}._view_version != {n}._version_counter.version:",
+            f"            {n}.grad_fn  # a view whose base changed in place: refresh its history",
+            f"        {a} = {n}._data",
+            "        if device is None:",
+            f"            device = {n}._device",
+            f"        elif {n}._device is not device:",
+            f"            raise _device_error(_op, device, {n}._device)",
+            f"        if {n}._requires_grad:",
+            "            requires_grad = True",
+            "        if dt is None:",
+            f"            dt = {a}.dtype",
+            f"        elif {a}.dtype is not dt and {a}.dtype != dt:",
+            "            mixed = True",
+            "    else:",
+            f"        {a} = {n}",
+        ]
+    lines += [
+        "    if device is None or device is _cpu:",
+        "        device = _cpu",
+        "        xp = _np",
+        "    else:",
+        "        xp = _xp_of(device)",
+        "    try:",
+        f"        out = _op.forward(xp, {', '.join(arr[n] for n in names)})",
+        "    except OverflowError:",
+        f"        out = _forward_wide(_op, xp, ({', '.join(arr[n] for n in names)},))",
+        "    if type(out) is not _ndarray:",
+        "        out = xp.asarray(out)",
+    ]
+    args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+    if op.promote is not None:
+        lines += ["    if mixed or out.dtype is not dt:",
+                  f"        out = _promote(_op, {args_tuple}, out)"]
+    lines += [
+        "    res = _new(_Tensor)",
+        "    res._data = out",
+        "    res._device = device",
+        "    res._requires_grad = False",
+        "    res._grad_fn = None",
+        "    res._output_nr = 0",
+        "    res._vc = None",
+        "    res._base = None",
+        "    res._grad = None",
+        "    res._grad_accumulator = None",
+        "    res._backward_hooks = None",
+        "    res._retains_grad = False",
+    ]
+    if op.view:
+        lines.append(f"    _mark_views(_op, {args_tuple}, (res,))")
+    if not op.differentiable:
+        lines.append("    return res")
+        return "\n".join(lines) + "\n"
+    lines += ["    if not requires_grad or not _grad_state.grad_enabled:",
+              "        return res"]
+    edge_names = []
+    for pidx, _, _, _ in op.formulas:
+        n = names[pidx]
+        e = f"e_{n}"
+        edge_names.append(e)
+        lines += [f"    if isinstance({n}, _Tensor) and {n}._requires_grad:",
+                  f"        fn = {n}._grad_fn",
+                  f"        {e} = _mkedge(_Edge, (fn, {n}._output_nr)) if fn is not None and {n}._base is None "
+                  f"else _edge({n})",
+                  "    else:",
+                  f"        {e} = None"]
+    lines += [f"    if {' and '.join(f'{e} is None' for e in edge_names)}:",
+              "        return res",
+              "    node = _new(_Node)",
+              f"    node.next_edges = ({', '.join(edge_names)}{',' if len(edge_names) == 1 else ''})",
+              "    node.sequence_nr = _seq()",
+              "    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None",
+              "    node._metadata = None",
+              "    if _Anomaly.enabled:",
+              "        _record_trace(node)",
+              "    node.input_metadata = ((out.shape, out.dtype, None if device is _cpu else device),)"]
+    float_out = "out.dtype.kind == 'f'" + (" and False" if 0 in op.nondiff_outputs else "")
+    lines += [f"    if {float_out}:",
+              "        res._grad_fn = node",
+              "        res._requires_grad = True"]
+    # Saves, each guarded by the formulas that need it.
+    users = {name: [edge_names[k] for k in ks] for name, ks in _save_users(op).items()}
+    if not users:
+        lines += ["    node._saved = _NOTHING", "    return res"]
+        return "\n".join(lines) + "\n"
+    values = []
+    for name in op.save_slots:
+        es = users[name]
+        cond = " or ".join(f"{e} is not None" for e in dict.fromkeys(es))
+        if name == "result":
+            expr = "_ST(res, is_output=True)"
+        elif name in op.index:
+            expr = f"(_ST({name}) if isinstance({name}, _Tensor) else {name})"
+        else:
+            base, _, suffix = name.rpartition("_")
+            expr = f"_describe({suffix!r}, {base}, {arr[base]}, False)"
+        values.append(expr if len(edge_names) == 1 else f"({expr} if {cond} else None)")
+    lines += [f"    node._saved = ({', '.join(values)},)", "    return res"]
+    return "\n".join(lines) + "\n"
