@@ -3,6 +3,7 @@ so that formulas stay differentiable (``create_graph=True`` gives higher derivat
 from __future__ import annotations
 
 from ._declarations import op_call, shortcut
+from .joining import cat
 from .shape import expand
 
 
@@ -91,5 +92,4 @@ def matmul_backward(grad, input, other, which):
 
 def split_sizes_backward(grads, dim):
     """Gradient of the outputs of split/chunk: concatenated back along ``dim``."""
-    from .joining import cat
     return cat(list(grads), dim)

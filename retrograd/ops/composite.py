@@ -1,6 +1,8 @@
 """Composite ops: built from primitives, so their gradients come from the primitives' formulas."""
 from __future__ import annotations
 
+from .. import return_types
+from .._tensor import _wrap_dim
 from ._declarations import tensor_method
 from ._grad_utils import normalize_dims
 
@@ -72,14 +74,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @tensor_method
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    from ..return_types import var_mean as _vm
-    return _vm(var(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
+    return return_types.var_mean(var(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
 
 
 @tensor_method
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    from ..return_types import std_mean as _sm
-    return _sm(std(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
+    return return_types.std_mean(std(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim=keepdim))
 
 
 @tensor_method
@@ -90,7 +90,6 @@ def square(input):
 @tensor_method
 def narrow(input, dim, start, length):
     """A view of ``length`` elements of ``input`` along ``dim`` from ``start``."""
-    from .._tensor import _wrap_dim
     d = _wrap_dim(dim, input.dim())
     n = input._data.shape[d]
     if start < 0:
@@ -102,7 +101,6 @@ def narrow(input, dim, start, length):
 
 @tensor_method
 def select(input, dim, index):
-    from .._tensor import _wrap_dim
     d = _wrap_dim(dim, input.dim())
     return input[(slice(None),) * d + (index,)]
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import string
 
-from ._grad_utils import matmul_backward
+from .._creation import eye
 from ._declarations import defop
+from ._grad_utils import matmul_backward
 
 
 def _matmul(xp, input, other):
@@ -93,7 +94,6 @@ def _trace(xp, input):
 
 
 def _trace_backward(grad, input_shape):
-    from .._creation import eye
     return grad * eye(input_shape[0], input_shape[1], dtype=grad.dtype, device=grad.device)
 
 
@@ -171,7 +171,6 @@ def _einsum_backward(grad, equation, operands):
                 else:
                     seen.add(c)
                     spelt += c
-            from .._creation import eye
             ids = [eye(sizes[e[0]], dtype=g.dtype, device=g.device) for e in eyes]
             g = einsum(",".join([unique] + eyes) + "->" + spelt, g, *ids)
         grads.append(g)

@@ -21,20 +21,16 @@ import math
 
 import numpy as np
 
+from .._creation import tensor, zeros
 from ._declarations import defop
+from .pointwise import where
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_A = 0.044715
 
 
-def _ops():
-    from .. import ops
-    return ops
-
-
 def _zeros(shape, like):
-    from .._creation import zeros
     return zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
@@ -343,7 +339,6 @@ def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
 
 def embedding_backward(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
     """Gradient of the embedding table: each looked-up row's gradient added into its row."""
-    from .._creation import tensor
     flat = indices.reshape(-1)
     g = grad.reshape(-1, weight_shape[1])
     if padding_idx is not None:
@@ -388,7 +383,7 @@ def _softplus(xp, input, beta=1.0, threshold=20.0):
 # PyTorch: SoftplusBackward0; the composite log1p(exp(x)) overflows.
 softplus = defop("softplus", _softplus, public=False,
                  input=lambda grad, input, beta, threshold:
-                 _ops().where(input * beta > threshold, grad, grad * (input * beta).sigmoid()))
+                 where(input * beta > threshold, grad, grad * (input * beta).sigmoid()))
 
 
 def _erf_array(xp, x):
@@ -460,11 +455,11 @@ silu = defop("silu", lambda xp, input: input * _sigmoid_array(xp, input), public
 leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
                    xp.where(input > 0, input, input * negative_slope).astype(input.dtype, copy=False),
                    public=False,
-                   input=lambda grad, input, negative_slope: _ops().where(input > 0, grad, grad * negative_slope))
+                   input=lambda grad, input, negative_slope: where(input > 0, grad, grad * negative_slope))
 elu = defop("elu", lambda xp, input, alpha=1.0:
             xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0))).astype(input.dtype, copy=False),
             public=False,
-            input=lambda grad, input, alpha: _ops().where(input > 0, grad, grad * alpha * input.exp()))
+            input=lambda grad, input, alpha: where(input > 0, grad, grad * alpha * input.exp()))
 
 
 # -- losses with dedicated formulas -------------------------------------------------------------------

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import return_types
-from .._tensor import Tensor
+from .. import _dtype, return_types
+from .._creation import ones, zeros
+from .._tensor import Tensor, _wrap_dim
 from . import pointwise
-from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
 from ._declarations import defop, tensor_method
+from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
+from .joining import cat
 
 
 def _axis(dim, ndim):
@@ -163,7 +165,6 @@ _min_dim = _extreme_along("argmin")
 
 def _select_backward(grads, input_shape, result, dim, keepdim):
     """Gradient of max/min along a dim: the gradient goes to the selected index."""
-    from .._creation import zeros
     grad = grads[0]
     indices = result[1]
     if not input_shape:
@@ -254,7 +255,6 @@ def _scan(xp_fn, input, dim, dtype):
 
 
 def _wrap(dim, ndim):
-    from .._tensor import _wrap_dim
     return _wrap_dim(dim, ndim)
 
 
@@ -285,10 +285,8 @@ def _prod_other(x, dim):
     n = x.shape[dim] if x.dim() else 1
     if x.dim() == 0:
         return x * 0 + 1
-    from .joining import cat
     ones_shape = list(x.shape)
     ones_shape[dim] = 1
-    from .._creation import ones
     one = ones(tuple(ones_shape), dtype=x.dtype, device=x.device)
     left = cat([one, x.narrow(dim, 0, n - 1).cumprod(dim)], dim) if n > 1 else one
     rev = x.flip(dim)
@@ -310,8 +308,6 @@ def _cumprod_backward(grad, input, result, dim):
         return grad
     if not (input._data == 0).any():  # a branch on the data, as PyTorch takes
         return (grad * result).flip(dim).cumsum(dim).flip(dim) / input
-    from .._creation import ones
-    from .joining import cat
     x = input.movedim(dim, -1)
     g = grad.movedim(dim, -1)
     n = x.shape[-1]
@@ -326,7 +322,6 @@ def _cumprod_backward(grad, input, result, dim):
 
 
 def _bool():
-    from .. import _dtype
     return _dtype.bool
 
 
