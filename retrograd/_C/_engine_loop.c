@@ -135,7 +135,7 @@ static PyObject *zero_int;
  * longer one goes to the node's apply. */
 #define MAX_FORMULA_ARGS 8
 
-static PyObject *s_should_execute;
+static PyObject *s_should_execute, *s_key;
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
@@ -163,7 +163,7 @@ static const struct {
     {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"}, {&s_notify, "notify", "cond"},
     {&s_set_result, "set_result", "future"},
     {&s_add, "add", "InputBuffer"}, {&s_buffer, "buffer", "InputBuffer"}, {&s_device, "device", "InputBuffer"},
-    {&s_push, "push", "ReadyQueue"}, {&s_pop, "pop", "ReadyQueue"}, {&s_heap, "heap", "ReadyQueue"},
+    {&s_push, "push", "ReadyQueue"}, {&s_key, "key", "ReadyQueue"}, {&s_pop, "pop", "ReadyQueue"}, {&s_heap, "heap", "ReadyQueue"},
     {&s_counter, "counter", "ReadyQueue"}, {&s_waiting, "waiting", "ReadyQueue"}, {&s_cond, "cond", "ReadyQueue"},
     {&s_lock, "lock", "GraphTask ReadyQueue"},
     {&s_outstanding_tasks, "outstanding_tasks", "GraphTask"}, {&s_should_execute, "should_execute", "GraphTask"}, {&s_set_exception, "set_exception", "GraphTask"},
@@ -567,6 +567,32 @@ call_method_args(PyObject *obj, PyObject *name, PyObject *a, PyObject *b)
     return r == NULL ? -1 : 0;
 }
 
+/* ReadyQueue.key(graph_task, node): (kind, -reentrant_depth, -sequence_nr), the order of a node
+ * task in a ReadyQueue; the one definition of that order in this file (the Python one is
+ * ReadyQueue.key in graph_task.py). NULL with an error for a node without a sequence number. */
+static PyObject *
+task_key(PyObject *gt, PyObject *node)
+{
+    PyObject *seq = PyObject_TypeCheck(node, Node_type) ? slot(node, n_off[N_SEQUENCE_NR]) : NULL;
+    if (seq == NULL) {
+        PyObject *r = PyObject_CallMethodObjArgs((PyObject *)ReadyQueue_type, s_key, gt, node, NULL);
+        if (r != NULL && (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 3)) {
+            Py_DECREF(r);
+            PyErr_SetString(PyExc_TypeError, "ReadyQueue.key must return a 3-tuple");
+            return NULL;
+        }
+        return r;
+    }
+    PyObject *depth = GT_GET(gt, s_reentrant_depth), *key = NULL;
+    PyObject *neg_depth = depth ? PyNumber_Negative(depth) : NULL, *neg_seq = PyNumber_Negative(seq);
+    if (neg_depth != NULL && neg_seq != NULL)
+        key = PyTuple_Pack(3, task_kind, neg_depth, neg_seq);
+    Py_XDECREF(depth);
+    Py_XDECREF(neg_depth);
+    Py_XDECREF(neg_seq);
+    return key;
+}
+
 /* ReadyQueue.push(graph_task, node, grads); the queue's own method for anything else. */
 static int
 push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
@@ -577,14 +603,13 @@ push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
         Py_XDECREF(r);
         return r == NULL ? -1 : 0;
     }
-    PyObject *depth = NULL, *neg_depth = NULL, *neg_seq = NULL, *order = NULL, *entry = NULL, *lock = NULL;
+    PyObject *key = NULL, *order = NULL, *entry = NULL, *lock = NULL;
     PyObject *heap = NULL, *waiting = NULL, *counter = NULL;
     int rc = -1;
-    if ((depth = GT_GET(gt, s_reentrant_depth)) == NULL ||
-        (neg_depth = PyNumber_Negative(depth)) == NULL ||
-        (neg_seq = PyNumber_Negative(slot(node, n_off[N_SEQUENCE_NR]))) == NULL ||
+    if ((key = task_key(gt, node)) == NULL ||
         (counter = RQ_GET(queue, s_counter)) == NULL || (order = PyObject_CallNoArgs(counter)) == NULL ||
-        (entry = PyTuple_Pack(7, task_kind, neg_depth, neg_seq, order, gt, node, grads)) == NULL ||
+        (entry = PyTuple_Pack(7, PyTuple_GET_ITEM(key, 0), PyTuple_GET_ITEM(key, 1), PyTuple_GET_ITEM(key, 2),
+                              order, gt, node, grads)) == NULL ||
         (lock = RQ_GET(queue, s_lock)) == NULL ||
         (heap = RQ_GET(queue, s_heap)) == NULL)
         goto done;
@@ -610,9 +635,7 @@ push(PyObject *queue, PyObject *gt, PyObject *node, PyObject *grads)
         goto done;
     rc = ok ? 0 : -1;
 done:
-    Py_XDECREF(depth);
-    Py_XDECREF(neg_depth);
-    Py_XDECREF(neg_seq);
+    Py_XDECREF(key);
     Py_XDECREF(order);
     Py_XDECREF(counter);
     Py_XDECREF(entry);
@@ -622,11 +645,11 @@ done:
     return rc;
 }
 
-/* 1 if the first entry of `queue` would pop before `node` of `gt` pushed now (engine.py's
- * _runs_before, negated), 0 if not or the queue is empty, -1 on error. It peeks without the
- * queue's lock, as the Python code does: only the owning thread pops this queue, and a push
- * by another thread just after the peek is a race that pushing and popping would have had
- * too (which of two threads' tasks comes first). */
+/* ReadyQueue.first_runs_before(gt, node): 1 if the first entry of `queue` would pop before `node`
+ * of `gt` pushed now (its key is not greater: on a tie the entry was pushed first), 0 if not or
+ * the queue is empty, -1 on error. It peeks without the queue's lock, as the Python method does:
+ * only the owning thread pops this queue, and a push by another thread just after the peek is a
+ * race that pushing and popping would have had too (which of two threads' tasks comes first). */
 static int
 top_runs_first(PyObject *queue, PyObject *gt, PyObject *node)
 {
@@ -634,29 +657,15 @@ top_runs_first(PyObject *queue, PyObject *gt, PyObject *node)
     if (heap == NULL)
         return -1;
     int rc = PyObject_IsTrue(heap);
-    if (rc > 0 && PyList_CheckExact(heap)) {  /* compare (kind, -depth, -sequence_nr) */
-        PyObject *top = Py_NewRef(PyList_GET_ITEM(heap, 0)), *depth = GT_GET(gt, s_reentrant_depth);
-        PyObject *seq = PyObject_TypeCheck(node, Node_type) ? slot(node, n_off[N_SEQUENCE_NR]) : NULL;
-        PyObject *mine[3] = {task_kind, depth ? PyNumber_Negative(depth) : NULL,
-                             seq ? PyNumber_Negative(seq) : NULL};
-        if (mine[1] == NULL || mine[2] == NULL || !PyTuple_Check(top) || PyTuple_GET_SIZE(top) < 3) {
-            rc = PyErr_Occurred() ? -1 : 1;  /* something unusual: let the queue order them */
-        } else {
-            rc = 1;  /* all three equal: the entry was pushed first */
-            for (int i = 0; i < 3; i++) {
-                int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(top, i), mine[i], Py_EQ);
-                if (eq != 1) {
-                    rc = eq < 0 ? -1 : PyObject_RichCompareBool(PyTuple_GET_ITEM(top, i), mine[i], Py_LT);
-                    break;
-                }
-            }
-        }
+    if (rc > 0 && PyList_CheckExact(heap)) {
+        PyObject *top = Py_NewRef(PyList_GET_ITEM(heap, 0)), *key = task_key(gt, node);
+        PyObject *first = key != NULL && PyTuple_Check(top) ? PyTuple_GetSlice(top, 0, 3) : NULL;
+        rc = first != NULL ? PyObject_RichCompareBool(first, key, Py_LE) : PyErr_Occurred() ? -1 : 1;
         Py_DECREF(top);
-        Py_XDECREF(depth);
-        Py_XDECREF(mine[1]);
-        Py_XDECREF(mine[2]);
+        Py_XDECREF(key);
+        Py_XDECREF(first);
     } else if (rc > 0) {
-        rc = 1;
+        rc = 1;  /* something unusual: let the queue order them */
     }
     Py_DECREF(heap);
     return rc;
@@ -753,14 +762,15 @@ needed_inputs(PyObject *gt, PyObject *exec_info, PyObject *nxt, PyObject **size)
     return *size == NULL ? -1 : 1;
 }
 
-/* 1 if node a has a higher sequence_nr than node b (it pops from a ReadyQueue first), 0 if not
- * or if either has none (the caller then keeps b), -1 on error. */
+/* 1 if node a of gt would pop from a ReadyQueue before node b of gt (task_key), 0 if not, -1 on error. */
 static int
-runs_later(PyObject *a, PyObject *b)
+runs_before(PyObject *gt, PyObject *a, PyObject *b)
 {
-    PyObject *sa = PyObject_TypeCheck(a, Node_type) ? slot(a, n_off[N_SEQUENCE_NR]) : NULL;
-    PyObject *sb = PyObject_TypeCheck(b, Node_type) ? slot(b, n_off[N_SEQUENCE_NR]) : NULL;
-    return sa == NULL || sb == NULL ? 0 : PyObject_RichCompareBool(sa, sb, Py_GT);
+    PyObject *ka = task_key(gt, a), *kb = ka != NULL ? task_key(gt, b) : NULL;
+    int r = kb != NULL ? PyObject_RichCompareBool(ka, kb, Py_LT) : -1;
+    Py_XDECREF(ka);
+    Py_XDECREF(kb);
+    return r;
 }
 
 /* InputBuffer(size): the fields its __init__ sets, without its Python frame. */
@@ -966,7 +976,7 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             PyObject *dq = PyObject_CallMethodOneArg(engine, s_device_queue, device);
             rc = dq == NULL || add_outstanding(gt, 1) < 0 ? -1 : push(dq, gt, nxt, grads);
             Py_XDECREF(dq);
-        } else if (cpu_queue == queue && *follow_node != NULL && (later = runs_later(nxt, *follow_node)) < 0) {
+        } else if (cpu_queue == queue && *follow_node != NULL && (later = runs_before(gt, nxt, *follow_node)) < 0) {
             rc = -1;
         } else if (cpu_queue == queue && (*follow_node == NULL || later)) {
             /* the first to run among the ready successors: See Note [Handing over the next task] */
