@@ -224,6 +224,90 @@ field_tables_layout(const FieldTable *tables, int n)
     return out;
 }
 
+/* A tuple the module reads by position: its name in layout() and its fields, in order. */
+typedef struct {
+    const char *name;
+    const char *const *fields;
+    int n;
+} TupleTable;
+
+/* An attribute name the module reads, sets or calls, interned at import into *var, with the
+ * objects it is read on (space-separated: namespace entries, or kinds of object like "ndarray"). */
+typedef struct {
+    PyObject **var;
+    const char *text;
+    const char *owners;
+} Interned;
+
+/* Interns every name of the table; -1 on error. */
+static inline int
+intern_all(const Interned *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)
+            return -1;
+    return 0;
+}
+
+/* The report of layout(): {"namespace": (entries bound), "slots": {class: {field: offset}},
+ * "tuples": {name: (fields)}, "attributes": {owner: [names]}}, from the module's tables. */
+static inline PyObject *
+layout_report(const Binding *bindings, int nb, const FieldTable *tables, int nt, const TupleTable *tuples,
+              int ntu, const Interned *names, int nn)
+{
+    PyObject *out = PyDict_New(), *v = NULL;
+    if (out == NULL)
+        return NULL;
+    if ((v = binding_names(bindings, nb)) == NULL || PyDict_SetItemString(out, "namespace", v) < 0)
+        goto error;
+    Py_SETREF(v, field_tables_layout(tables, nt));
+    if (v == NULL || PyDict_SetItemString(out, "slots", v) < 0)
+        goto error;
+    Py_SETREF(v, PyDict_New());
+    if (v == NULL || PyDict_SetItemString(out, "tuples", v) < 0)
+        goto error;
+    for (int i = 0; i < ntu; i++) {
+        PyObject *t = str_tuple(tuples[i].fields, tuples[i].n);
+        if (t == NULL || PyDict_SetItemString(v, tuples[i].name, t) < 0) {
+            Py_XDECREF(t);
+            goto error;
+        }
+        Py_DECREF(t);
+    }
+    Py_SETREF(v, PyDict_New());
+    if (v == NULL || PyDict_SetItemString(out, "attributes", v) < 0)
+        goto error;
+    for (int i = 0; i < nn; i++) {
+        PyObject *owners = PyUnicode_FromString(names[i].owners);
+        PyObject *split = owners ? PyUnicode_Split(owners, NULL, -1) : NULL;
+        Py_XDECREF(owners);
+        if (split == NULL)
+            goto error;
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(split); k++) {
+            PyObject *owner = PyList_GET_ITEM(split, k), *list = PyDict_GetItemWithError(v, owner);
+            if (list == NULL) {
+                if (PyErr_Occurred() || (list = PyList_New(0)) == NULL || PyDict_SetItem(v, owner, list) < 0) {
+                    Py_XDECREF(list);
+                    Py_DECREF(split);
+                    goto error;
+                }
+                Py_DECREF(list);
+            }
+            if (PyList_Append(list, *names[i].var) < 0) {
+                Py_DECREF(split);
+                goto error;
+            }
+        }
+        Py_DECREF(split);
+    }
+    Py_DECREF(v);
+    return out;
+error:
+    Py_XDECREF(v);
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* read_slot(obj, offset): the object stored at byte `offset` of `obj`, or None where the slot is
  * unset. For the layout test, which sets each field through Python and reads it back here; it
  * refuses an offset outside the object's fixed part. */

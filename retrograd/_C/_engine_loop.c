@@ -149,11 +149,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
 /* The attributes the loop reads, sets or calls by name, each interned at import, with the
  * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
  * "ndarray"). layout() reports them; the layout test checks that each exists where it says. */
-static const struct {
-    PyObject **var;
-    const char *text;
-    const char *owners;
-} interned[] = {
+static const Interned interned[] = {
     {&s_apply, "apply", "Node"}, {&s_release_variables, "release_variables", "Node"},
     {&s_will_release, "_will_release", "Node"}, {&s_plan, "plan", "apply_function"},
     {&s_shape, "shape", "ndarray"}, {&s_dtype, "dtype", "ndarray"}, {&s_base, "base", "ndarray"},
@@ -311,7 +307,17 @@ configure(PyObject *module, PyObject *ns)
 
 static PyObject *graph_task_init_fields(void);
 
-/* layout(): what the loop reads of the Python objects, for tests/test_compiled_layout.py. */
+static const TupleTable tuple_tables[] = {
+    {"queue_entry", queue_entry_fields, 7}, {"input_metadata", input_metadata_fields, 3},
+    {"plan_entry", plan_entry_fields, 3}, {"direct_form", direct_form_fields, 4},
+    {"exec_info_entry", exec_info_fields, 2}, {"edge", edge_fields, 2}, {"outcome", outcome_fields, 2},
+    {"handed_over", handed_over_fields, 2},
+};
+#define N_TUPLE_TABLES ((int)(sizeof(tuple_tables) / sizeof(tuple_tables[0])))
+
+/* layout(): what the loop reads of the Python objects, for tests/test_compiled_layout.py: the
+ * report of layout_report, with the slot tables of GraphTask and ReadyQueue (every slot, read
+ * directly where it is one) and the fields new_graph_task fills. */
 static PyObject *
 layout(PyObject *module, PyObject *unused)
 {
@@ -319,20 +325,16 @@ layout(PyObject *module, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "layout(): the engine loop is not configured");
         return NULL;
     }
-    PyObject *out = PyDict_New(), *v = NULL;
+    PyObject *out = layout_report(bindings, N_BINDINGS, field_tables, N_FIELD_TABLES, tuple_tables, N_TUPLE_TABLES,
+                                  interned, N_INTERNED);
     if (out == NULL)
         return NULL;
-    if ((v = binding_names(bindings, N_BINDINGS)) == NULL || PyDict_SetItemString(out, "namespace", v) < 0)
-        goto error;
-    Py_SETREF(v, field_tables_layout(field_tables, N_FIELD_TABLES));
-    if (v == NULL)
-        goto error;
-    /* the slot tables of GraphTask and ReadyQueue: every slot, read directly where it is one */
+    PyObject *slots = PyDict_GetItemString(out, "slots"), *tuples = PyDict_GetItemString(out, "tuples");
     const SlotTable *dynamic[2] = {&graph_task_slots, &ready_queue_slots};
     const char *dynamic_names[2] = {"GraphTask", "ReadyQueue"};
     for (int i = 0; i < 2; i++) {
         PyObject *fields = PyDict_New();
-        if (fields == NULL || PyDict_SetItemString(v, dynamic_names[i], fields) < 0) {
+        if (fields == NULL || PyDict_SetItemString(slots, dynamic_names[i], fields) < 0) {
             Py_XDECREF(fields);
             goto error;
         }
@@ -346,61 +348,14 @@ layout(PyObject *module, PyObject *unused)
             Py_DECREF(off);
         }
     }
-    if (PyDict_SetItemString(out, "slots", v) < 0)
-        goto error;
-    Py_SETREF(v, PyDict_New());
-    if (v == NULL || PyDict_SetItemString(out, "tuples", v) < 0)
-        goto error;
-    struct { const char *name; const char *const *fields; int n; } tuples[] = {
-        {"queue_entry", queue_entry_fields, 7}, {"input_metadata", input_metadata_fields, 3},
-        {"plan_entry", plan_entry_fields, 3}, {"direct_form", direct_form_fields, 4},
-        {"exec_info_entry", exec_info_fields, 2}, {"edge", edge_fields, 2}, {"outcome", outcome_fields, 2},
-        {"handed_over", handed_over_fields, 2},
-    };
-    for (size_t i = 0; i < sizeof(tuples) / sizeof(tuples[0]); i++) {
-        PyObject *t = str_tuple(tuples[i].fields, tuples[i].n);
-        if (t == NULL || PyDict_SetItemString(v, tuples[i].name, t) < 0) {
-            Py_XDECREF(t);
-            goto error;
-        }
-        Py_DECREF(t);
-    }
     PyObject *init = graph_task_init_fields();
-    if (init == NULL || PyDict_SetItemString(v, "graph_task_init", init) < 0) {
+    if (init == NULL || PyDict_SetItemString(tuples, "graph_task_init", init) < 0) {
         Py_XDECREF(init);
         goto error;
     }
     Py_DECREF(init);
-    Py_SETREF(v, PyDict_New());
-    if (v == NULL || PyDict_SetItemString(out, "attributes", v) < 0)
-        goto error;
-    for (int i = 0; i < N_INTERNED; i++) {
-        PyObject *owners = PyUnicode_FromString(interned[i].owners);
-        PyObject *split = owners ? PyUnicode_Split(owners, NULL, -1) : NULL;
-        Py_XDECREF(owners);
-        if (split == NULL)
-            goto error;
-        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(split); k++) {
-            PyObject *owner = PyList_GET_ITEM(split, k), *names = PyDict_GetItemWithError(v, owner);
-            if (names == NULL) {
-                if (PyErr_Occurred() || (names = PyList_New(0)) == NULL || PyDict_SetItem(v, owner, names) < 0) {
-                    Py_XDECREF(names);
-                    Py_DECREF(split);
-                    goto error;
-                }
-                Py_DECREF(names);
-            }
-            if (PyList_Append(names, *interned[i].var) < 0) {
-                Py_DECREF(split);
-                goto error;
-            }
-        }
-        Py_DECREF(split);
-    }
-    Py_DECREF(v);
     return out;
 error:
-    Py_XDECREF(v);
     Py_DECREF(out);
     return NULL;
 }
@@ -2117,8 +2072,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__engine_loop(void)
 {
-    for (int i = 0; i < N_INTERNED; i++)
-        if ((*interned[i].var = PyUnicode_InternFromString(interned[i].text)) == NULL)
-            return NULL;
+    if (intern_all(interned, N_INTERNED) < 0)
+        return NULL;
     return PyModule_Create(&module_def);
 }

@@ -61,11 +61,7 @@ static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_
 
 /* The attributes the call reads or calls by name, with the objects it reads them on (see the
  * same table in _engine_loop.c). */
-static const struct {
-    PyObject **var;
-    const char *text;
-    const char *owners;
-} interned[] = {
+static const Interned interned[] = {
     {&s_dtype, "dtype", "ndarray"}, {&s_shape, "shape", "ndarray"}, {&s_base, "base", "ndarray"},
     {&s_grad_enabled, "grad_enabled", "grad_state"}, {&s_enabled, "enabled", "Anomaly"},
     {&s_forward, "forward", "OpInfo"}, {&s_version, "version", "VersionCounter"},
@@ -133,6 +129,12 @@ configure(PyObject *module, PyObject *ns)
     Py_RETURN_NONE;
 }
 
+static const TupleTable tuple_tables[] = {
+    {"spec", spec_fields, S_COUNT}, {"save", save_fields, 4}, {"kernel", kernel_fields, 3},
+    {"ufunc_form", ufunc_fields, 4}, {"input_metadata", input_metadata_fields, 3}, {"view_link", view_link_fields, 3},
+};
+#define N_TUPLE_TABLES ((int)(sizeof(tuple_tables) / sizeof(tuple_tables[0])))
+
 /* layout(): what the call reads of the Python objects, for tests/test_compiled_layout.py. */
 static PyObject *
 layout(PyObject *module, PyObject *unused)
@@ -141,51 +143,8 @@ layout(PyObject *module, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "layout(): the op call is not configured");
         return NULL;
     }
-    PyObject *out = PyDict_New(), *v = NULL;
-    if (out == NULL)
-        return NULL;
-    if ((v = binding_names(bindings, N_BINDINGS)) == NULL || PyDict_SetItemString(out, "namespace", v) < 0)
-        goto error;
-    Py_SETREF(v, field_tables_layout(field_tables, N_FIELD_TABLES));
-    if (v == NULL || PyDict_SetItemString(out, "slots", v) < 0)
-        goto error;
-    Py_SETREF(v, PyDict_New());
-    if (v == NULL || PyDict_SetItemString(out, "tuples", v) < 0)
-        goto error;
-    struct { const char *name; const char *const *fields; int n; } tuples[] = {
-        {"spec", spec_fields, S_COUNT}, {"save", save_fields, 4}, {"kernel", kernel_fields, 3},
-        {"ufunc_form", ufunc_fields, 4}, {"input_metadata", input_metadata_fields, 3},
-        {"view_link", view_link_fields, 3},
-    };
-    for (size_t i = 0; i < sizeof(tuples) / sizeof(tuples[0]); i++) {
-        PyObject *t = str_tuple(tuples[i].fields, tuples[i].n);
-        if (t == NULL || PyDict_SetItemString(v, tuples[i].name, t) < 0) {
-            Py_XDECREF(t);
-            goto error;
-        }
-        Py_DECREF(t);
-    }
-    Py_SETREF(v, PyDict_New());
-    if (v == NULL || PyDict_SetItemString(out, "attributes", v) < 0)
-        goto error;
-    for (int i = 0; i < N_INTERNED; i++) {
-        PyObject *names = PyDict_GetItemString(v, interned[i].owners);
-        if (names == NULL) {
-            if ((names = PyList_New(0)) == NULL || PyDict_SetItemString(v, interned[i].owners, names) < 0) {
-                Py_XDECREF(names);
-                goto error;
-            }
-            Py_DECREF(names);
-        }
-        if (PyList_Append(names, *interned[i].var) < 0)
-            goto error;
-    }
-    Py_DECREF(v);
-    return out;
-error:
-    Py_XDECREF(v);
-    Py_DECREF(out);
-    return NULL;
+    return layout_report(bindings, N_BINDINGS, field_tables, N_FIELD_TABLES, tuple_tables, N_TUPLE_TABLES, interned,
+                         N_INTERNED);
 }
 
 static PyObject *
@@ -1021,9 +980,8 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__op_call(void)
 {
-    for (int i = 0; i < N_INTERNED; i++)
-        if ((*interned[i].var = PyUnicode_InternFromString(interned[i].text)) == NULL)
-            return NULL;
+    if (intern_all(interned, N_INTERNED) < 0)
+        return NULL;
     if ((empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
         (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0)
         return NULL;

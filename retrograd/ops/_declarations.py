@@ -32,7 +32,7 @@ import inspect
 
 from .._tensor import Tensor
 from ._call import call_op
-from ._codegen import define
+from ._codegen import define, parameter_source
 from ._node import OpNode, build_fast_apply
 from ._signature import make_public
 
@@ -241,18 +241,7 @@ def shortcut(general, when, then):
     env = {"_general": general}
     if callee is not None and not is_forward:
         env["_op"] = _LateOp(env, "_op", callee)  # then.expression calls _op
-    text, call = [], []
-    kwonly = False
-    for i, p in enumerate(params):
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly:
-            text.append("*")
-            kwonly = True
-        if p.default is inspect.Parameter.empty:
-            text.append(p.name)
-        else:
-            env[f"_d{i}"] = p.default
-            text.append(f"{p.name}=_d{i}")
-        call.append(f"{p.name}={p.name}" if kwonly else p.name)
+    text, call = parameter_source(params, env)
     tests = []
     for pname, value in when.items():
         if value is None or value is True or value is False:
@@ -261,10 +250,10 @@ def shortcut(general, when, then):
             env[f"_w_{pname}"] = value
             tests.append(f"{pname} == _w_{pname}")
     fname = f"{general.__name__}_shortcut" if general.__name__.isidentifier() else "shortcut"
-    src = (f"def {fname}({', '.join(text)}):\n"
+    src = (f"def {fname}({text}):\n"
            f"    if {' and '.join(tests)}:\n"
            f"        return {then.expression}\n"
-           f"    return _general({', '.join(call)})\n")
+           f"    return _general({call})\n")
     fn = define(src, f"shortcut.{callee}.{'_'.join(when)}", env, fname)
     fn.__doc__ = general.__doc__
     setattr(fn, kind, (callee, nargs, tuple((names.index(p), v) for p, v in when.items())))

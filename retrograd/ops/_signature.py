@@ -7,8 +7,6 @@ forwards its arguments to ``call_op``.
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from .._device import cpu as _cpu
@@ -20,7 +18,7 @@ from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ._call import NOTHING_SAVED, call_op, describe, device_error, forward_wide, mark_views, promote
-from ._codegen import define
+from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
 __all__ = ["make_public", "forwarding_function", "signature_source", "build_fast_call"]
@@ -35,20 +33,8 @@ def signature_source(op, env):
 
     Defaults are bound through ``env`` (``_d0``, ``_d1``, ...), so any value works as a default.
     """
-    params = []
-    names = []
-    kwonly_started = False
-    for i, p in enumerate(op.signature.parameters.values()):
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and not kwonly_started:
-            params.append("*")
-            kwonly_started = True
-        if p.default is inspect.Parameter.empty:
-            params.append(p.name)
-        else:
-            env[f"_d{i}"] = p.default
-            params.append(f"{p.name}=_d{i}")
-        names.append(p.name)
-    return ", ".join(params), names
+    params = list(op.signature.parameters.values())
+    return parameter_source(params, env)[0], [p.name for p in params]
 
 
 def forwarding_function(op, fname, target, env):
