@@ -1,6 +1,8 @@
 """DistributedOptimizer: steps parameters that live on several workers, from a context's gradients."""
 from __future__ import annotations
 
+from . import autograd as dist_autograd, rpc
+
 __all__ = ["DistributedOptimizer"]
 
 
@@ -12,7 +14,6 @@ class _LocalOptimizer:
         self.optim = optimizer_class(self.params, *args, **kwargs)
 
     def step(self, context_id):
-        from . import autograd as dist_autograd
         grads = dist_autograd.get_gradients(context_id)
         saved = [p.grad for p in self.params]
         try:  # the optimizer reads .grad: lend it the context's gradients for this step only
@@ -47,7 +48,6 @@ class DistributedOptimizer:
     """
 
     def __init__(self, optimizer_class, params_rref, *args, **kwargs):
-        from . import rpc
         by_owner = {}
         for rref in params_rref:
             by_owner.setdefault(rref.owner().id, []).append(rref)
@@ -56,7 +56,6 @@ class DistributedOptimizer:
 
     def step(self, context_id) -> None:
         """Steps every worker's parameters with the gradients of ``context_id``, in parallel."""
-        from . import rpc
         futures = [rpc.rpc_async(r.owner(), _step, args=(r, context_id)) for r in self._locals]
         for f in futures:
             f.wait()

@@ -36,8 +36,17 @@ from concurrent.futures import Future
 
 import numpy as np
 
+from ..._creation import from_numpy, ones_like
+from ..._device import cpu
+from ..._tensor import Tensor
+from ...autograd import grad_mode
 from ...autograd.accumulate_grad import AccumulateGrad
+from ...autograd.engine import Engine, get_default_engine
 from ...autograd.graph import Node, GraphRoot, Edge
+from ...autograd.graph_task import GraphTask, NodeTask, local as _engine_local
+from ...autograd.input_buffer import InputBuffer
+from ...autograd.variable import gradient_edge
+from .._current_agent import current_agent, get_agent
 
 __all__ = ["context", "backward", "get_gradients", "SendRpcBackward", "RecvRpcBackward"]
 
@@ -97,8 +106,7 @@ class context:
     """
 
     def __enter__(self) -> int:
-        from .. import rpc
-        rpc._get_agent()
+        get_agent()
         if _current() is not None:
             raise RuntimeError("Already have an autograd context id for this thread.")
         self.id = (_worker_id << 40) | next(_context_ids)
@@ -112,7 +120,6 @@ class context:
 
 def _release(context_id, sender) -> None:
     """Frees the context here and asks the workers it reached to do the same."""
-    from .. import rpc
     with _contexts_lock:
         ctx = _contexts.pop(context_id, None)
     if ctx is None:
@@ -120,7 +127,7 @@ def _release(context_id, sender) -> None:
     gt = ctx.graph_task
     if gt is not None:
         _fail(gt, RuntimeError(f"autograd context {context_id} was released during its backward pass"))
-    agent = rpc._agent
+    agent = current_agent()
     if agent is not None:
         for worker in ctx.known_workers - {sender, agent.rank}:
             agent.request(worker, "cleanup", context_id)  # no reply awaited: workers may form a cycle
@@ -145,12 +152,10 @@ class RecvRpcBackward(Node):
         self.context, self.src, self.send_id = ctx, src, send_id
 
     def apply(self, grads):
-        from .. import rpc
-        from ...autograd.graph_task import local
-        gt = local.current_graph_task
+        gt = _engine_local.current_graph_task
         payload = (self.context.id, self.send_id, [None if g is None else g._host() for g in grads],
                    gt.keep_graph)
-        fut = rpc._get_agent().request(self.src, "backward", payload)
+        fut = get_agent().request(self.src, "backward", payload)
         with self.context.lock:
             self.context.outstanding.append(fut)
         fut.add_done_callback(lambda f: f.exception() is None or _fail(gt, f.exception()))
@@ -159,7 +164,6 @@ class RecvRpcBackward(Node):
 
 def _fail(gt, exc) -> None:
     """Fails a GraphTask from any thread and wakes the thread that drives it."""
-    from ...autograd.engine import NodeTask
     gt.set_exception(exc, None)
     gt.cpu_ready_queue.push_task(NodeTask(gt, None, None))
 
@@ -185,9 +189,6 @@ def _map(obj, fn):
 
 def _pack(obj, dst):
     """``(wire, meta)`` for a message to rank ``dst``: tensors become arrays; a send is recorded if needed."""
-    from ..._tensor import Tensor
-    from ...autograd.variable import gradient_edge
-    from ...autograd import grad_mode
     tensors = []
 
     def take(o):
@@ -215,8 +216,6 @@ def _pack(obj, dst):
 
 def _unpack(packed, meta, src):
     """Rebuilds a message's objects; tensors sent with a send id become outputs of a RecvRpcBackward."""
-    from ..._tensor import Tensor
-    from ..._device import cpu
     wire, arrays = packed
     tensors = [Tensor._make(np.array(a), cpu, requires_grad=rg and a.dtype.kind == "f") for a, rg in arrays]
     if meta is not None:
@@ -267,7 +266,6 @@ class _received:
 # -- the backward pass -------------------------------------------------------------------------------
 def _prepare(ctx, root_edges, seeds, retain_graph):
     """A GraphTask for this worker's share of the pass. See Note [Distributed autograd]."""
-    from ...autograd.engine import Engine, GraphTask
     gt = GraphTask(keep_graph=retain_graph, grad_mode=False, reentrant_depth=0, exit_on_error=True)
     graph_root = GraphRoot(root_edges, seeds)
     with ctx.lock:
@@ -297,9 +295,7 @@ def _prepare(ctx, root_edges, seeds, retain_graph):
 
 def _run(ctx, gt, graph_root, accs) -> None:
     """Drives the GraphTask to its end, adds the captures to the context, waits for the gradients sent on."""
-    from .. import rpc
-    from ...autograd.engine import get_default_engine
-    timeout = rpc._get_agent().timeout
+    timeout = get_agent().timeout
     watchdog = threading.Timer(timeout, _fail, (gt, RuntimeError(
         f"distributed backward of context {ctx.id} timed out after {timeout:g} seconds: a gradient expected "
         f"from another worker never came")))
@@ -342,8 +338,6 @@ def backward(context_id, roots, retain_graph=False) -> None:
         RuntimeError: an unknown context; a root that does not require grad; an error in a
             backward function on any worker (its message names the worker).
     """
-    from ...autograd.variable import gradient_edge
-    from ..._creation import ones_like
     ctx = _retrieve(context_id)
     edges, seeds = [], []
     for i, root in enumerate(roots):
@@ -370,9 +364,6 @@ def get_gradients(context_id) -> dict:
 
 def _handle(src, kind, payload):
     """Serves the autograd messages of other workers."""
-    from ...autograd.engine import get_default_engine, NodeTask
-    from ...autograd.input_buffer import InputBuffer
-    from ..._creation import from_numpy
     if kind == "cleanup":
         _release(payload, src)
         return None

@@ -13,6 +13,9 @@ import itertools
 import threading
 import time
 
+from .. import autograd as dist_autograd
+from .._collectives import _mpi
+from .._current_agent import current_agent, get_agent as _get_agent, set_agent
 from ._agent import Agent, RemoteError
 
 __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "RRef", "WorkerInfo", "get_worker_info",
@@ -20,16 +23,9 @@ __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "RRef", "W
 
 DEFAULT_RPC_TIMEOUT_SEC = 60.0
 WorkerInfo = collections.namedtuple("WorkerInfo", ["name", "id"])
-_agent = None
 _rref_ids = itertools.count()
 _owned = {}  # rref id -> ("ok", value) | ("err", exception)
 _owned_cond = threading.Condition()
-
-
-def _get_agent() -> Agent:
-    if _agent is None:
-        raise RuntimeError("RPC has not been initialized. Call retrograd.distributed.rpc.init_rpc first.")
-    return _agent
 
 
 def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=None, timeout=None):
@@ -45,21 +41,19 @@ def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=N
         RuntimeError: called twice, or names are not unique.
         ValueError: rank or world_size contradict MPI's.
     """
-    global _agent
-    from .._collectives import _mpi
     MPI = _mpi()
-    if _agent is not None:
+    if current_agent() is not None:
         raise RuntimeError("RPC is already initialized")
     world = MPI.COMM_WORLD
     if world_size is not None and world_size != world.Get_size():
         raise ValueError(f"world_size={world_size} but mpiexec started {world.Get_size()} processes")
     if rank not in (-1, None) and rank != world.Get_rank():
         raise ValueError(f"rank={rank} but this process is MPI rank {world.Get_rank()}")
-    from .. import autograd as dist_autograd
     dist_autograd._reset_worker(world.Get_rank())  # before any request can arrive
-    _agent = Agent(str(name), world.Dup(), DEFAULT_RPC_TIMEOUT_SEC if timeout is None else float(timeout),
-                   _handle)
-    _agent.start()  # only now: a request's handler may look up the agent
+    agent = Agent(str(name), world.Dup(), DEFAULT_RPC_TIMEOUT_SEC if timeout is None else float(timeout),
+                  _handle)
+    set_agent(agent)
+    agent.start()  # only now: a request's handler may look up the agent
 
 
 def shutdown(graceful=True, timeout=0):
@@ -67,7 +61,6 @@ def shutdown(graceful=True, timeout=0):
 
     While waiting, this worker keeps serving the others' requests.
     """
-    global _agent
     agent = _get_agent()
     if graceful:
         req = agent.comm.Ibarrier()
@@ -78,7 +71,7 @@ def shutdown(graceful=True, timeout=0):
                                    f"seconds")
             time.sleep(1e-3)
     agent.close()
-    _agent = None
+    set_agent(None)
     with _owned_cond:
         _owned.clear()
 
@@ -126,7 +119,6 @@ def rpc_async(to, func, args=None, kwargs=None, timeout=-1.0):
         concurrent.futures.Future: ``wait()`` (or ``result()``) gives the result, or raises
         ``RemoteError`` naming the worker where ``func`` failed.
     """
-    from .. import autograd as dist_autograd
     dst = _rank_of(to)
     wire, meta = dist_autograd._pack((tuple(args or ()), dict(kwargs or {})), dst)
     inner = _get_agent().request(dst, "call", (func, wire, meta))
@@ -164,7 +156,6 @@ class _Future:
 
 def remote(to, func, args=None, kwargs=None, timeout=-1.0):
     """Runs ``func(*args, **kwargs)`` on worker ``to`` and keeps the result there; returns an ``RRef``."""
-    from .. import autograd as dist_autograd
     agent = _get_agent()
     dst = _rank_of(to)
     rref = RRef._make(dst, (agent.rank, next(_rref_ids)))
@@ -222,7 +213,6 @@ class RRef:
             _wait(self._created, timeout)  # raises the error the remote call raised, if any
         if self.is_owner():
             return self.local_value()
-        from .. import autograd as dist_autograd
         wire, meta = dist_autograd._pack((), self._owner)
         inner = _get_agent().request(self._owner, "fetch", (self._id, meta))
         return _wait(dist_autograd._unpacking(inner, self._owner), timeout)
@@ -250,7 +240,6 @@ def _lookup(rref_id, timeout):
 # -- serving ----------------------------------------------------------------------------------------
 def _handle(src, kind, payload):
     """Runs one request from rank ``src`` on a pool thread; returns the response payload."""
-    from .. import autograd as dist_autograd
     if kind == "call":
         func, wire, meta = payload
         with dist_autograd._received(meta, src):
