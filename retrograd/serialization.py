@@ -26,9 +26,11 @@ from pickle import UnpicklingError
 import numpy as np
 
 from . import _dtype
+from ._creation import tensor as _make_tensor
 from ._device import device as _device_cls
 from ._size import Size
 from ._tensor import Tensor
+from .nn.parameter import Parameter
 
 __all__ = ["save", "load"]
 
@@ -78,22 +80,9 @@ class _Encoder:
             self.keep_alive.append(t)
         entry = {"type": "tensor", "ref": self.index_of[key], "dtype": t.dtype.name, "shape": list(t.shape),
                  "device": str(t.device), "requires_grad": t.requires_grad}
-        if _is_parameter(t):
+        if isinstance(t, Parameter):
             entry["parameter"] = True
         return entry
-
-
-def _is_parameter(t) -> bool:
-    param_cls = _parameter_class()
-    return param_cls is not None and isinstance(t, param_cls)
-
-
-def _parameter_class():
-    try:
-        from .nn.parameter import Parameter
-    except ImportError:
-        return None
-    return Parameter
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True) -> None:
@@ -172,7 +161,6 @@ class _Decoder:
         return self.tensors[ref]
 
     def _read_tensor(self, ref, value):
-        from ._creation import tensor as make_tensor
         name = value.get("dtype")
         if name not in _dtype._BY_NAME:
             raise UnpicklingError(f"retrograd.load: unsupported dtype {name!r}")
@@ -190,11 +178,9 @@ class _Decoder:
                                   f"does not match its manifest entry ({name}, {value.get('shape')})")
         device = self._device(value.get("device", "cpu"))
         requires_grad = value.get("requires_grad") is True
-        t = make_tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
+        t = _make_tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
         if value.get("parameter") is True:
-            param_cls = _parameter_class()
-            if param_cls is not None:
-                t = param_cls(t, requires_grad=requires_grad)
+            t = Parameter(t, requires_grad=requires_grad)
         return t
 
     def _device(self, recorded):
