@@ -12,7 +12,7 @@ def main(argv=None) -> int:
     if argv[0] != "demo":
         print(f"python -m retrograd: unknown command {argv[0]!r}; the command is 'demo'", file=sys.stderr)
         return 2
-    from .demo import main as demo_main
+    from .demo import main as demo_main  # here, not at the top: the usage and its errors do not load the demo
     return demo_main(argv[1:])
 
 

@@ -26,6 +26,7 @@ from .data import load_digits
 from . import nn, optim
 from .nn import functional as F
 from .serialization import save
+from .viz import make_dot
 
 __all__ = ["DigitsNet", "train", "main"]
 
@@ -153,7 +154,6 @@ def _progress(total, desc, enabled):
 def _graph_of(loss, model):
     """The graphviz graph of this step's loss, or the reason it cannot be drawn."""
     try:
-        from .viz import make_dot
         return make_dot(loss, params=dict(model.named_parameters()), show_saved=True)
     except ImportError as e:
         return e

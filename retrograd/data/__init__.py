@@ -5,6 +5,8 @@ import os
 
 import numpy as np
 
+from .. import _creation, _dtype
+
 __all__ = ["load_digits"]
 
 _DIGITS = os.path.join(os.path.dirname(__file__), "digits.npz")
@@ -34,7 +36,6 @@ def load_digits(as_tensors: bool = True):
         images, labels = archive["images"], archive["targets"]
     if not as_tensors:
         return images, labels
-    from .. import _creation, _dtype
     x = _creation.tensor((images.astype(np.float32) / 16.0)[:, None, :, :], dtype=_dtype.float32)
     y = _creation.tensor(labels.astype(np.int64), dtype=_dtype.int64)
     return x, y

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from .._tensor import Tensor
 from ._process_group import ProcessGroupMPI, ReduceOp, Work, _header
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available", "is_mpi_available",
@@ -132,7 +133,6 @@ def get_backend(group=None) -> str:
 
 # -- argument checks and buffers -----------------------------------------------------------------
 def _check_tensor(tensor, name, fn):
-    from .._tensor import Tensor
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(tensor).__name__}")
     if tensor.device.type != "cpu":

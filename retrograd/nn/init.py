@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .._creation import tensor as _make_tensor
 from .._random import default_generator as _gen
 from ..autograd import grad_mode
 
@@ -20,8 +21,7 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros
 def _fill(tensor, values):
     """Writes ``values`` (a host array) into ``tensor``'s data; bumps its version as an in-place op."""
     with grad_mode.no_grad():
-        from .._creation import tensor as make
-        tensor.copy_(make(np.asarray(values), dtype=tensor.dtype, device=tensor.device))
+        tensor.copy_(_make_tensor(np.asarray(values), dtype=tensor.dtype, device=tensor.device))
     return tensor
 
 

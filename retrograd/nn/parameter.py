@@ -1,6 +1,7 @@
 """Parameter: a Tensor that a Module registers as one of its parameters."""
 from __future__ import annotations
 
+from .._creation import empty
 from .._tensor import Tensor
 
 __all__ = ["Parameter"]
@@ -25,7 +26,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._creation import empty
             data = empty(0)
         t = Tensor._alias_of(data).as_subclass(cls)
         t._requires_grad = False

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ... import _creation
+from ...autograd import grad_mode
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -45,7 +46,6 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            from ...autograd import grad_mode
             with grad_mode.no_grad():
                 self.weight[self.padding_idx] = 0.0
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
 
+from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...utils.hooks import RemovableHandle
@@ -361,7 +362,6 @@ class Module:
 
         Integer buffers keep their dtype. Returns self.
         """
-        from ... import _dtype
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
         for a in args:
@@ -385,15 +385,12 @@ class Module:
         return self._apply(convert)
 
     def float(self):
-        from ... import _dtype
         return self._apply(lambda t: t.to(_dtype.float32) if t.is_floating_point() else t)
 
     def double(self):
-        from ... import _dtype
         return self._apply(lambda t: t.to(_dtype.float64) if t.is_floating_point() else t)
 
     def half(self):
-        from ... import _dtype
         return self._apply(lambda t: t.to(_dtype.float16) if t.is_floating_point() else t)
 
     def cpu(self):

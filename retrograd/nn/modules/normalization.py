@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ... import _creation, _dtype
+from ...autograd import grad_mode
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -96,7 +97,6 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            from ...autograd import grad_mode
             with grad_mode.no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:  # a cumulative moving average

@@ -27,6 +27,12 @@ import threading
 
 import numpy as np
 
+from ... import distributed as dist
+from ..._creation import from_numpy
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+from ...autograd.engine import queue_callback
+from ...autograd.variable import grad_accumulator
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -77,8 +83,6 @@ class DistributedDataParallel(Module):
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True,
                  process_group=None, bucket_cap_mb=25, find_unused_parameters=False,
                  gradient_as_bucket_view=False, static_graph=False):
-        from ... import distributed as dist
-        from ...autograd.variable import grad_accumulator
         super().__init__()
         self.module = module
         self.process_group = process_group
@@ -113,7 +117,6 @@ class DistributedDataParallel(Module):
         return list(buffers()) if callable(buffers) else []
 
     def _sync_from_rank0(self, tensors) -> None:
-        from ... import distributed as dist
         works = [dist.broadcast(t, 0, group=self.process_group, async_op=True) for t in tensors]
         for w in works:
             w.wait()
@@ -139,7 +142,6 @@ class DistributedDataParallel(Module):
     # -- forward ------------------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
         """Runs the wrapped module; with ``find_unused_parameters``, notes which parameters it skipped."""
-        from ...autograd import grad_mode
         if self.broadcast_buffers and self.world_size > 1:
             self._sync_from_rank0(self._module_buffers())
         output = self.module(*inputs, **kwargs)
@@ -152,7 +154,6 @@ class DistributedDataParallel(Module):
 
     def _reached_params(self, output):
         """Indices of the parameters whose AccumulateGrad the output's graph reaches."""
-        from ..._tensor import Tensor
         stack, seen, used = [], set(), set()
 
         def collect(obj):
@@ -206,7 +207,6 @@ class DistributedDataParallel(Module):
         return hook
 
     def _start_reduction(self) -> None:
-        from ...autograd.engine import queue_callback
         n = len(self._params)
         self._reduction = {"next_bucket": 0, "used": np.zeros(n, np.int32), "ready": np.zeros(n, bool)}
         for bucket in self._buckets:
@@ -238,8 +238,6 @@ class DistributedDataParallel(Module):
             self._launch_ready_buckets()
 
     def _launch_ready_buckets(self) -> None:
-        from ... import distributed as dist
-        from ..._creation import from_numpy
         reduction = self._reduction
         while reduction["next_bucket"] < len(self._buckets):
             bucket = self._buckets[reduction["next_bucket"]]
@@ -251,8 +249,6 @@ class DistributedDataParallel(Module):
 
     def _finalize(self) -> None:
         """Runs when backward ends: waits for every bucket and writes the averages into ``.grad``."""
-        from ... import distributed as dist
-        from ..._creation import from_numpy
         with self._lock:
             reduction, self._reduction = self._reduction, None
             missing = [i for i in range(len(self._params)) if not reduction["ready"][i]]
@@ -276,7 +272,6 @@ class DistributedDataParallel(Module):
             self._locally_unused = ()
 
     def _write_back(self, index, bucket, locally_used, globally_used) -> None:
-        from ..._creation import from_numpy
         param = self._params[index]
         lo, hi = bucket.offsets[index]
         averaged = bucket.buffer[lo:hi].reshape(param.shape)
