@@ -9,6 +9,7 @@ Example::
     tensor([2., 4., 6.])
 """
 from . import _runtime  # noqa: F401 - the process-wide settings of Note [Collector thresholds] and friends
+from ._runtime import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads
 from ._dtype import (dtype, float16, float32, float64, int8, uint8, int16, int32, int64, bool, half, float,
                      double, short, int, long, get_default_dtype, set_default_dtype, promote_types)
 from ._device import device
@@ -36,6 +37,8 @@ from . import nn
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401
 from . import optim
+from . import backends, cuda, amp
+from .amp import autocast
 from .serialization import save, load
 
 from ._C import _configure as _compiled_modules

@@ -1,5 +1,6 @@
-"""The process-wide settings retrograd makes once, at import: the collector's thresholds and the
-reuse of freed array memory. Each has a Note and an environment variable that keeps the default.
+"""Process-wide settings: the two retrograd makes once, at import (the collector's thresholds and the
+reuse of freed array memory, each with a Note and an environment variable that keeps the default),
+and the thread counts a program may set (``set_num_threads``, as ``torch.set_num_threads``).
 
 Note [Collector thresholds]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -29,7 +30,10 @@ import os
 import platform
 import sys
 
-__all__ = ["tune_collector", "reuse_freed_memory"]
+import threadpoolctl
+
+__all__ = ["tune_collector", "reuse_freed_memory", "set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads"]
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
@@ -53,6 +57,51 @@ def reuse_freed_memory() -> bool:
     except (OSError, AttributeError):
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(_M_TRIM_THRESHOLD, 256 << 20))
+
+
+def set_num_threads(num: int) -> None:
+    """Sets how many threads the BLAS library (matrix products) uses, as ``torch.set_num_threads``.
+
+    retrograd's other kernels are NumPy's, single-threaded; the engine's threads are its own.
+
+    Raises:
+        RuntimeError: if ``num`` is not positive.
+    """
+    _check_count("set_num_threads", num)
+    _thread_limits.append(threadpoolctl.threadpool_limits(limits=num, user_api="blas"))
+    del _thread_limits[:-1]  # the newest limit stands; earlier objects need not be kept
+
+
+def get_num_threads() -> int:
+    """How many threads the BLAS library uses (the CPU count where no BLAS reports one)."""
+    counts = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info.get("user_api") == "blas"]
+    return max(counts) if counts else (os.cpu_count() or 1)
+
+
+_interop_threads = [os.cpu_count() or 1]
+_thread_limits = []
+
+
+def _check_count(name, num):
+    if type(num) is not int:
+        raise RuntimeError(f"{name} expects an int, but got {type(num).__name__}")
+    if num <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Records the inter-op thread count, as ``torch.set_num_interop_threads``; retrograd runs no inter-op pool.
+
+    Raises:
+        RuntimeError: if ``num`` is not positive.
+    """
+    _check_count("set_num_interop_threads", num)
+    _interop_threads[0] = num
+
+
+def get_num_interop_threads() -> int:
+    """The inter-op thread count last set (the CPU count by default)."""
+    return _interop_threads[0]
 
 
 tune_collector()

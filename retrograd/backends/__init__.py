@@ -2,7 +2,9 @@
 
 Nothing outside this package touches a specific array library except through a backend:
 ``backend.xp`` is the NumPy-compatible namespace that op forwards receive as ``xp``.
+``cudnn`` and ``mps`` hold PyTorch's switches of those libraries, which retrograd does not use.
 """
+from . import cudnn, mps  # noqa: F401 - torch.backends' switches
 from .numpy_backend import NumpyBackend
 
 __all__ = ["NumpyBackend", "get_backend", "register_backend"]
