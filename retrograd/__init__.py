@@ -19,7 +19,7 @@ from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, full, empty,
                         full_like, empty_like, arange, linspace, eye, rand, randn, randint, rand_like, randn_like,
                         randperm, scalar_tensor)
 from . import _format  # noqa: F401 - prints tensors
-from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
+from ._random import Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                                  is_inference_mode_enabled)
@@ -36,6 +36,7 @@ from . import utils
 from . import nn
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401
+from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import backends, cuda, amp
 from .amp import autocast

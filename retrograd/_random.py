@@ -3,21 +3,48 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "default_generator"]
+from ._device import device as _device
+
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "default_generator"]
+
+_DEFAULT_SEED = 67280421310721  # what a new torch.Generator starts from
 
 
 class Generator:
-    """A seedable source of random numbers whose state can be saved and restored."""
+    """A seedable source of random numbers whose state can be saved and restored, as ``torch.Generator``.
 
-    def __init__(self, seed_value: int = 0):
-        self.manual_seed(seed_value)
+    The random functions take one as ``generator=``; without one they use ``default_generator``.
+    Its numbers are NumPy's PCG64 stream, not PyTorch's: the same seed gives the same numbers
+    in retrograd every time, but not those PyTorch gives.
 
-    def manual_seed(self, seed_value: int):
-        self._seed = int(seed_value)
+    Args:
+        device (str or device): where its numbers are for (the CPU).
+
+    Example::
+        >>> import retrograd as rg
+        >>> g = rg.Generator().manual_seed(1)
+        >>> rg.equal(rg.rand(3, generator=g), rg.rand(3, generator=rg.Generator().manual_seed(1)))
+        True
+    """
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self.manual_seed(_DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        """Seeds the generator; returns it."""
+        self._seed = int(seed)
         self.np = np.random.Generator(np.random.PCG64(self._seed))
         return self
 
+    def seed(self) -> int:
+        """Seeds the generator from the operating system's entropy; returns the seed."""
+        s = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(s)
+        return s
+
     def initial_seed(self) -> int:
+        """The seed it was last seeded with."""
         return self._seed
 
     def get_state(self):
@@ -27,7 +54,7 @@ class Generator:
         self.np.bit_generator.state = state
 
 
-default_generator = Generator(0)
+default_generator = Generator().manual_seed(0)
 
 
 def manual_seed(seed_value: int) -> Generator:
@@ -44,9 +71,7 @@ def manual_seed(seed_value: int) -> Generator:
 
 def seed() -> int:
     """Seeds the default generator from the operating system's entropy; returns the seed."""
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    default_generator.manual_seed(s)
-    return s
+    return default_generator.seed()
 
 
 def initial_seed() -> int:

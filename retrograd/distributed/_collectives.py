@@ -86,14 +86,18 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         _default_pg = ProcessGroupMPI(world, seconds)
 
 
+class ProcessGroupNotInitializedError(ValueError, RuntimeError):
+    """No default process group yet: a ValueError, as PyTorch raises it, and a RuntimeError, as retrograd raised it."""
+
+
 def destroy_process_group(group=None) -> None:
     """Leaves the default process group; pending collectives fail. ``init_process_group`` may follow."""
     global _default_pg
     with _state_lock:
         pg, _default_pg = _default_pg, None
     if pg is None:
-        raise RuntimeError("Default process group has not been initialized, please make sure to call "
-                           "init_process_group.")
+        raise ProcessGroupNotInitializedError("Default process group has not been initialized, please make sure to "
+                                              "call init_process_group.")
     pg.close()
 
 
@@ -105,8 +109,8 @@ def is_initialized() -> bool:
 def _get_default_group() -> ProcessGroupMPI:
     pg = _default_pg
     if pg is None:
-        raise RuntimeError("Default process group has not been initialized, please make sure to call "
-                           "init_process_group.")
+        raise ProcessGroupNotInitializedError("Default process group has not been initialized, please make sure to "
+                                              "call init_process_group.")
     return pg
 
 

@@ -1,1 +1,1 @@
-"""Utilities: hook handles (``utils.hooks``) and checkpointing (``utils.checkpoint``)."""
+"""Utilities: hook handles (``utils.hooks``), checkpointing (``utils.checkpoint``) and data loading (``utils.data``)."""
