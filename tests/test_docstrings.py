@@ -21,6 +21,11 @@ index_select, masked_fill, softmax, log_softmax, logsumexp, cumsum, flip, roll, 
 triu, diagonal, trace
 """.replace("\n", " ").replace(" ", "").split(",")
 
+# The public namespaces beyond the top level whose ``__all__`` names are documented the same way.
+NAMESPACES = ["retrograd.nn.functional", "retrograd.nn.utils", "retrograd.nn.init", "retrograd.autograd",
+              "retrograd.utils.data", "retrograd.optim", "retrograd.cuda", "retrograd.amp"]
+
+
 def _documented_objects():
     """(qualified name, object) for retrograd's public functions and Tensor's public methods."""
     seen = set()
@@ -35,6 +40,13 @@ def _documented_objects():
         if not name.startswith("_") and inspect.isroutine(obj) and id(obj) not in seen:
             seen.add(id(obj))
             yield f"retrograd.Tensor.{name}", obj
+    for namespace in NAMESPACES:
+        module = eval(namespace, {"retrograd": rg})  # noqa: S307 - a dotted name of ours
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or (inspect.isroutine(obj) and id(obj) not in seen):
+                seen.add(id(obj))
+                yield f"{namespace}.{name}", obj
 
 
 def _examples():

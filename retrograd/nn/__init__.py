@@ -6,10 +6,10 @@ Example::
     >>> net(rg.randn(3, 4)).shape
     retrograd.Size([3, 2])
 """
-from . import functional, init
+from . import functional, init, utils
 from .modules import *  # noqa: F401,F403 - the layers
 
 from . import modules as _modules
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "Parameter"] + list(_modules.__all__)
+__all__ = ["functional", "init", "utils", "Parameter"] + list(_modules.__all__)

@@ -2,13 +2,20 @@
 PyTorch has one and the composite would be unstable (the binary cross entropies)."""
 from __future__ import annotations
 
+import math
+import warnings
+
 from .. import _dtype
-from ..ops import log_softmax as _log_softmax, where as _where
+from ..autograd import grad_mode as _grad_mode
+from ..ops import log_softmax as _log_softmax, minimum as _minimum, where as _where
 from ..ops import nn as _nn
 from ._reduction import legacy_reduction, reduce_loss as _reduce
 
 __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+           "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
+           "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
+           "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss",
+           "triplet_margin_loss"]
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -123,7 +130,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def _check_same_size(input, target, name):
     if tuple(input.shape) != tuple(target.shape):
-        import warnings
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=3)
@@ -140,10 +146,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     _check_same_size(input, target, "mse_loss")
     diff = input - target
-    return _reduce(diff * diff, legacy_reduction(size_average, reduce, reduction))
+    return _weighted(diff * diff, weight, input, legacy_reduction(size_average, reduce, reduction), True)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; a composite (|x - y|, subgradient 0 at 0 as PyTorch).
 
     Example::
@@ -153,7 +159,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
         tensor(1.)
     """
     _check_same_size(input, target, "l1_loss")
-    return _reduce((input - target).abs(), legacy_reduction(size_average, reduce, reduction))
+    return _weighted((input - target).abs(), weight, input, legacy_reduction(size_average, reduce, reduction), True)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -196,3 +202,301 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, legacy_reduction(size_average, reduce, reduction))
+
+
+def _weighted(losses, weight, input, reduction, mean_over_weight):
+    """Applies an elementwise ``weight`` (PyTorch's newer option of l1/mse/huber) and the reduction."""
+    if weight is None:
+        return _reduce(losses, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    losses = losses * weight
+    if reduction == "mean" and mean_over_weight:
+        return losses.sum() / weight.sum()
+    return _reduce(losses, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Smooth L1: ``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (L1 for ``beta=0``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.smooth_l1_loss(rg.tensor([0.5, 3.0]), rg.tensor([0.0, 0.0]), reduction="none")
+        tensor([0.1250, 2.5000])
+    """
+    _check_same_size(input, target, "smooth_l1_loss")
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(diff, reduction)
+    return _reduce(_where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Huber loss: ``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.huber_loss(rg.tensor([0.5, 3.0]), rg.tensor([0.0, 0.0]), delta=2.0, reduction="none")
+        tensor([0.1250, 4.0000])
+    """
+    _check_same_size(input, target, "huber_loss")
+    legacy_reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    diff = (input - target).abs()
+    losses = _where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
+    return _weighted(losses, weight, input, reduction, mean_over_weight=False)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities ``input``.
+
+    ``reduction='batchmean'`` divides the sum by the batch size (the mathematical KL divergence);
+    ``'mean'`` divides by the number of elements, and warns, as PyTorch does.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> p = rg.tensor([[0.25, 0.75]])
+        >>> F.kl_div(p.log(), p, reduction="batchmean")
+        tensor(0.)
+    """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, "mean")
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    elif reduction != "batchmean":
+        legacy_reduction(None, None, reduction)
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:  # xlogy(target, target) - target * input, with 0 log 0 = 0
+        positive = target > 0
+        losses = target * _where(positive, target, 1.0).log() - target * input
+    if reduction == "batchmean":
+        total = losses.sum()
+        return total / input.shape[0] if input.dim() else total
+    return _reduce(losses, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """``max(0, -target * (input1 - input2) + margin)``: ranks ``input1`` above ``input2`` where target is 1.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.margin_ranking_loss(rg.tensor([1., 2.]), rg.tensor([2., 1.]), rg.tensor([1., 1.]))
+        tensor(0.5000)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """``input`` where target is 1, ``max(0, margin - input)`` where it is -1 (distances of pairs).
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.hinge_embedding_loss(rg.tensor([0.3, 0.2]), rg.tensor([1., -1.]), reduction="none")
+        tensor([0.3000, 0.8000])
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    zero = input * 0
+    losses = _where(target != 1, (margin - input).clamp(min=0), zero) + _where(target != -1, input, zero)
+    return _reduce(losses, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Two-class logistic loss ``log(1 + exp(-target * input))`` for targets of 1 and -1.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.soft_margin_loss(rg.tensor([0.0]), rg.tensor([1.0]))
+        tensor(0.6931)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x))``, computed stably as ``-softplus(-x)``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.logsigmoid(rg.tensor([0.0]))
+        tensor([-0.6931])
+    """
+    z = -input
+    return -(z.clamp(min=0) + (-z.abs()).exp().log1p())
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """One-versus-all logistic loss over the last (class) dimension, averaged over the classes.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.multilabel_soft_margin_loss(rg.zeros(1, 3), rg.tensor([[1., 0., 1.]]))
+        tensor(0.6931)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        losses = losses * weight
+    class_dim = input.dim() - 1
+    return _reduce(losses.sum(class_dim) / input.shape[class_dim], reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """Negative log-likelihood of ``target`` under a Poisson of rate ``exp(input)`` (or ``input``).
+
+    ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.poisson_nll_loss(rg.tensor([0.0]), rg.tensor([1.0]))
+        tensor(1.)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if log_input:
+        losses = input.exp() - target * input
+    else:
+        losses = input - target * (input + eps).log()
+    if full:
+        big = target > 1
+        safe = _where(big, target, 1.0)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        losses = losses + _where(big, stirling, 0.0)
+    return _reduce(losses, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log-likelihood of ``target`` under Gaussians of mean ``input`` and variance ``var``.
+
+    ``var`` may have the input's shape, one dimension fewer, or one dimension of size 1 (shared
+    variances); it is clamped at ``eps`` without differentiating the clamp, as PyTorch.
+
+    Raises:
+        ValueError: a negative variance, a ``var`` of a shape that does not fit, or a bad reduction.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.gaussian_nll_loss(rg.tensor([0.0]), rg.tensor([0.0]), rg.tensor([1.0]))
+        tensor(0.)
+    """
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input.detach() * 0 + float(var)
+    elif var.numel() and float(var.detach().min()) < 0:
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim()
+                  and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _grad_mode.no_grad():
+        var.clamp_(min=eps)
+    losses = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        losses = losses + 0.5 * math.log(2 * math.pi)
+    return _reduce(losses, reduction)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The ``p``-norm distance of ``x1`` and ``x2`` along the last dimension (``eps`` added to the difference).
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.pairwise_distance(rg.tensor([[0., 0.]]), rg.tensor([[3., 4.]]), eps=0.0)
+        tensor([5.])
+    """
+    ndim = max(x1.dim(), x2.dim())
+    return (x1 - x2 + eps).norm(p, ndim - 1 if ndim else None, keepdim=keepdim) if ndim else (x1 - x2 + eps).abs()
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim``, each norm clamped below at ``eps``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.cosine_similarity(rg.tensor([[1., 0.]]), rg.tensor([[1., 1.]]))
+        tensor([0.7071])
+    """
+    n1 = x1.norm(2, dim, keepdim=True).clamp(min=eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.cosine_embedding_loss(rg.tensor([[1., 0.]]), rg.tensor([[0., 1.]]), rg.tensor([1.]))
+        tensor(1.)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    dim = 1 if input1.dim() == 2 else 0
+    tiny = 1e-12
+    prod = (input1 * input2).sum(dim)
+    denom = (((input1 * input1).sum(dim) + tiny) * ((input2 * input2).sum(dim) + tiny)).sqrt()
+    cos = prod / denom
+    zero = cos * 0
+    losses = _where(target == 1, 1 - cos, zero) + _where(target == -1, (cos - margin).clamp(min=0), zero)
+    return _reduce(losses, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the pairwise ``p``-distance.
+
+    ``swap`` uses the smaller of ``d(anchor, negative)`` and ``d(positive, negative)``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> a, pos, neg = rg.tensor([[0., 0.]]), rg.tensor([[0., 1.]]), rg.tensor([[0., 3.]])
+        >>> F.triplet_margin_loss(a, pos, neg, eps=0.0)
+        tensor(0.)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction)

@@ -17,7 +17,10 @@ from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softma
 __all__ = ["conv1d", "conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout",
            "embedding", "layer_norm", "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu",
            "leaky_relu", "elu", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
-           "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+           "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss",
+           "huber_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "logsigmoid",
+           "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance",
+           "cosine_similarity", "cosine_embedding_loss", "triplet_margin_loss"]
 
 
 def _pair(x, name="argument"):
@@ -534,5 +537,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 # -- losses (in _losses.py) -------------------------------------------------------------------------
-from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss,  # noqa: E402
-                      mse_loss, nll_loss)
+from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: E402
+                      cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div,
+                      l1_loss, logsigmoid, margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss,
+                      pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)

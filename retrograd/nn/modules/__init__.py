@@ -1,11 +1,21 @@
 """The layers of ``retrograd.nn``."""
-from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
+from .activation import ELU, GELU, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
+                   HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
+                   MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .misc import AdaptiveAvgPool2d, AvgPool2d, Dropout, Embedding, Flatten, MaxPool2d, Unflatten
 from .module import Module, RemovableHandle
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 
-__all__ = ['ELU', 'GELU', 'LeakyReLU', 'LogSoftmax', 'ReLU', 'SiLU', 'Sigmoid', 'Softmax', 'Softplus', 'Tanh', 'ModuleDict', 'ModuleList', 'Sequential', 'Conv1d', 'Conv2d', 'Identity', 'Linear', 'BCELoss', 'BCEWithLogitsLoss', 'CrossEntropyLoss', 'L1Loss', 'MSELoss', 'NLLLoss', 'AdaptiveAvgPool2d', 'AvgPool2d', 'Dropout', 'Embedding', 'Flatten', 'MaxPool2d', 'Unflatten', 'Module', 'RemovableHandle', 'BatchNorm1d', 'BatchNorm2d', 'LayerNorm']
+__all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Softplus",
+           "Tanh", "ModuleDict", "ModuleList", "Sequential", "Conv1d", "Conv2d", "CosineSimilarity",
+           "PairwiseDistance", "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss",
+           "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+           "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
+           "SoftMarginLoss", "TripletMarginLoss", "AdaptiveAvgPool2d", "AvgPool2d", "Dropout", "Embedding",
+           "Flatten", "MaxPool2d", "Unflatten", "Module", "RemovableHandle", "BatchNorm1d", "BatchNorm2d",
+           "LayerNorm"]

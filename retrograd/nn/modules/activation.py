@@ -4,7 +4,8 @@ from __future__ import annotations
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Softplus"]
+__all__ = ["ReLU", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Softplus",
+           "LogSigmoid"]
 
 
 class ReLU(Module):
@@ -140,3 +141,16 @@ class Softplus(Module):
 
     def extra_repr(self):
         return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), computed stably.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.LogSigmoid()(rg.tensor([0.]))
+        tensor([-0.6931])
+    """
+
+    def forward(self, input):
+        return F.logsigmoid(input)
