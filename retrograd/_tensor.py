@@ -44,6 +44,9 @@ class Tensor:
                  "_retains_grad", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers `ndarray * Tensor` to Tensor.__rmul__
+    # A leaf's post-accumulate-grad hooks (autograd/variable.py), in its __dict__ once it has one:
+    # few tensors ever do, so none pays for a slot.
+    _post_accumulate_grad_hooks = None
 
     # -- construction (internal) ------------------------------------------------------------------
     @classmethod

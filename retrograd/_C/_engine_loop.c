@@ -10,7 +10,8 @@
  *   - in a pruned pass (autograd.grad, backward(inputs=...)), a node that captures a
  *     gradient or is not needed,
  *   - anomaly mode,
- *   - a node with hooks of any kind (for an AccumulateGrad, also its leaf's tensor hooks),
+ *   - a node with hooks of any kind (for an AccumulateGrad, also its leaf's tensor hooks and
+ *     post-accumulate-grad hooks; register_multi_grad_hook's hooks are tensor hooks),
  *     a node that defines will_release_variables, or an object that is not a Node.
  *
  * A gradient whose shape, dtype or device differs from the input it flows into goes through
@@ -144,7 +145,8 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_cond, *s_notify, *s_plan, *s_unpack, *s_version, *s_base, *s_flags, *s_writeable, *s_clone, *s_data,
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
-    *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill;
+    *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill, *s_graph_root,
+    *s_post_acc_hooks;
 
 /* The attributes the loop reads, sets or calls by name, each interned at import, with the
  * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
@@ -171,11 +173,13 @@ static const Interned interned[] = {
     {&s_claimed, "_claimed", "GraphTask"}, {&s_captured_vars, "captured_vars", "GraphTask"},
     {&s_outcome, "_outcome", "GraphTask"}, {&s_completed, "completed", "GraphTask"},
     {&s_owner, "owner", "GraphTask"}, {&s_outcome_method, "outcome", "GraphTask"},
+    {&s_graph_root, "graph_root", "GraphTask"},
     {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
     {&s_complete, "_complete", "GraphTask"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
     {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading_enabled, "multithreading_enabled", "Engine"},
     {&s_dev_attr, "_device", "Tensor"}, {&s_data, "_data", "Tensor"}, {&s_clone, "clone", "Tensor"},
-    {&s_version_counter, "_version_counter", "Tensor"}, {&s_unpack, "unpack", "SavedTensor"},
+    {&s_version_counter, "_version_counter", "Tensor"}, {&s_post_acc_hooks, "_post_accumulate_grad_hooks", "Tensor"},
+    {&s_unpack, "unpack", "SavedTensor"},
     {&s_version, "version", "VersionCounter"},
     {&s_checkpoint_valid, "checkpoint_valid", "worker_state"},
     {&s_current_graph_task, "current_graph_task", "worker_state"},
@@ -387,9 +391,14 @@ handled(PyObject *node, int keep_graph)
             return -1;
         int plain = var == Py_None || (PyObject_TypeCheck(var, Tensor_type) && slot(var, t_off[T_HOOKS]) != NULL &&
                                        no_hooks(slot(var, t_off[T_HOOKS])));
+        if (plain && var != Py_None) {  /* nor post-accumulate-grad hooks, in its __dict__ or the class's None */
+            PyObject *post = PyObject_GetAttr(var, s_post_acc_hooks);
+            plain = post == NULL ? -1 : no_hooks(post);
+            Py_XDECREF(post);
+        }
         Py_DECREF(var);
-        if (!plain)
-            return 0;
+        if (plain <= 0)
+            return plain;
     }
     PyObject *edges = slot(node, n_off[N_NEXT_EDGES]);
     PyObject *tph = slot(node, n_off[N_TENSOR_PRE_HOOKS]), *rgh = slot(node, n_off[N_RETAINS_GRAD_HOOKS]);
@@ -717,12 +726,14 @@ needed_inputs(PyObject *gt, PyObject *exec_info, PyObject *nxt, PyObject **size)
     return *size == NULL ? -1 : 1;
 }
 
-/* 1 if node a of gt would pop from a ReadyQueue before node b of gt (task_key), 0 if not, -1 on error. */
+/* 1 if route keeps node a of gt to run next in place of node b, made ready before it: if a would
+ * pop from a ReadyQueue first (task_key) or ties with b, which then goes to the queue first
+ * (See Note [Handing over the next task] in autograd/engine.py); 0 if not, -1 on error. */
 static int
 runs_before(PyObject *gt, PyObject *a, PyObject *b)
 {
     PyObject *ka = task_key(gt, a), *kb = ka != NULL ? task_key(gt, b) : NULL;
-    int r = kb != NULL ? PyObject_RichCompareBool(ka, kb, Py_LT) : -1;
+    int r = kb != NULL ? PyObject_RichCompareBool(ka, kb, Py_LE) : -1;
     Py_XDECREF(ka);
     Py_XDECREF(kb);
     return r;
@@ -1785,7 +1796,7 @@ out:
 static const char *const graph_task_fields[] = {
     "has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready", "dependencies",
     "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error", "_future", "_claimed", "_outcome",
-    "completed", "final_callbacks", "cpu_ready_queue"};
+    "completed", "final_callbacks", "cpu_ready_queue", "graph_root", "_nodes_in_graph"};
 #define N_GRAPH_TASK_FIELDS ((int)(sizeof(graph_task_fields) / sizeof(graph_task_fields[0])))
 
 /* graph_task_fields as a tuple, for layout() */
@@ -1825,7 +1836,8 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         (gt = type->tp_alloc(type, 0)) != NULL) {
         PyObject *values[N_GRAPH_TASK_FIELDS] = {
             Py_False, Py_None, zero_int, keep ? Py_True : Py_False, mode ? Py_True : Py_False, lock, not_ready, deps,
-            Py_None, captured, no_device, zero_int, Py_False, Py_None, Py_False, Py_None, Py_False, callbacks, queue};
+            Py_None, captured, no_device, zero_int, Py_False, Py_None, Py_False, Py_None, Py_False, callbacks, queue,
+            Py_None, Py_None};
         for (int i = 0; i < N_GRAPH_TASK_FIELDS; i++)
             set_slot(gt, graph_task_slots.offs[i], values[i]);
     }
@@ -1924,7 +1936,7 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
     }
     if ((gt = new_graph_task(args[3], args[4], queue)) == NULL || (root = new_graph_root(roots, inputs)) == NULL ||
-        (deps = GT_GET(gt, s_dependencies)) == NULL)
+        GT_SET(gt, s_graph_root, root) < 0 || (deps = GT_GET(gt, s_dependencies)) == NULL)
         goto done;
     if (!PyDict_CheckExact(deps)) {
         PyErr_SetString(PyExc_TypeError, "GraphTask.dependencies must be a dict");

@@ -1,38 +1,57 @@
-"""``backward`` and ``grad``: the user's entry points into the engine, and the checks at its boundary."""
+"""``backward`` and ``grad``: the user's entry points into the engine, and the checks at its boundary.
+
+Outputs and inputs may be ``GradientEdge``s (``autograd.graph.get_gradient_edge``) as well as
+tensors: an output edge is a root seeded like a tensor of its input's shape, dtype and device;
+an input edge captures (``grad``) or runs (``backward``) what flows into that node's input.
+"""
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
 
 from .._creation import zeros_like
 from .._device import cpu as _cpu
+from .._dtype import _BY_NP
+from .._size import Size
 from .._tensor import Tensor
 from . import engine
-from .graph import Edge, make_edge
+from .graph import Edge, GradientEdge, Node, make_edge, node_name
 from .variable import grad_accumulator, gradient_edge
 
 __all__ = ["backward", "grad"]
 
 
 def _as_tuple(value, what):
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, GradientEdge)):
         return (value,)
     if isinstance(value, (tuple, list)):
         return tuple(value)
     raise TypeError(f"{what} argument is expected to be a tuple, but got {type(value).__name__}")
 
 
+def _edge_of(value):
+    """The Edge a GradientEdge names, checked as PyTorch's engine boundary checks it (and in range)."""
+    node, nr = value[0], value[1]
+    if not isinstance(node, Node):
+        raise RuntimeError(f"GradientEdge's first object must be an autograd.graph.Node but got {type(node).__name__}")
+    nr = operator.index(nr)
+    if not 0 <= nr < len(node.input_metadata):
+        raise RuntimeError(f"GradientEdge's output_nr {nr} is out of range: {node_name(node)} has "
+                           f"{len(node.input_metadata)} inputs")
+    return make_edge(Edge, (node, nr))
+
+
 def _make_grads(outputs, grads):
     """The seed gradient of each output: the given one (shape-checked), or ones for a scalar."""
     new_grads = []
     for out, grad in zip(outputs, grads, strict=True):
-        if isinstance(grad, Tensor):
-            if grad._data.shape != out._data.shape:
-                gi = next(i for i, g in enumerate(grads) if g is grad)
-                oi = next(i for i, o in enumerate(outputs) if o is out)
-                raise RuntimeError(f"Mismatch in shape: grad_output[{gi}] has a shape of {grad.shape} and "
-                                   f"output[{oi}] has a shape of {out.shape}.")
+        if isinstance(out, GradientEdge):
+            new_grads.append(_edge_seed(out, grad, outputs, grads))
+        elif isinstance(grad, Tensor):
+            if isinstance(out, Tensor) and grad._data.shape != out._data.shape:
+                _raise_shape_mismatch(outputs, grads, out, grad, out.shape)
             new_grads.append(grad)
         elif grad is None:
             if isinstance(out, Tensor) and out._requires_grad:
@@ -42,18 +61,46 @@ def _make_grads(outputs, grads):
                 if arr.dtype.kind != "f":
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{out.dtype}")
-                device = out._device
-                if device is _cpu:  # empty + fill: np.ones is a Python function doing the same, slower
-                    seed = np.empty(arr.shape, arr.dtype)
-                    seed.fill(1)
-                else:
-                    seed = device.backend.xp.ones(arr.shape, dtype=arr.dtype)
-                new_grads.append(Tensor._make(seed, device))
+                new_grads.append(_ones(arr.shape, arr.dtype, out._device))
             else:
                 new_grads.append(None)
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
     return tuple(new_grads)
+
+
+def _ones(shape, np_dtype, device):
+    if device is _cpu:  # empty + fill: np.ones is a Python function doing the same, slower
+        seed = np.empty(shape, np_dtype)
+        seed.fill(1)
+    else:
+        seed = device.backend.xp.ones(shape, dtype=np_dtype)
+    return Tensor._make(seed, device)
+
+
+def _raise_shape_mismatch(outputs, grads, out, grad, shape):
+    gi = next(i for i, g in enumerate(grads) if g is grad)
+    oi = next(i for i, o in enumerate(outputs) if o is out)
+    raise RuntimeError(f"Mismatch in shape: grad_output[{gi}] has a shape of {grad.shape} and output[{oi}] has a "
+                       f"shape of {shape}.")
+
+
+def _edge_seed(out, grad, outputs, grads):
+    """The seed of an output GradientEdge: as for a tensor of the shape, dtype and device of its input."""
+    node, nr = _edge_of(out)
+    shape, np_dtype, device = node.input_metadata[nr]
+    device = _cpu if device is None else device  # See Note [Input metadata] in graph.py
+    if isinstance(grad, Tensor):
+        if grad._data.shape != shape:
+            _raise_shape_mismatch(outputs, grads, out, grad, Size(shape))
+        return grad
+    if grad is not None:
+        raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    if any(n != 1 for n in shape):
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if np_dtype.kind != "f":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {_BY_NP[np_dtype]}")
+    return _ones(shape, np_dtype, device)
 
 
 def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable,
@@ -63,8 +110,11 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     roots = []
     for i, t in enumerate(outputs):
+        if isinstance(t, GradientEdge):
+            roots.append(_edge_of(t))
+            continue
         if not isinstance(t, Tensor):
-            raise TypeError(f"element {i} of tensors tuple is not a Tensor")
+            raise TypeError(f"element {i} of tensors tuple is neither a Tensor nor a GradientEdge")
         edge = gradient_edge(t)
         if edge is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -76,8 +126,11 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
             raise TypeError(f"element {i} of gradients tuple is not a Tensor or None")
     output_edges = []
     for t in inputs:
+        if isinstance(t, GradientEdge):
+            output_edges.append(_edge_of(t))
+            continue
         if not isinstance(t, Tensor):
-            raise TypeError(f"all inputs have to be Tensors, but got {type(t).__name__}")
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         if t._grad_fn is not None:
@@ -105,13 +158,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulates into ``.grad`` of the leaves the gradients of ``tensors``.
 
     Args:
-        tensors (Tensor or sequence of Tensor): the outputs to differentiate.
+        tensors (Tensor, GradientEdge, or sequence of them): the outputs to differentiate.
         grad_tensors (Tensor, None, or sequence): the gradient of each output; None is allowed
             for scalar outputs (ones) and outputs that do not require grad.
         retain_graph (bool, optional): keep the graph for another pass; defaults to ``create_graph``.
         create_graph (bool): record the pass itself, for higher-order derivatives.
-        inputs (Tensor or sequence of Tensor, optional): accumulate only into these tensors'
-            ``.grad`` (leaves, or non-leaves, whose gradient is then retained).
+        inputs (Tensor, GradientEdge, or sequence of them, optional): accumulate only into these
+            tensors' ``.grad`` (leaves, or non-leaves, whose gradient is then retained); for an
+            edge, run only what leads to its node, and the node itself.
 
     Raises:
         RuntimeError: an output does not require grad, or an implicit gradient is asked for a
@@ -152,8 +206,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     Only the nodes on a path from the outputs to the inputs run.
 
     Args:
-        outputs (Tensor or sequence of Tensor): the outputs to differentiate.
-        inputs (Tensor or sequence of Tensor): the tensors to differentiate with respect to.
+        outputs (Tensor, GradientEdge, or sequence of them): the outputs to differentiate.
+        inputs (Tensor, GradientEdge, or sequence of them): what to differentiate with respect to.
         grad_outputs (Tensor, None, or sequence, optional): the gradient of each output.
         retain_graph (bool, optional): keep the graph; defaults to ``create_graph``.
         create_graph (bool): record the pass, so the results can be differentiated again.
@@ -200,6 +254,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = _engine_run_backward(t_outputs, grad_outputs, retain_graph, create_graph, t_inputs, allow_unused,
                                   False)
     if materialize_grads:
+        if any(r is None and isinstance(inp, GradientEdge) for r, inp in zip(result, t_inputs, strict=True)):
+            raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
         result = [r if r is not None else zeros_like(inp, requires_grad=True) for r, inp in
                   zip(result, t_inputs, strict=True)]
     return tuple(result)

@@ -6,13 +6,14 @@ import threading
 import weakref
 
 from . import grad_mode
-from .graph import MAX_SEQUENCE_NR, Node, input_metadata
+from .graph import MAX_SEQUENCE_NR, Node, call_post_accumulate_grad_hooks, input_metadata
 
 __all__ = ["AccumulateGrad", "accumulate_grad"]
 
 
 class AccumulateGrad(Node):
-    """Sink of a leaf: adds the incoming gradient into ``variable.grad``.
+    """Sink of a leaf: adds the incoming gradient into ``variable.grad``, then runs the leaf's
+    post-accumulate-grad hooks.
 
     One per leaf, shared by every use of it. It refers to the leaf weakly, so the graph never
     keeps a leaf (or, with ``create_graph``, the leaf's own gradient graph) alive.
@@ -46,6 +47,9 @@ class AccumulateGrad(Node):
             raise RuntimeError("leaf variable has been moved into the graph interior")
         with self.lock:
             accumulate_grad(var, grad, 1 + (self._post_hooks is not None))
+            hooks = var._post_accumulate_grad_hooks
+            if hooks:
+                call_post_accumulate_grad_hooks(var, hooks)
         return ()
 
 

@@ -76,11 +76,12 @@ Note [Handing over the next task]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A thread that finishes a node runs next what its ReadyQueue would pop next. Instead of pushing
 every successor the node made ready and popping the first, ``evaluate_function`` keeps the one
-that would pop first among them (the first by ``ReadyQueue.key``; on a tie the first made
-ready) and pushes the rest; it returns that one, for ``thread_main`` to run without the queue,
-unless the queue's own first entry would pop before it (then it pushes that one too and returns
-None). The order of nodes is the queue's, with a push and a pop fewer per fan-out. The compiled
-loop does the same (``route`` and ``top_runs_first`` in _engine_loop.c).
+that would pop first among them (the first by ``ReadyQueue.key``; on a tie the last made ready,
+having pushed the earlier, so that ties reach the queue in the order they were made ready, as the
+leaves' AccumulateGrads do in PyTorch) and pushes the rest; it returns that one, for ``thread_main``
+to run without the queue, unless the queue's own first entry would pop before it (then it pushes
+that one too and returns None). The order of nodes is the queue's, with a push and a pop fewer per
+fan-out. The compiled loop does the same (``route`` and ``top_runs_first`` in _engine_loop.c).
 """
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ class Engine:
     @staticmethod
     def compute_dependencies(root, graph_task) -> None:
         """Counts, for every node reachable from ``root``, how many edges lead into it."""
-        dependencies = graph_task.dependencies
+        graph_task.graph_root, dependencies = root, graph_task.dependencies  # the root: for will_execute
         if _loop is not None and _loop.compute_dependencies(root, dependencies) is None:
             return  # the same walk, compiled: Note [The compiled loop]
         seen = {root}
@@ -156,8 +157,7 @@ class Engine:
             inputs: the seed gradient of each root.
             keep_graph: keep saved tensors for another pass (``retain_graph``).
             create_graph: record the backward pass itself (grad mode on while nodes run).
-            outputs: edges whose incoming gradients to return (``autograd.grad``); empty for
-                ``.backward()``.
+            outputs: edges whose incoming gradients to return (``autograd.grad``); () for ``.backward()``.
             accumulate_grad: with ``outputs``, run only the nodes leading to them but accumulate
                 into ``.grad`` instead of capturing (``backward(inputs=...)``).
 
@@ -310,7 +310,7 @@ class Engine:
             _internal_assert(info is not None, f"{node_name(node)} ran in a pruned pass that has no entry for it")
             needed, captures = info
             if captures is not None:
-                grads = inputs if needed else call_tensor_pre_hooks(node, inputs)
+                grads = inputs if needed else call_tensor_pre_hooks(node, inputs, graph_task)
                 with graph_task.lock:
                     for input_idx, output_idx in captures:
                         graph_task.captured_vars[output_idx] = grads[input_idx]
@@ -368,7 +368,7 @@ class Engine:
                 if device is not _cpu and multithreading:
                     self._device_queue(device).push(graph_task, nxt, grads)
                 elif cpu_queue is queue and (follow is None or
-                                             ReadyQueue.key(graph_task, nxt) < ReadyQueue.key(graph_task, follow[0])):
+                                             ReadyQueue.key(graph_task, nxt) <= ReadyQueue.key(graph_task, follow[0])):
                     if follow is not None:  # See Note [Handing over the next task]
                         cpu_queue.push(graph_task, *follow)
                     follow = (nxt, grads)
@@ -395,7 +395,7 @@ class Engine:
             local.checkpoint_valid = False
         try:
             if node._tensor_pre_hooks is not None or node._retains_grad_hooks is not None or node._leaf_hooks:
-                grads = call_tensor_pre_hooks(node, grads)
+                grads = call_tensor_pre_hooks(node, grads, graph_task)
             if node._pre_hooks:
                 grads = call_pre_hooks(node, grads)
             if not graph_task.keep_graph and node._will_release:

@@ -6,6 +6,18 @@ output along ``next_edges[i]`` to ``Edge(node, input_nr)``: input slot ``input_n
 node that produced that forward input. Leaves that require grad end in an ``AccumulateGrad``
 (accumulate_grad.py); what a node saves for its backward is a ``SavedTensor``
 (saved_variable.py).
+
+Note [Hooks and their order]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+When a node runs, as in PyTorch: the hooks of the tensors it produced (``Tensor.register_hook``,
+per tensor in the order of registration, each on what the one before returned; for an
+AccumulateGrad, its leaf's hooks), then their retain_grad hooks (so ``.grad`` records what the
+tensor hooks returned), then the node's pre-hooks, the node itself (an AccumulateGrad runs its
+leaf's post-accumulate-grad hooks once ``.grad`` is updated), then its post-hooks. Each kind is
+read when its turn comes, from a snapshot of its dict: a hook registered during the pass runs if
+its turn is still to come (one added to a tensor by that tensor's own hooks does not), and one
+removed by an earlier hook of the same snapshot still runs. ``register_multi_grad_hook``'s
+hooks are tensor hooks that also get the pass they run in (``PassHook``).
 """
 from __future__ import annotations
 
@@ -17,14 +29,22 @@ from collections import namedtuple
 from .. import _dtype
 from .._creation import zeros
 from .._device import cpu as _cpu
+from .._dtype import tensor_type_name
 from ..utils.hooks import HookDict, RemovableHandle, add_hook
 from .anomaly_mode import _Anomaly, record_forward_trace
 
-__all__ = ["Node", "Edge", "GraphRoot", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks"]
+__all__ = ["Node", "Edge", "GraphRoot", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
+           "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 Edge = namedtuple("Edge", ["node", "input_nr"])
 Edge.__doc__ = "Where a gradient goes: input slot ``input_nr`` of ``node``."
+GradientEdge = namedtuple("GradientEdge", ["node", "output_nr", "ownership_token"], defaults=(None,))
+GradientEdge.__doc__ = """Where the gradient of a tensor is computed: input ``output_nr`` of ``node``.
+
+``autograd.grad`` and ``autograd.backward`` take it in place of a tensor, as outputs or inputs.
+Get one with ``get_gradient_edge(tensor)``. ``ownership_token`` is PyTorch's (a node that keeps a
+C++ graph alive); here the node itself keeps its graph alive, and it stays None.
+"""
 make_edge = tuple.__new__  # make_edge(Edge, (node, nr)): an Edge without the Python-level __new__
 INPUT_METADATA_FIELDS = ("shape", "dtype", "device")  # See Note [Input metadata]
 
@@ -232,12 +252,27 @@ def _expandable_to(shape, desired):
     return True
 
 
-# -- running a node's hooks (the engine's call_function) ---------------------------------------
-def call_tensor_pre_hooks(node, grads):
+# -- running a node's hooks (the engine's call_function): See Note [Hooks and their order] ----------
+class PassHook:
+    """A tensor hook that keeps state per backward pass: the engine calls ``run(graph_task, grad)``.
+
+    ``graph_task`` is the pass the hook runs in (its ``will_execute(node)`` says which nodes the
+    pass runs); ``run`` returns what a tensor hook returns.
+    """
+
+    __slots__ = ()
+
+    def run(self, graph_task, grad):
+        raise NotImplementedError
+
+
+def call_tensor_pre_hooks(node, grads, graph_task):
     """Runs the tensor hooks of the tensors this node produced, then their retain_grad hooks."""
     for input_nr, hooks in node.tensor_pre_hooks():
         for hook in list(hooks.values()):
-            grads[input_nr] = _checked_hook_result(hook, grads[input_nr], hook(grads[input_nr]))
+            grad = grads[input_nr]
+            result = hook.run(graph_task, grad) if isinstance(hook, PassHook) else hook(grad)
+            grads[input_nr] = _checked_hook_result(hook, grad, result)
     retains = node._retains_grad_hooks
     if retains:
         for input_nr, hook in list(retains.items()):
@@ -250,8 +285,7 @@ def call_pre_hooks(node, grads):
     for hook in list(node._pre_hooks.values()):
         result = hook(tuple(grads))
         if result is not None:
-            _check_count(hook, result, grads)
-            grads = list(result)
+            grads = _checked_hook_results(hook, grads, result)
     return grads
 
 
@@ -260,34 +294,86 @@ def call_post_hooks(node, outputs, inputs):
     for hook in list(node._post_hooks.values()):
         result = hook(tuple(outputs), inputs)
         if result is not None:
-            _check_count(hook, result, outputs)
-            outputs = list(result)
+            outputs = _checked_hook_results(hook, outputs, result)
     return outputs
 
 
+def call_post_accumulate_grad_hooks(var, hooks) -> None:
+    """Runs a leaf's post-accumulate-grad hooks on the leaf, once its ``.grad`` is updated.
+
+    A hook must return None. As in PyTorch, one that returns another tensor passes it to the hooks
+    after it (checked as a tensor hook's result), and the call fails once they have all run.
+    """
+    value = var
+    for hook in list(hooks.values()):
+        result = hook(value)
+        if result is not None and result is not value:
+            value = _checked_hook_result(hook, value, result)
+    if value is not var:
+        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
 def _hook_name(hook):
-    return getattr(hook, "__name__", "<unknown>")
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
 
 
-def _check_count(hook, result, expected):
-    if len(result) != len(expected):
+def _checked_hook_results(hook, values, result) -> list:
+    """What a node hook returned in place of ``values``: a tuple of as many, each None or a valid gradient."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(values):
         raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
-                           f"(got {len(result)}, but expected {len(expected)})")
+                           f"(got {len(result)}, but expected {len(values)})")
+    return [None if new is None else _checked_hook_result(hook, old, new) for old, new in zip(values, result)]
 
 
 def _checked_hook_result(hook, value, result):
-    if result is None:
+    """``result`` of a hook that received ``value``: ``value`` for None, else a tensor of its kind."""
+    if result is None or result is value:
         return value
     if value is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
     if not hasattr(result, "_data") or not hasattr(result, "_grad_fn"):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
     if result._data.dtype != value._data.dtype or result._device is not value._device:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
-                           f"{value.dtype} got {result.dtype})")
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {_type_name(value)} "
+                           f"got {_type_name(result)})")
     if result._data.shape != value._data.shape:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     return result
+
+
+def _type_name(t) -> str:
+    """PyTorch's legacy name of a tensor's type, as hook errors print it: ``retrograd.cuda.FloatTensor``."""
+    name = tensor_type_name(t._data.dtype)
+    return name if t._device is _cpu else name.replace(".", f".{t._device.type}.", 1)
+
+
+class _MultiHandle(RemovableHandle):
+    """The handle of ``register_multi_grad_hook``: removes the hook from every tensor at once."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __getstate__(self):
+        return self.handles
+
+    def __setstate__(self, state):
+        self.handles = state
+
+
+# Note [Graph functions defined above the graph]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``get_gradient_edge`` and ``register_multi_grad_hook`` are this module's, as in
+# ``torch.autograd.graph``, but they need a leaf's AccumulateGrad, which is made above this module:
+# autograd/variable.py defines them and attaches them here, as it attaches ``Tensor.grad_fn``.
 
 
 # -- saved tensor hooks ------------------------------------------------------------------------

@@ -48,7 +48,7 @@ class GraphTask:
     __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
                  "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
                  "_future", "_claimed", "_outcome", "completed", "final_callbacks", "cpu_ready_queue",
-                 "__weakref__")
+                 "graph_root", "_nodes_in_graph", "__weakref__")
 
     def __init__(self, keep_graph: bool, grad_mode: bool, reentrant_depth: int, cpu_ready_queue=None,
                  exit_on_error: bool = False):
@@ -71,6 +71,8 @@ class GraphTask:
         self.completed = False
         self.final_callbacks = []
         self.cpu_ready_queue = cpu_ready_queue if cpu_ready_queue is not None else ReadyQueue()
+        self.graph_root = None  # the node compute_dependencies walked from
+        self._nodes_in_graph = None  # the nodes reachable from it, once will_execute has asked
 
     @property
     def future(self) -> Future:
@@ -94,6 +96,36 @@ class GraphTask:
     def should_execute(self, node) -> bool:
         info = self.exec_info.get(node)
         return info is not None and (info[0] or info[1] is not None)
+
+    def will_execute(self, node) -> bool:
+        """Whether this pass runs ``node`` (or has run it): PyTorch's ``_will_engine_execute_node``.
+
+        True if the node is reachable from the root and, in a pruned pass, needed or captured.
+
+        Raises:
+            RuntimeError: for a node with no next edges (a leaf's AccumulateGrad) that a
+                ``.grad()`` pass captures, which PyTorch does not support either.
+        """
+        nodes = self._nodes_in_graph
+        if nodes is None:  # walked once, on demand: most passes never ask
+            nodes, stack = set(), [] if self.graph_root is None else [self.graph_root]
+            while stack:
+                for edge in stack.pop().next_edges:
+                    if edge is not None and edge[0] not in nodes:
+                        nodes.add(edge[0])
+                        stack.append(edge[0])
+            self._nodes_in_graph = nodes
+        if node not in nodes:
+            return False
+        if self.exec_info is None:
+            return True
+        info = self.exec_info.get(node)
+        if info is None or not (info[0] or info[1] is not None):
+            return False
+        if info[1] is not None and all(edge is None for edge in node.next_edges):
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                               "autograd.grad(). This is currently not supported.")
+        return True
 
     def init_to_execute(self, graph_root, outputs, accumulate_grad: bool) -> None:
         """Marks the nodes on a path from the root to ``outputs`` as needed (``.grad()`` pruning).
