@@ -1164,13 +1164,20 @@ apply_direct(PyObject *direct, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* 1 if every entry of an apply plan is (formula, sources, direct) with at most MAX_FORMULA_ARGS
- * sources, each the gradient (-1) or a slot of `saved`; 0 if apply_node must leave the node to
- * its apply, which reads no plan. */
+ * sources, each the gradient (-1) or a slot of `saved`, and no saved tensor has an unpack hook; 0
+ * if apply_node must leave the node to its apply, which reads no plan. The plan unpacks a saved
+ * tensor once per formula argument, which only an unpack hook could tell from once per apply
+ * (See Note [One unpack per saved tensor and apply]). */
 static int
 plan_is_plain(PyObject *plan, PyObject *saved)
 {
     if (!PyTuple_CheckExact(plan) || !PyTuple_CheckExact(saved))
         return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved); i++) {
+        PyObject *value = PyTuple_GET_ITEM(saved, i);
+        if (Py_TYPE(value) == SavedTensor_type && slot(value, st_off[ST_UNPACK_HOOK]) != Py_None)
+            return 0;
+    }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(plan); k++) {
         PyObject *entry = PyTuple_GET_ITEM(plan, k);
         if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1)))

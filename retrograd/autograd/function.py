@@ -70,7 +70,7 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         with self._lock:  # See Note [Thread safety of nodes] in engine.py
             if self.materialize_grads:
-                grads = materialize_grads(grads, self.input_metadata)
+                grads = _materialized(grads, self.input_metadata)
             result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -102,6 +102,13 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __call__(self, *grads):
         return super().__call__(*grads)
+
+
+def _materialized(grads, metadata):
+    """The gradients with zeros for undefined ones, None for an output that is not a tensor (no dtype), as PyTorch."""
+    if all(m[1] is not None for m in metadata):
+        return materialize_grads(grads, metadata)
+    return [g if m[1] is None else materialize_grads([g], [m])[0] for g, m in zip(grads, metadata, strict=True)]
 
 
 class FunctionMeta(type):

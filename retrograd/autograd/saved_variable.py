@@ -27,6 +27,17 @@ class SavedTensor:
     ``AccumulateGrad``, or the producing node for a non-leaf. A node's own output is saved
     without a reference to the node (the node passes itself to ``unpack``), so no reference
     cycle is formed and memory is freed by reference counting alone.
+
+    Note [What saved-tensor hooks see]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    The pack hook receives a tensor that requires grad as an alias outside the graph (same
+    array and version counter), so that what the hook keeps cannot hold the graph that holds
+    the hook's result, a reference cycle. A tensor that does not require grad has no graph to
+    hold, and the hook receives the tensor itself, as in PyTorch. Unpacking returns the unpack
+    hook's tensor itself where there is nothing to connect (neither the saved tensor nor the
+    hook's result requires grad, and it is not the node's own output); otherwise a tensor on its
+    array, linked to the graph. Non-reentrant checkpointing relies on both to give a recomputed
+    segment the very tensors that did not require grad in forward.
     """
 
     __slots__ = ("data", "version_counter", "saved_version", "edge_node", "output_nr", "is_output",
@@ -48,9 +59,9 @@ class SavedTensor:
         else:
             self.edge_node = grad_accumulator(tensor)
         hooks = _saved_hooks_state.hooks
-        if hooks and _saved_hooks_state.disabled_msg is None:
+        if hooks and _saved_hooks_state.disabled_msg is None:  # See Note [What saved-tensor hooks see]
             pack, self.unpack_hook = hooks[-1]
-            self.packed = pack(Tensor._alias_of(tensor))
+            self.packed = pack(Tensor._alias_of(tensor) if requires_grad else tensor)
             self.data = self.version_counter = None
             self.saved_version = 0
             self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
@@ -77,6 +88,8 @@ class SavedTensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                                 f"type {type(value).__name__}")
+            if not self.requires_grad and not self.is_output and not value._requires_grad:
+                return value  # nothing to connect: the hook's tensor itself (Note [What saved-tensor hooks see])
             data = value._data
             version_counter = VersionCounter()
         else:

@@ -4,6 +4,16 @@ Each op gets its own subclass, ``<Name>Backward0`` (made by its declaration). ``
 handles every op by looping over its formula table; for ops with one output, ``build_fast_apply``
 generates an ``apply`` with that loop unrolled, and the ``plan`` the compiled loop reads (Note
 [The compiled loop]).
+
+Note [One unpack per saved tensor and apply]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A node's apply unpacks each saved tensor it needs once, however many of its formulas read it,
+as PyTorch's generated backward functions do. With saved-tensor hooks the unpack is visible (the
+unpack hook runs once per unpack), and non-reentrant checkpointing hands out each recomputed
+tensor once per backward pass, so a second unpack there would raise. Both applies here keep the
+unpacked values for the rest of the call; the compiled loop, which unpacks per formula argument,
+leaves nodes whose saved tensors have an unpack hook to this apply (``plan_is_plain`` in
+_engine_loop.c).
 """
 from __future__ import annotations
 
@@ -52,12 +62,13 @@ class OpNode(Node):
                 return [None] * len(edges)
         out = []
         k = 0
+        unpacked = {}  # See Note [One unpack per saved tensor and apply]
         for pidx, is_list, fn, argnames in op.formulas:
             n = saved[op.save_index[f"#{pidx}"]] if is_list else 1
             if all(e is None for e in edges[k:k + n]):
                 out.extend([None] * n)
             else:
-                args = [_resolve(self, saved, op.save_index, a, grad, grads) for a in argnames]
+                args = [_resolve(self, saved, op.save_index, a, grad, grads, unpacked) for a in argnames]
                 g = fn(*args)
                 if is_list:
                     out.extend(g)
@@ -81,18 +92,24 @@ class OpNode(Node):
                         v.release()
 
 
-def _resolve(node, saved, index, name, grad, grads):
+def _resolve(node, saved, index, name, grad, grads, unpacked):
+    """The value of formula argument ``name``; saved tensors are unpacked once into ``unpacked``."""
     if name == "grad":
         return grad
     if name == "grads":
         return grads
+    if name in unpacked:
+        return unpacked[name]
     value = saved[index[name]]
     if type(value) is SavedTensor:
-        return value.unpack(node)
-    if type(value) is list and value and type(value[0]) is SavedTensor:
-        return [v.unpack(node) for v in value]
-    if type(value) is tuple and name == "result":
-        return tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+        value = value.unpack(node)
+    elif type(value) is list and value and type(value[0]) is SavedTensor:
+        value = [v.unpack(node) for v in value]
+    elif type(value) is tuple and name == "result":
+        value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+    else:
+        return value
+    unpacked[name] = value
     return value
 
 
@@ -109,6 +126,17 @@ def build_fast_apply(op):
              f"        return {[None] * n!r}",
              "    edges = self.next_edges"]
     results = []
+    uses = {}  # saved name -> the formulas reading it, once per reading
+    for k, (_, _, _, argnames) in enumerate(op.formulas):
+        for a in argnames:
+            if a != "grad":
+                uses.setdefault(a, []).append(k)
+    shared = {a: sorted(set(ks)) for a, ks in uses.items() if len(ks) > 1}
+    for a, ks in shared.items():  # See Note [One unpack per saved tensor and apply]
+        lines += [f"    if {' or '.join(f'edges[{k}] is not None' for k in ks)}:",
+                  f"        v_{a} = saved[{op.save_index[a]}]",
+                  f"        if type(v_{a}) is _ST:",
+                  f"            v_{a} = v_{a}.unpack(self)"]
     for k, (_, _, fn, argnames) in enumerate(op.formulas):
         env[f"_f{k}"] = fn
         r = f"r{k}"
@@ -120,10 +148,12 @@ def build_fast_apply(op):
                 call_args.append("grad")
                 continue
             v = f"v_{a}"
+            call_args.append(v)
+            if a in shared:
+                continue
             lines += [f"        {v} = saved[{op.save_index[a]}]",
                       f"        if type({v}) is _ST:",
                       f"            {v} = {v}.unpack(self)"]
-            call_args.append(v)
         lines += [f"        {r} = _f{k}({', '.join(call_args)})",
                   "    else:",
                   f"        {r} = None"]

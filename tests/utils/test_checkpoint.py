@@ -59,8 +59,8 @@ def test_rng_state_after_backward_is_the_callers():
 def test_reentrant_checkpoint_refuses_autograd_grad():
     x, w = _inputs()
     out = checkpoint(segment, x, w, use_reentrant=True).sum()
-    with pytest.raises(RuntimeError, match=r"^Checkpointing is not compatible with \.grad\(\), please use "
-                                           r"\.backward\(\) if possible"):
+    with pytest.raises(RuntimeError, match=r"^When use_reentrant=True, torch\.utils\.checkpoint is incompatible "
+                                           r"with \.grad\(\) or passing an `inputs` parameter to \.backward\(\)\."):
         rg.autograd.grad(out, x)
 
 
@@ -121,7 +121,7 @@ def test_checkpoint_sequential_matches_plain():
     (g_plain,) = rg.autograd.grad(plain.sum(), x)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        checkpoint_sequential(fns, 2, x).sum().backward()
+        checkpoint_sequential(fns, 2, x, use_reentrant=True).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), g_plain.numpy())
 
 
