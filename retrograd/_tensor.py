@@ -18,7 +18,7 @@ from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
 from ._size import Size
 
-__all__ = ["Tensor", "VersionCounter"]
+__all__ = ["Tensor", "VersionCounter", "INFERENCE_COUNTER"]
 
 
 class VersionCounter:
@@ -30,7 +30,34 @@ class VersionCounter:
         self.version = version
 
 
+class _NoVersionCounter(VersionCounter):
+    """What an inference tensor has for a version counter: none; reading or bumping it raises PyTorch's error."""
+
+    __slots__ = ()
+
+    @property
+    def version(self):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+    @version.setter
+    def version(self, value):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+
+INFERENCE_COUNTER = object.__new__(_NoVersionCounter)  # every inference tensor's _vc. See Note [Inference tensors]
 _vc_lock = threading.Lock()  # makes a tensor's version counter once, whichever thread asks first
+
+
+class _NoModes:
+    """``Tensor._modes`` until autograd/grad_mode.py attaches its census: no thread is in inference mode."""
+
+    threads = 0
+
+
+def _inference_now() -> bool:
+    """Whether this thread is in inference mode (see Note [Inference tensors] in autograd/grad_mode.py)."""
+    modes = Tensor._modes
+    return modes.threads != 0 and modes.state.inference
 
 
 class Tensor:
@@ -40,10 +67,11 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
-                 "_base", "_view_fn", "_view_version", "_view_no_grad", "_grad", "_grad_accumulator", "_backward_hooks",
-                 "_retains_grad", "__weakref__", "__dict__")
+                 "_base", "_view_fn", "_view_version", "_view_creation", "_grad", "_grad_accumulator",
+                 "_backward_hooks", "_retains_grad", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers `ndarray * Tensor` to Tensor.__rmul__
+    _modes = _NoModes  # the grad modes' census, attached by autograd/grad_mode.py: see Note [Inference tensors]
 
     # -- construction (internal) ------------------------------------------------------------------
     @classmethod
@@ -55,7 +83,8 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = None
         t._output_nr = 0
-        t._vc = None  # created on first use: see Tensor._version_counter
+        modes = cls._modes  # made in inference mode: an inference tensor (Note [Inference tensors])
+        t._vc = INFERENCE_COUNTER if modes.threads and modes.state.inference else None  # else made on first use
         t._base = None
         t._grad = None
         t._grad_accumulator = None
@@ -65,7 +94,7 @@ class Tensor:
 
     @classmethod
     def _alias_of(cls, tensor):
-        """A tensor sharing ``tensor``'s array and version counter, outside the graph."""
+        """A tensor sharing ``tensor``'s array and version counter, outside the graph (an inference tensor's is one)."""
         t = cls._make(tensor._data, tensor._device)
         t._version_counter = tensor._version_counter
         return t
@@ -135,7 +164,16 @@ class Tensor:
     # -- autograd metadata ------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        """Whether gradients flow to this tensor: its own flag, or a view's base's (as in PyTorch).
+
+        A view made where nothing was recorded (under ``no_grad``, or before its base required grad)
+        requires grad through its base, with no ``grad_fn``: an op on it records a node whose edge
+        to it is dead. See Note [The autograd state of views] in autograd/variable.py.
+        """
+        if self._requires_grad:
+            return True
+        base = self._base
+        return base is not None and base._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -145,9 +183,10 @@ class Tensor:
         """Sets whether autograd records operations on this leaf; returns ``self``.
 
         Raises:
-            RuntimeError: on a non-leaf with ``False``, or a non-floating tensor with ``True``.
+            RuntimeError: on a non-leaf with ``False``, a non-floating tensor with ``True``, or an
+                inference tensor with ``True`` outside inference mode.
         """
-        if self._grad_fn is not None:
+        if not self.is_leaf:
             if requires_grad:
                 return self
             raise RuntimeError(
@@ -155,13 +194,33 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._vc is INFERENCE_COUNTER and not _inference_now():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded operation (their gradients go to ``.grad``)."""
+        if self._base is not None:
+            return self.grad_fn is None  # a view's history may be regenerated first (autograd/variable.py)
         return self._grad_fn is None
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor: made in inference mode (Note [Inference tensors]).
+
+        Example::
+            >>> import retrograd as rg
+            >>> with rg.inference_mode():
+            ...     x = rg.ones(2)
+            >>> x.is_inference(), rg.ones(2).is_inference()
+            (True, False)
+        """
+        return self._vc is INFERENCE_COUNTER
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (``_base``); an inference tensor's views are not tracked."""
+        return self._base is not None
 
     @property
     def output_nr(self) -> int:
@@ -231,9 +290,9 @@ class Tensor:
         Raises:
             RuntimeError: if the tensor does not require grad.
         """
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self._retains_grad:
+        if self.is_leaf or self._retains_grad:
             return
         ref = weakref.ref(self)
 
@@ -264,8 +323,11 @@ class Tensor:
 
     @property
     def data(self):
-        """This tensor's data as a new tensor outside the graph, with its own version counter."""
-        return Tensor._make(self._data, self._device)
+        """This tensor's data as a new tensor outside the graph, with its own version counter (an inference
+        tensor's is one too)."""
+        t = Tensor._make(self._data, self._device)
+        t._vc = INFERENCE_COUNTER if self._vc is INFERENCE_COUNTER else None
+        return t
 
     @data.setter
     def data(self, value):
@@ -281,7 +343,7 @@ class Tensor:
         Raises:
             RuntimeError: if the tensor requires grad (use ``detach().numpy()``), unless ``force``.
         """
-        if self._requires_grad and not force:
+        if not force and self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._device is not _cpu:
             if not force:
@@ -320,7 +382,7 @@ class Tensor:
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
+        if self.requires_grad:
             return self.detach().numpy().astype(dtype) if dtype else self.detach().numpy()
         arr = self._host()
         return arr.astype(dtype) if dtype is not None else arr
@@ -328,7 +390,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as PyTorch: the rows are views that one function returns together
 
     def __deepcopy__(self, memo):
         t = Tensor._make(self._data.copy(), self._device, self._requires_grad and self._grad_fn is None)
