@@ -18,7 +18,7 @@ from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
 from ._size import Size
 
-__all__ = ["Tensor", "VersionCounter", "INFERENCE_COUNTER"]
+__all__ = ["Tensor", "VersionCounter", "InferenceVersionCounter", "INFERENCE_COUNTER"]
 
 
 class VersionCounter:
@@ -29,9 +29,25 @@ class VersionCounter:
     def __init__(self, version: int = 0):
         self.version = version
 
+    def bump(self) -> None:
+        """Counts one in-place change of the array."""
+        self.version += 1
 
-class _NoVersionCounter(VersionCounter):
-    """What an inference tensor has for a version counter: none; reading or bumping it raises PyTorch's error."""
+
+class InferenceVersionCounter(VersionCounter):
+    """The counter of an inference tensor detached outside inference mode: it counts (as PyTorch's), and its
+    type marks an inference tensor. See Note [Inference tensors]."""
+
+    __slots__ = ()
+
+    def bump(self) -> None:
+        """Counts one in-place change, but in inference mode (as PyTorch's, which skips it there)."""
+        if not _inference_now():
+            self.version += 1
+
+
+class _NoVersionCounter(InferenceVersionCounter):
+    """What an inference tensor has for a version counter: none; reading it raises PyTorch's error."""
 
     __slots__ = ()
 
@@ -42,6 +58,13 @@ class _NoVersionCounter(VersionCounter):
     @version.setter
     def version(self, value):
         raise RuntimeError("Inference tensors do not track version counter.")
+
+    def bump(self) -> None:
+        """Nothing to count in inference mode; outside it, PyTorch's error for an in-place change."""
+        if not _inference_now():
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+                "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
 INFERENCE_COUNTER = object.__new__(_NoVersionCounter)  # every inference tensor's _vc. See Note [Inference tensors]
@@ -94,9 +117,13 @@ class Tensor:
 
     @classmethod
     def _alias_of(cls, tensor):
-        """A tensor sharing ``tensor``'s array and version counter, outside the graph (an inference tensor's is one)."""
+        """A tensor sharing ``tensor``'s array and version counter, outside the graph; an inference tensor's is
+        one too, with no counter in inference mode and a fresh one outside it (Note [Inference tensors])."""
         t = cls._make(tensor._data, tensor._device)
-        t._version_counter = tensor._version_counter
+        if not isinstance(tensor._vc, InferenceVersionCounter):
+            t._version_counter = tensor._version_counter
+        elif t._vc is None:  # made outside inference mode
+            t._vc = InferenceVersionCounter()
         return t
 
     def __init__(self, *args, **kwargs):
@@ -194,7 +221,7 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if requires_grad and self._vc is INFERENCE_COUNTER and not _inference_now():
+        if requires_grad and not _inference_now() and self.is_inference():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
@@ -216,7 +243,7 @@ class Tensor:
             >>> x.is_inference(), rg.ones(2).is_inference()
             (True, False)
         """
-        return self._vc is INFERENCE_COUNTER
+        return isinstance(self._vc, InferenceVersionCounter)
 
     def _is_view(self) -> bool:
         """Whether this tensor is a view of another (``_base``); an inference tensor's views are not tracked."""
@@ -324,9 +351,13 @@ class Tensor:
     @property
     def data(self):
         """This tensor's data as a new tensor outside the graph, with its own version counter (an inference
-        tensor's is one too)."""
+        tensor's is one too: see ``_alias_of``)."""
         t = Tensor._make(self._data, self._device)
-        t._vc = INFERENCE_COUNTER if self._vc is INFERENCE_COUNTER else None
+        if isinstance(self._vc, InferenceVersionCounter):
+            if t._vc is None:
+                t._vc = InferenceVersionCounter()
+        else:
+            t._vc = None
         return t
 
     @data.setter

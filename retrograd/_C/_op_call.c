@@ -28,7 +28,8 @@ static PyObject *Node_cls, *OpNode_cls, *np_module, *ndarray_type, *cpu_device, 
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
-static PyObject *InferenceCensus_cls, *census, *inference_counter, *view_default, *view_no_grad, *view_inference;
+static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_cls, *view_default, *view_no_grad,
+    *view_inference;
 static int configured = 0;
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
 
@@ -59,6 +60,7 @@ static const Binding bindings[] = {
     {"InferenceCensus", &InferenceCensus_cls, BIND_TYPE},
     {"inference_census", &census, BIND_ANY},
     {"INFERENCE_COUNTER", &inference_counter, BIND_ANY},
+    {"InferenceVersionCounter", &InferenceVC_cls, BIND_TYPE},
     {"VIEW_DEFAULT", &view_default, BIND_ANY},
     {"VIEW_NO_GRAD_MODE", &view_no_grad, BIND_ANY},
     {"VIEW_INFERENCE_MODE", &view_inference, BIND_ANY},
@@ -400,6 +402,14 @@ args_tuple(PyObject *const *args, Py_ssize_t nargs)
     return t;
 }
 
+/* Whether tensor t is an inference tensor: its counter is an InferenceVersionCounter (Tensor.is_inference). */
+static int
+is_inference(PyObject *t)
+{
+    PyObject *vc = slot(t, t_off[T_VC]);
+    return vc == inference_counter || (vc != NULL && PyObject_TypeCheck(vc, (PyTypeObject *)InferenceVC_cls));
+}
+
 /* _mark_views(op, args, (res,)) for a single-output view op whose result NumPy made as a view
  * of the first argument's array (or of that array's base): the result shares the argument's
  * version counter and records how to replay the view on its base and how it was made
@@ -435,7 +445,7 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
         Py_XDECREF(r);
         goto done;
     }
-    if (slot(src, t_off[T_VC]) == inference_counter) {  /* a view of an inference tensor: one too, not linked */
+    if (is_inference(src)) {  /* a view of an inference tensor: one too, not linked */
         set_slot(res, t_off[T_VC], inference_counter);
         rc = 0;
         goto done;
@@ -632,7 +642,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             if (!PyObject_TypeCheck(base, Tensor_type) ||
                 (slot(a, t_off[T_REQUIRES_GRAD]) != Py_True && slot(base, t_off[T_REQUIRES_GRAD]) == Py_True))
                 Py_RETURN_NONE;  /* requires grad through its base alone: a dead edge, in Python */
-        } else if (slot(a, t_off[T_VC]) == inference_counter) {
+        } else if (is_inference(a)) {
             any_inference = 1;
         }
         PyObject *d = PyObject_GetAttr(data, s_dtype);

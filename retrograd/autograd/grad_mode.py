@@ -11,6 +11,9 @@ An inference tensor has no version counter: its ``_vc`` is ``_tensor.INFERENCE_C
 version cannot be read (PyTorch's error). Nothing is recorded in inference mode, even inside
 ``enable_grad``; outside it, an inference tensor cannot be modified in place nor saved for
 backward. ``inference_mode(False)`` turns inference mode off and grad mode on, as PyTorch's.
+One odd case, as in PyTorch: an inference tensor detached (``detach()``, ``.data``) outside
+inference mode gets a fresh counter of its own, an ``InferenceVersionCounter`` (the type marks
+an inference tensor), so it may be modified in place there, and counts those changes.
 
 Whether a tensor is made in inference mode is asked where it is made (``Tensor._make``, the op
 call), and that happens for every tensor, so the question is cheap: ``census.threads`` counts

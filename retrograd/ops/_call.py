@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import cpu as _cpu
-from .._tensor import INFERENCE_COUNTER, Tensor
+from .._tensor import INFERENCE_COUNTER, InferenceVersionCounter, Tensor
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
 from ..autograd.graph import _next_sequence_nr, input_metadata
@@ -288,8 +288,7 @@ def _write_inplace(op, target, array):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         dst[...] = array
-    if target._vc is not INFERENCE_COUNTER:  # an inference tensor tracks no version (Note [Inference tensors])
-        target._version_counter.version += 1
+    target._version_counter.bump()  # an inference tensor's counts as PyTorch's (Note [Inference tensors])
     return target
 
 
@@ -305,7 +304,7 @@ def mark_views(op, args, results):
     inference tensor and is not linked (Note [Inference tensors])."""
     src = args[0]
     src_data = src._data
-    inference = src._vc is INFERENCE_COUNTER
+    inference = isinstance(src._vc, InferenceVersionCounter)
     if not inference:
         base = src._base if src._base is not None else src
         chain = src._view_fn if src._base is not None else ()

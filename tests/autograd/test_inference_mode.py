@@ -158,6 +158,46 @@ def test_views_and_aliases_of_inference_tensors_are_inference_tensors_not_tracke
     assert set(both(scenario)) == {(True, False, True)}
 
 
+def test_inference_tensor_detached_outside_inference_mode_counts_its_own_versions():
+    def scenario(lib):
+        with lib.inference_mode():
+            x = lib.ones(3)
+            inside = x.detach()
+        d = x.detach()
+        d.mul_(2)
+        d.data.mul_(2)  # .data: a fresh counter too
+        d.mul_(2)
+        again = d.detach()
+        again.add_(1)  # its own counter: d's does not move
+        with lib.inference_mode():
+            d.add_(1)  # allowed inside, not counted
+        w = lib.ones(3, requires_grad=True)
+        return ([t.is_inference() for t in (inside, d, d.data, again, d[:2])], raised(lambda: inside._version),
+                raised(lambda: inside.add_(1)), d._version, again._version, raised(lambda: d[:2].add_(1)),
+                raised(lambda: w * d), raised(lambda: d.requires_grad_()))
+    seen = both(scenario)
+    assert seen[0] == [True] * 5 and seen[3:5] == (2, 1)
+    assert seen[5] == (RuntimeError, "Inplace update to inference tensor outside InferenceMode is not allowed.")
+
+
+def test_backward_in_inference_mode_accumulates_into_an_inference_grad():
+    def scenario(lib):
+        x = lib.ones(3, requires_grad=True)
+        seen = []
+        for _ in range(2):
+            y = (x * x).sum()
+            with lib.inference_mode():
+                y.backward()
+            seen.append((x.grad.tolist(), x.grad.is_inference()))
+        outside = raised(lambda: (x * x).sum().backward())  # adds in place to an inference .grad: refused
+        x.grad = None
+        (x * x).sum().backward()
+        return seen, outside, x.grad.is_inference(), x.grad.tolist()
+    seen = both(scenario)
+    assert seen[0] == [([2.0, 2.0, 2.0], True), ([4.0, 4.0, 4.0], True)]
+    assert seen[1] == (RuntimeError, "Inplace update to inference tensor outside InferenceMode is not allowed.")
+
+
 def test_views_of_normal_tensors_made_in_inference_mode_are_normal_views():
     def scenario(lib):
         n = lib.zeros(3)

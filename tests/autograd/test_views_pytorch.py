@@ -4,7 +4,9 @@ CopySlices, views made under no_grad, multi-output views, and the errors.
 PyTorch regenerates a stale view's grad_fn as AsStridedBackward0 on the CPU, or, with view replay
 on, by replaying the view ops as retrograd does; the tests that compare node names turn it on.
 """
+import gc
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -271,6 +273,39 @@ def test_inplace_on_views_matches_pytorch_gradients():
         hx, = lib.autograd.grad((gx * gx).sum() + gw.sum(), x)
         return np.round(np.array(gx.tolist()), 10).tolist(), np.round(np.array(hx.tolist()), 10).tolist()
     both(scenario)
+
+
+def test_inplace_on_view_forms_no_reference_cycle():
+    # CopySlices holds the op's node, which saves the view as its output: by its data, not the view.
+    def scenario(lib):
+        root = lib.randn(3, 3, requires_grad=True)
+        copy = root.clone()
+        alive = weakref.ref(copy)
+        view = copy.view(9)
+        lib.nn.functional.relu(view, inplace=True)
+        del copy, view
+        return alive() is None
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        assert both(scenario)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_inplace_on_view_of_a_dropped_tensor_still_backpropagates():
+    def scenario(lib):
+        a = lib.arange(10.0, requires_grad=True)
+        b = a.narrow(0, 0, 2).clone().view(-1)
+        b.relu_()
+        c = b.clone()
+        del b
+        gc.collect()
+        s = c.sum()
+        s.backward()
+        return s.item(), a.grad.tolist()
+    assert both(scenario) == (1.0, [0.0, 1.0] + [0.0] * 8)
 
 
 def test_copy_slices_gradients_pass_gradcheck():
