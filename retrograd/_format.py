@@ -55,10 +55,14 @@ def format_tensor(t) -> str:
     dt = t.dtype
     if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool) or (arr.size == 0 and dt is not _dtype.get_default_dtype()):
         extras.append(f"dtype={dt!r}")
-    fn = t._grad_fn
-    if fn is not None:
-        extras.append(f"grad_fn=<{fn.name()}>")
-    elif t._requires_grad:
+    try:
+        fn = t.grad_fn  # a view's, regenerated if its base changed in place
+        fn_name = None if fn is None else fn.name()
+    except RuntimeError:  # a view that may no longer be used with grad (PyTorch prints it so)
+        fn_name = "Invalid"
+    if fn_name is not None:
+        extras.append(f"grad_fn=<{fn_name}>")
+    elif t.requires_grad:
         extras.append("requires_grad=True")
     return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 

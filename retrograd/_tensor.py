@@ -18,7 +18,7 @@ from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
 from ._size import Size
 
-__all__ = ["Tensor", "VersionCounter"]
+__all__ = ["Tensor", "VersionCounter", "InferenceVersionCounter", "INFERENCE_COUNTER"]
 
 
 class VersionCounter:
@@ -29,8 +29,58 @@ class VersionCounter:
     def __init__(self, version: int = 0):
         self.version = version
 
+    def bump(self) -> None:
+        """Counts one in-place change of the array."""
+        self.version += 1
 
+
+class InferenceVersionCounter(VersionCounter):
+    """The counter of an inference tensor detached outside inference mode: it counts (as PyTorch's), and its
+    type marks an inference tensor. See Note [Inference tensors]."""
+
+    __slots__ = ()
+
+    def bump(self) -> None:
+        """Counts one in-place change, but in inference mode (as PyTorch's, which skips it there)."""
+        if not _inference_now():
+            self.version += 1
+
+
+class _NoVersionCounter(InferenceVersionCounter):
+    """What an inference tensor has for a version counter: none; reading it raises PyTorch's error."""
+
+    __slots__ = ()
+
+    @property
+    def version(self):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+    @version.setter
+    def version(self, value):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+    def bump(self) -> None:
+        """Nothing to count in inference mode; outside it, PyTorch's error for an in-place change."""
+        if not _inference_now():
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+                "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+INFERENCE_COUNTER = object.__new__(_NoVersionCounter)  # every inference tensor's _vc. See Note [Inference tensors]
 _vc_lock = threading.Lock()  # makes a tensor's version counter once, whichever thread asks first
+
+
+class _NoModes:
+    """``Tensor._modes`` until autograd/grad_mode.py attaches its census: no thread is in inference mode."""
+
+    threads = 0
+
+
+def _inference_now() -> bool:
+    """Whether this thread is in inference mode (see Note [Inference tensors] in autograd/grad_mode.py)."""
+    modes = Tensor._modes
+    return modes.threads != 0 and modes.state.inference
 
 
 class Tensor:
@@ -40,13 +90,14 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
-                 "_base", "_view_fn", "_view_version", "_view_no_grad", "_grad", "_grad_accumulator", "_backward_hooks",
-                 "_retains_grad", "__weakref__", "__dict__")
+                 "_base", "_view_fn", "_view_version", "_view_creation", "_grad", "_grad_accumulator",
+                 "_backward_hooks", "_retains_grad", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers `ndarray * Tensor` to Tensor.__rmul__
     # A leaf's post-accumulate-grad hooks (autograd/variable.py), in its __dict__ once it has one:
     # few tensors ever do, so none pays for a slot.
     _post_accumulate_grad_hooks = None
+    _modes = _NoModes  # the grad modes' census, attached by autograd/grad_mode.py: see Note [Inference tensors]
 
     # -- construction (internal) ------------------------------------------------------------------
     @classmethod
@@ -58,7 +109,8 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = None
         t._output_nr = 0
-        t._vc = None  # created on first use: see Tensor._version_counter
+        modes = cls._modes  # made in inference mode: an inference tensor (Note [Inference tensors])
+        t._vc = INFERENCE_COUNTER if modes.threads and modes.state.inference else None  # else made on first use
         t._base = None
         t._grad = None
         t._grad_accumulator = None
@@ -68,9 +120,13 @@ class Tensor:
 
     @classmethod
     def _alias_of(cls, tensor):
-        """A tensor sharing ``tensor``'s array and version counter, outside the graph."""
+        """A tensor sharing ``tensor``'s array and version counter, outside the graph; an inference tensor's is
+        one too, with no counter in inference mode and a fresh one outside it (Note [Inference tensors])."""
         t = cls._make(tensor._data, tensor._device)
-        t._version_counter = tensor._version_counter
+        if not isinstance(tensor._vc, InferenceVersionCounter):
+            t._version_counter = tensor._version_counter
+        elif t._vc is None:  # made outside inference mode
+            t._vc = InferenceVersionCounter()
         return t
 
     def __init__(self, *args, **kwargs):
@@ -138,7 +194,16 @@ class Tensor:
     # -- autograd metadata ------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        """Whether gradients flow to this tensor: its own flag, or a view's base's (as in PyTorch).
+
+        A view made where nothing was recorded (under ``no_grad``, or before its base required grad)
+        requires grad through its base, with no ``grad_fn``: an op on it records a node whose edge
+        to it is dead. See Note [The autograd state of views] in autograd/variable.py.
+        """
+        if self._requires_grad:
+            return True
+        base = self._base
+        return base is not None and base._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -148,9 +213,10 @@ class Tensor:
         """Sets whether autograd records operations on this leaf; returns ``self``.
 
         Raises:
-            RuntimeError: on a non-leaf with ``False``, or a non-floating tensor with ``True``.
+            RuntimeError: on a non-leaf with ``False``, a non-floating tensor with ``True``, or an
+                inference tensor with ``True`` outside inference mode.
         """
-        if self._grad_fn is not None:
+        if not self.is_leaf:
             if requires_grad:
                 return self
             raise RuntimeError(
@@ -158,13 +224,33 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and not _inference_now() and self.is_inference():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded operation (their gradients go to ``.grad``)."""
+        if self._base is not None:
+            return self.grad_fn is None  # a view's history may be regenerated first (autograd/variable.py)
         return self._grad_fn is None
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor: made in inference mode (Note [Inference tensors]).
+
+        Example::
+            >>> import retrograd as rg
+            >>> with rg.inference_mode():
+            ...     x = rg.ones(2)
+            >>> x.is_inference(), rg.ones(2).is_inference()
+            (True, False)
+        """
+        return isinstance(self._vc, InferenceVersionCounter)
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (``_base``); an inference tensor's views are not tracked."""
+        return self._base is not None
 
     @property
     def output_nr(self) -> int:
@@ -234,9 +320,9 @@ class Tensor:
         Raises:
             RuntimeError: if the tensor does not require grad.
         """
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self._retains_grad:
+        if self.is_leaf or self._retains_grad:
             return
         ref = weakref.ref(self)
 
@@ -267,8 +353,15 @@ class Tensor:
 
     @property
     def data(self):
-        """This tensor's data as a new tensor outside the graph, with its own version counter."""
-        return Tensor._make(self._data, self._device)
+        """This tensor's data as a new tensor outside the graph, with its own version counter (an inference
+        tensor's is one too: see ``_alias_of``)."""
+        t = Tensor._make(self._data, self._device)
+        if isinstance(self._vc, InferenceVersionCounter):
+            if t._vc is None:
+                t._vc = InferenceVersionCounter()
+        else:
+            t._vc = None
+        return t
 
     @data.setter
     def data(self, value):
@@ -284,7 +377,7 @@ class Tensor:
         Raises:
             RuntimeError: if the tensor requires grad (use ``detach().numpy()``), unless ``force``.
         """
-        if self._requires_grad and not force:
+        if not force and self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._device is not _cpu:
             if not force:
@@ -323,7 +416,7 @@ class Tensor:
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
+        if self.requires_grad:
             return self.detach().numpy().astype(dtype) if dtype else self.detach().numpy()
         arr = self._host()
         return arr.astype(dtype) if dtype is not None else arr
@@ -331,7 +424,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as PyTorch: the rows are views that one function returns together
 
     def __deepcopy__(self, memo):
         t = Tensor._make(self._data.copy(), self._device, self._requires_grad and self._grad_fn is None)

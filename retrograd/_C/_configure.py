@@ -35,6 +35,11 @@ def namespace() -> types.SimpleNamespace:
         next_sequence_nr=graph._next_sequence_nr, MAX_SEQUENCE_NR=graph.MAX_SEQUENCE_NR, node_name=graph.node_name,
         validate_outputs=graph.validate_outputs, grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
         record_forward_trace=anomaly_mode.record_forward_trace,
+        # inference mode and views (Note [Inference tensors], Note [The autograd state of views])
+        InferenceCensus=grad_mode.InferenceCensus, inference_census=grad_mode.census,
+        INFERENCE_COUNTER=_tensor.INFERENCE_COUNTER, InferenceVersionCounter=_tensor.InferenceVersionCounter,
+        VIEW_DEFAULT=variable.CreationMeta.DEFAULT, VIEW_NO_GRAD_MODE=variable.CreationMeta.NO_GRAD_MODE,
+        VIEW_INFERENCE_MODE=variable.CreationMeta.INFERENCE_MODE,
         # the engine
         GraphTask=graph_task.GraphTask, ReadyQueue=graph_task.ReadyQueue, InputBuffer=input_buffer.InputBuffer,
         worker_state=graph_task.local, NO_DEVICE=graph_task.NO_DEVICE, CPU_DEVICE=graph_task.CPU_DEVICE,

@@ -56,7 +56,7 @@ static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
 static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
-static PyObject *rlock_cls, *max_sequence_nr;
+static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
 static int configured = 0;
 
 static const Binding bindings[] = {
@@ -71,6 +71,7 @@ static const Binding bindings[] = {
     {"GraphRoot", &GraphRoot_cls, BIND_TYPE},
     {"Edge", (PyObject **)&Edge_type, BIND_TUPLE_TYPE},
     {"RLock", &rlock_cls, BIND_TYPE},
+    {"VersionCounter", &VersionCounter_cls, BIND_TYPE},
     {"cpu", &cpu_device, BIND_ANY},
     {"grad_state", &grad_state, BIND_ANY},
     {"worker_state", &worker_state, BIND_ANY},
@@ -1077,8 +1078,11 @@ accumulate(PyObject *node, PyObject *inputs)
     if (grad != Py_None && var != Py_None) {
         data = PyObject_TypeCheck(grad, Tensor_type) ? slot(grad, t_off[T_DATA]) : NULL;
         old = PyObject_TypeCheck(var, Tensor_type) ? slot(var, t_off[T_GRAD]) : NULL;
-        if (data == NULL || old == NULL || (old != Py_None && !PyObject_TypeCheck(old, Tensor_type))) {
-            Py_DECREF(var);  /* something unusual: the method */
+        PyObject *old_vc = old == NULL || old == Py_None || !PyObject_TypeCheck(old, Tensor_type) ? NULL
+                           : slot(old, t_off[T_VC]);
+        if (data == NULL || old == NULL || (old != Py_None && !PyObject_TypeCheck(old, Tensor_type)) ||
+            (old_vc != NULL && old_vc != Py_None && Py_TYPE(old_vc) != (PyTypeObject *)VersionCounter_cls)) {
+            Py_DECREF(var);  /* something unusual (an inference .grad's counter, too): the method */
             return PyObject_CallMethodOneArg(node, s_apply, inputs);
         }
     }

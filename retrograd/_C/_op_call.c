@@ -7,13 +7,15 @@
  * values. spec is the OpSpec tuple ops/_compiled.py (compiled_spec) builds from the op's tables.
  *
  * View ops link their result to its base as _mark_views does (mark_view below; anything but
- * the plain case goes to _mark_views itself). It handles only the plain case: every tensor argument on the CPU, all of one dtype,
- * and no view whose base changed in place since it was made. For anything else (such a view,
- * another device, mixed dtypes, a Python int that overflows the array's dtype) it returns None
- * before doing anything visible, and the generated Python function, which handles every case,
- * runs the call instead. Python objects do the rest as in
- * the Python function: the forward, dtype promotion, SavedTensor, leaf edges (gradient_edge),
- * anomaly traces.
+ * the plain case goes to _mark_views itself). It handles only the plain case: every tensor
+ * argument on the CPU, all of one dtype, no view whose base changed in place since it was made,
+ * no view that requires grad only through its base (a dead edge, Note [The autograd state of
+ * views]), and no inference tensor argument where an argument requires grad. For anything else
+ * (such a view, another device, mixed dtypes, a Python int that overflows the array's dtype) it
+ * returns None before doing anything visible, and the generated Python function, which handles
+ * every case, runs the call instead. In inference mode it makes inference tensors and records
+ * nothing (Note [Inference tensors]). Python objects do the rest as in the Python function: the
+ * forward, dtype promotion, SavedTensor, leaf edges (gradient_edge), anomaly traces.
  */
 #define PY_SSIZE_T_CLEAN
 #include "_capi.h"
@@ -26,6 +28,8 @@ static PyObject *Node_cls, *OpNode_cls, *np_module, *ndarray_type, *cpu_device, 
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
+static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_cls, *view_default, *view_no_grad,
+    *view_inference;
 static int configured = 0;
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
 
@@ -53,11 +57,18 @@ static const Binding bindings[] = {
     {"nothing_saved", &nothing_saved, BIND_ANY},
     {"float_dtypes", &float_dtypes, BIND_ANY},
     {"MAX_SEQUENCE_NR", &max_sequence_nr, BIND_ANY},
+    {"InferenceCensus", &InferenceCensus_cls, BIND_TYPE},
+    {"inference_census", &census, BIND_ANY},
+    {"INFERENCE_COUNTER", &inference_counter, BIND_ANY},
+    {"InferenceVersionCounter", &InferenceVC_cls, BIND_TYPE},
+    {"VIEW_DEFAULT", &view_default, BIND_ANY},
+    {"VIEW_NO_GRAD_MODE", &view_no_grad, BIND_ANY},
+    {"VIEW_INFERENCE_MODE", &view_inference, BIND_ANY},
 };
 #define N_BINDINGS ((int)(sizeof(bindings) / sizeof(bindings[0])))
 
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
-    *s_version_counter, *s_hooks, *s_acquire, *s_release;
+    *s_version_counter, *s_hooks, *s_acquire, *s_release, *s_inference;
 
 /* The attributes the call reads or calls by name, with the objects it reads them on (see the
  * same table in _engine_loop.c). */
@@ -66,7 +77,7 @@ static const Interned interned[] = {
     {&s_grad_enabled, "grad_enabled", "grad_state"}, {&s_enabled, "enabled", "Anomaly"},
     {&s_forward, "forward", "OpInfo"}, {&s_version, "version", "VersionCounter"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_hooks, "hooks", "saved_hooks_state"},
-    {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"},
+    {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"}, {&s_inference, "inference", "grad_state"},
 };
 #define N_INTERNED ((int)(sizeof(interned) / sizeof(interned[0])))
 
@@ -80,6 +91,8 @@ static const char *const opnode_fields[] = {"_saved"};
 static Py_ssize_t opnode_off[1];
 static const char *const vc_fields[] = {"version"};
 static Py_ssize_t vc_off[1];
+static const char *const census_fields[] = {"threads"};
+static Py_ssize_t census_off[1];
 #define off_saved opnode_off[0]
 #define off_version vc_off[0]
 #define off_acc_variable acc_off[ACC_VARIABLE]
@@ -92,6 +105,7 @@ static const FieldTable field_tables[] = {
     {"AccumulateGrad", acc_fields, ACC_COUNT, acc_off},
     {"OpNode", opnode_fields, 1, opnode_off},
     {"VersionCounter", vc_fields, 1, vc_off},
+    {"InferenceCensus", census_fields, 1, census_off},
 };
 #define N_FIELD_TABLES ((int)(sizeof(field_tables) / sizeof(field_tables[0])))
 
@@ -118,6 +132,10 @@ configure(PyObject *module, PyObject *ns)
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)AccumulateGrad_cls, (PyTypeObject *)Node_cls)) {
         PyErr_SetString(PyExc_TypeError, "configure: AccumulateGrad must be a Node type");
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(census, (PyTypeObject *)InferenceCensus_cls)) {
+        PyErr_SetString(PyExc_TypeError, "configure: inference_census must be an InferenceCensus");
         return NULL;
     }
     Py_XSETREF(ndarray_type, PyObject_GetAttrString(np_module, "ndarray"));
@@ -384,12 +402,22 @@ args_tuple(PyObject *const *args, Py_ssize_t nargs)
     return t;
 }
 
+/* Whether tensor t is an inference tensor: its counter is an InferenceVersionCounter (Tensor.is_inference). */
+static int
+is_inference(PyObject *t)
+{
+    PyObject *vc = slot(t, t_off[T_VC]);
+    return vc == inference_counter || (vc != NULL && PyObject_TypeCheck(vc, (PyTypeObject *)InferenceVC_cls));
+}
+
 /* _mark_views(op, args, (res,)) for a single-output view op whose result NumPy made as a view
  * of the first argument's array (or of that array's base): the result shares the argument's
- * version counter and records how to replay the view on its base. Anything else (NumPy copied,
- * or the memory is related some other way) goes to _mark_views. Returns -1 on error. */
+ * version counter and records how to replay the view on its base and how it was made
+ * (new_view_creation in autograd/variable.py, for a single output; `inference`: in inference
+ * mode); a view of an inference tensor is an inference tensor, not linked. Anything else (NumPy
+ * copied, or the memory is related some other way) goes to _mark_views. Returns -1 on error. */
 static int
-mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, PyObject *out)
+mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, PyObject *out, int inference)
 {
     PyObject *src = args[0], *src_data = PyObject_TypeCheck(src, Tensor_type) ? slot(src, t_off[T_DATA]) : NULL;
     PyObject *owner = PyObject_GetAttr(out, s_base), *src_owner = NULL, *vc = NULL, *version = NULL;
@@ -405,8 +433,9 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
         goto done;
     PyObject *base = src_data == NULL ? NULL : slot(src, t_off[T_BASE]);
     PyObject *chain = base == NULL || base == Py_None ? empty_tuple : slot(src, t_off[T_VIEW_FN]);
+    PyObject *prev = base == NULL || base == Py_None ? view_default : slot(src, t_off[T_VIEW_CREATION]);
     if (src_data == NULL || (owner != src_data && owner != src_owner) || base == NULL || chain == NULL ||
-        !PyTuple_CheckExact(chain)) {  /* not the plain case: the Python function decides */
+        !PyTuple_CheckExact(chain) || prev == NULL) {  /* not the plain case: the Python function decides */
         PyObject *call_args = args_tuple(args, nargs), *results = PyTuple_Pack(1, res), *r = NULL;
         if (call_args != NULL && results != NULL)
             r = PyObject_CallFunctionObjArgs(mark_views_fn, op, call_args, results, NULL);
@@ -414,6 +443,11 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
         Py_XDECREF(results);
         rc = r == NULL ? -1 : 0;
         Py_XDECREF(r);
+        goto done;
+    }
+    if (is_inference(src)) {  /* a view of an inference tensor: one too, not linked */
+        set_slot(res, t_off[T_VC], inference_counter);
+        rc = 0;
         goto done;
     }
     if ((vc = version_counter(src)) == NULL || (version = version_of(vc)) == NULL ||
@@ -426,14 +460,17 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
     for (Py_ssize_t i = 0; i < n; i++)
         PyTuple_SET_ITEM(view_fn, i, Py_NewRef(PyTuple_GET_ITEM(chain, i)));
     PyTuple_SET_ITEM(view_fn, n, Py_NewRef(entry));
-    int recording = attr_true(grad_state, s_grad_enabled);
-    if (recording < 0)
+    int grad_on = inference ? 0 : attr_true(grad_state, s_grad_enabled);
+    if (grad_on < 0)
         goto done;
+    /* a view's creation: inference mode's, else the source's with grad mode on, else no_grad's
+     * (an inference-mode source's stays) */
+    PyObject *creation = inference ? view_inference : grad_on ? prev : prev == view_inference ? prev : view_no_grad;
     set_slot(res, t_off[T_BASE], base == Py_None ? src : base);
     set_slot(res, t_off[T_VC], vc);
     set_slot(res, t_off[T_VIEW_FN], view_fn);
     set_slot(res, t_off[T_VIEW_VERSION], version);
-    set_slot(res, t_off[T_VIEW_NO_GRAD], recording ? Py_False : Py_True);  /* see apply_inplace in ops/_inplace.py */
+    set_slot(res, t_off[T_VIEW_CREATION], creation);
     rc = 0;
 done:
     Py_DECREF(owner);
@@ -563,7 +600,15 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *fwd_args[MAX_ARGS + 1];  /* np, then the arguments with tensors replaced by their arrays */
     PyObject **arrays = fwd_args + 1;
     PyObject *dt = NULL;  /* borrowed from the first tensor's array */
-    int requires_grad = 0;
+    int requires_grad = 0, any_inference = 0, inference = 0;
+    PyObject *threads = slot(census, census_off[0]);  /* See Note [Inference tensors] */
+    if (threads == NULL)
+        Py_RETURN_NONE;
+    if (threads != zero) {
+        int some = PyObject_IsTrue(threads);
+        if (some < 0 || (some && (inference = attr_true(grad_state, s_inference)) < 0))
+            return NULL;
+    }
     fwd_args[0] = np_module;
     for (Py_ssize_t i = 0; i < nargs; i++)
         arrays[i] = args[i];
@@ -594,6 +639,11 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
                 return NULL;
             if (!same)
                 Py_RETURN_NONE;
+            if (!PyObject_TypeCheck(base, Tensor_type) ||
+                (slot(a, t_off[T_REQUIRES_GRAD]) != Py_True && slot(base, t_off[T_REQUIRES_GRAD]) == Py_True))
+                Py_RETURN_NONE;  /* requires grad through its base alone: a dead edge, in Python */
+        } else if (is_inference(a)) {
+            any_inference = 1;
         }
         PyObject *d = PyObject_GetAttr(data, s_dtype);
         if (d == NULL)
@@ -607,6 +657,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         if (slot(a, t_off[T_REQUIRES_GRAD]) == Py_True)
             requires_grad = 1;
     }
+    if (any_inference && requires_grad)
+        Py_RETURN_NONE;  /* an inference tensor may be saved: SavedTensor raises PyTorch's error */
 
     PyObject *forward = PyObject_GetAttr(PyTuple_GET_ITEM(spec, S_OP), s_forward);  /* read per call, as in Python */
     if (forward == NULL)
@@ -659,9 +711,12 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *res = new_tensor(Tensor_type, t_off, out, cpu_device, zero);
     if (res == NULL)
         goto fail_out;
-    if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True && mark_view(PyTuple_GET_ITEM(spec, S_OP), args, nargs, res, out) < 0)
+    if (inference)
+        set_slot(res, t_off[T_VC], inference_counter);
+    if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True &&
+        mark_view(PyTuple_GET_ITEM(spec, S_OP), args, nargs, res, out, inference) < 0)
         goto fail_res;  /* link the result to its base */
-    if (!requires_grad || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True) {
+    if (!requires_grad || inference || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True) {
         Py_DECREF(out);
         return res;
     }

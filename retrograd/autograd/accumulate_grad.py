@@ -70,7 +70,7 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
             var._grad = grad if unshared else grad.clone()
         else:
             old._data += grad._data
-            old._version_counter.version += 1
+            old._version_counter.bump()  # an inference .grad's counter counts as PyTorch's
     elif old is None:
         var._grad = grad.clone()
     else:

@@ -1,12 +1,34 @@
 """Grad modes: thread-local switches for recording the autograd graph.
 
 Each mode is a context manager and a decorator (generators keep their own mode across yields).
+
+Note [Inference tensors]
+~~~~~~~~~~~~~~~~~~~~~~~~
+As in PyTorch, every tensor made while inference mode is on is an inference tensor (a factory's
+result, an op's result), except a view of a normal tensor, which stays a normal view; a view or
+a detached alias of an inference tensor is one too, in any mode, and is not tracked as a view.
+An inference tensor has no version counter: its ``_vc`` is ``_tensor.INFERENCE_COUNTER``, whose
+version cannot be read (PyTorch's error). Nothing is recorded in inference mode, even inside
+``enable_grad``; outside it, an inference tensor cannot be modified in place nor saved for
+backward. ``inference_mode(False)`` turns inference mode off and grad mode on, as PyTorch's.
+One odd case, as in PyTorch: an inference tensor detached (``detach()``, ``.data``) outside
+inference mode gets a fresh counter of its own, an ``InferenceVersionCounter`` (the type marks
+an inference tensor), so it may be modified in place there, and counts those changes.
+
+Whether a tensor is made in inference mode is asked where it is made (``Tensor._make``, the op
+call), and that happens for every tensor, so the question is cheap: ``census.threads`` counts
+the threads in inference mode, and only where it is not 0 is this thread's ``state.inference``
+read (a thread-local attribute costs about as much as the rest of making a tensor). The C op
+call reads it the same way (in inference mode it makes inference tensors and records nothing),
+and declines a call where an inference tensor argument meets one that requires grad.
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import threading
+
+from .._tensor import Tensor
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled"]
@@ -19,6 +41,45 @@ class _State(threading.local):
 
 
 state = _State()
+
+
+class InferenceCensus:
+    """How many threads are in inference mode; while 0, no tensor is made in it. See Note [Inference tensors]."""
+
+    __slots__ = ("threads", "state")
+
+    def __init__(self):
+        self.threads = 0
+        self.state = state
+
+
+census = InferenceCensus()
+_census_lock = threading.Lock()
+Tensor._modes = census  # what Tensor._make reads (the modes live above the tensor)
+
+
+def inference_now() -> bool:
+    """Whether a tensor made now on this thread is made in inference mode (cheap where no thread is in it)."""
+    return census.threads != 0 and state.inference
+
+
+def recording() -> bool:
+    """Whether an op run now on this thread records the graph: grad mode on, inference mode off."""
+    return state.grad_enabled and not (census.threads != 0 and state.inference)
+
+
+def _set_inference(on: bool) -> None:
+    """Sets this thread's inference mode, keeping ``census`` counting the threads in it."""
+    if on == state.inference:
+        return
+    if on:
+        with _census_lock:
+            census.threads += 1
+        state.inference = True
+    else:
+        state.inference = False
+        with _census_lock:
+            census.threads -= 1
 
 
 def is_grad_enabled() -> bool:
@@ -166,7 +227,13 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad``, and also marks the scope as inference (``is_inference_mode_enabled()``).
+    """Context manager and decorator for inference mode: ``no_grad``, and tensors made are inference tensors.
+
+    Nothing is recorded inside, even under ``enable_grad``; tensors made inside (but views of
+    normal tensors) are inference tensors: they track no version, cannot be saved for backward,
+    and cannot be modified in place outside inference mode. ``inference_mode(False)`` turns
+    inference mode off (and grad mode on) inside an enclosing ``inference_mode()``.
+    See Note [Inference tensors].
 
     Args:
         mode (bool): whether to enable inference mode (default True).
@@ -174,8 +241,11 @@ class inference_mode(_DecoratorContextManager):
     Example::
         >>> import retrograd as rg
         >>> with rg.inference_mode():
+        ...     x = rg.ones(2)
         ...     rg.is_grad_enabled()
         False
+        >>> x.is_inference(), x.requires_grad
+        (True, False)
     """
 
     def __new__(cls, mode=True):
@@ -189,11 +259,12 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (state.grad_enabled, state.inference)
-        if self.mode:
-            state.grad_enabled, state.inference = False, True
+        state.grad_enabled = not self.mode
+        _set_inference(self.mode)
 
     def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self.prev
+        state.grad_enabled = self.prev[0]
+        _set_inference(self.prev[1])
 
     def clone(self):
         return type(self)(self.mode)

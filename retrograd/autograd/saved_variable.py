@@ -45,6 +45,11 @@ class SavedTensor:
                  "released")
 
     def __init__(self, tensor, is_output: bool = False, copy: bool = False):
+        if tensor.is_inference():  # See Note [Inference tensors] in grad_mode.py
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+                "in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor "
+                "and use it in autograd, or use `retrograd.no_grad()` instead of `retrograd.inference_mode()`.")
         self.is_output = is_output
         self.output_nr = tensor._output_nr
         self.requires_grad = requires_grad = tensor._requires_grad

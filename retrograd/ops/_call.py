@@ -14,18 +14,19 @@ import numpy as np
 
 from .. import _dtype
 from .._device import cpu as _cpu
-from .._tensor import Tensor
+from .._tensor import INFERENCE_COUNTER, InferenceVersionCounter, Tensor
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
 from ..autograd.graph import _next_sequence_nr, input_metadata
 from ..autograd.saved_variable import SavedTensor
-from ..autograd.variable import gradient_edge, move_retains_grad
+from ..autograd.variable import gradient_edge, move_retains_grad, new_view_creation
 from ..backends import get_backend
 
 __all__ = ["call_op", "promote", "forward_wide", "mark_views", "describe", "device_error", "NOTHING_SAVED",
            "VIEW_LINK_FIELDS"]
 
 _grad_state = grad_mode.state
+_census = grad_mode.census
 _ndarray = np.ndarray
 NOTHING_SAVED = ()  # the saved tuple of a node whose needed formulas save nothing
 _PENDING = object()  # a saved slot for the result, filled once the outputs exist
@@ -103,11 +104,9 @@ def call_op(op, args, inplace=None):
     for i in op.tensor_pos:
         a = vals[i]
         if isinstance(a, Tensor):
-            if a._base is not None and a._view_version != a._version_counter.version:
-                a.grad_fn  # noqa: B018 - a view whose base changed in place: refresh its history
             device = _common_device(op, device, a)
-            if a._requires_grad:
-                requires_grad = True
+            if a._requires_grad or (a._base is not None and a._base._requires_grad):
+                requires_grad = True  # a view requires grad through its base (Note [The autograd state of views])
             arr = a._data
             if first_dt is None:
                 first_dt = arr.dtype
@@ -119,7 +118,7 @@ def call_op(op, args, inplace=None):
             for t in a:
                 if isinstance(t, Tensor):
                     device = _common_device(op, device, t)
-                    if t._requires_grad:
+                    if t._requires_grad or (t._base is not None and t._base._requires_grad):
                         requires_grad = True
                     unwrapped.append(t._data)
                 else:
@@ -143,7 +142,8 @@ def call_op(op, args, inplace=None):
             o = promote(op, args, o)
         arrays.append(o)
 
-    record = requires_grad and op.differentiable and _grad_state.grad_enabled
+    record = requires_grad and op.differentiable and _grad_state.grad_enabled and not (
+        _census.threads and _grad_state.inference)  # See Note [Inference tensors]
     node = saved_inputs = None
     if record:
         node, saved_inputs = _make_node(op, args, vals, inplace)
@@ -185,21 +185,41 @@ def call_op(op, args, inplace=None):
     return results if op.multi_output else results[0]
 
 
+def _requires_grad(a) -> bool:
+    """``a.requires_grad`` for a formula argument that may be a tensor: a view's through its base."""
+    return isinstance(a, Tensor) and (a._requires_grad or (a._base is not None and a._base._requires_grad))
+
+
 def _make_node(op, args, vals, inplace):
-    """Builds the node for a recorded call: its edges, and what its needed formulas save."""
+    """Builds the node for a recorded call: its edges, and what its needed formulas save.
+
+    A formula input that requires grad only through its base, with no history of its own (a view
+    made where nothing was recorded), gets a dead edge (None): the node is recorded, as in PyTorch,
+    and nothing is saved for it. See Note [The autograd state of views].
+    """
     edges = []
     needed = []
+    wanted = False
     for pidx, is_list, _, _ in op.formulas:
         a = args[pidx]
         if is_list:
-            es = [gradient_edge(t) if isinstance(t, Tensor) and t._requires_grad else None for t in a]
+            es = []
+            for t in a:
+                if _requires_grad(t):
+                    wanted = True
+                    es.append(gradient_edge(t))
+                else:
+                    es.append(None)
             edges.extend(es)
             needed.append(any(e is not None for e in es))
         else:
-            e = gradient_edge(a) if isinstance(a, Tensor) and a._requires_grad else None
+            e = None
+            if _requires_grad(a):
+                wanted = True
+                e = gradient_edge(a)
             edges.append(e)
             needed.append(e is not None)
-    if not any(needed):
+    if not wanted:
         return None, None
     cls = op.node_cls
     node = cls.__new__(cls)
@@ -268,7 +288,7 @@ def _write_inplace(op, target, array):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         dst[...] = array
-    target._version_counter.version += 1
+    target._version_counter.bump()  # an inference tensor's counts as PyTorch's (Note [Inference tensors])
     return target
 
 
@@ -276,23 +296,31 @@ VIEW_LINK_FIELDS = ("op", "rest", "output")  # one step of a view's _view_fn cha
 
 
 def mark_views(op, args, results):
-    """Links view outputs to their base: shared version counter and a replayable view function.
+    """Links view outputs to their base: shared version counter, a replayable view function, how it was made.
 
     A view's ``_view_fn`` is a tuple of steps of ``VIEW_LINK_FIELDS``: the view op, its arguments
-    after the first, and which output (None for a single-output op)."""
+    after the first, and which output (None for a single-output op); ``_view_creation`` is a
+    ``CreationMeta`` (Note [The autograd state of views]). A view of an inference tensor is an
+    inference tensor and is not linked (Note [Inference tensors])."""
     src = args[0]
-    base = src._base if src._base is not None else src
-    chain = src._view_fn if src._base is not None else ()
-    rest = tuple(args[1:])
     src_data = src._data
+    inference = isinstance(src._vc, InferenceVersionCounter)
+    if not inference:
+        base = src._base if src._base is not None else src
+        chain = src._view_fn if src._base is not None else ()
+        rest = tuple(args[1:])
+        creation = new_view_creation(src, op.multi_output)
     for j, t in enumerate(results):
         arr = t._data
         owner = arr.base
         if owner is None or (owner is not src_data and owner is not src_data.base
                              and not np.may_share_memory(arr, src_data)):
             continue  # NumPy had to copy (e.g. reshape of a non-contiguous array): not a view
+        if inference:
+            t._vc = INFERENCE_COUNTER
+            continue
         t._base = base
         t._version_counter = src._version_counter
         t._view_fn = chain + ((op, rest, j if op.multi_output else None),)
         t._view_version = src._version_counter.version
-        t._view_no_grad = not _grad_state.grad_enabled  # see apply_inplace in ops/_inplace.py
+        t._view_creation = creation

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._device import cpu as _cpu
-from .._tensor import Tensor
+from .._tensor import INFERENCE_COUNTER, Tensor
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
 from ..autograd.graph import Edge, _next_sequence_nr, make_edge
@@ -80,13 +80,15 @@ def build_fast_call(op, public_params, names, env):
     ``public_params`` is the parameter list text, ``names`` the parameter names in order, and
     ``env`` the namespace the source will be executed in (this function adds what it needs).
     """
-    env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of,
-               _grad_state=grad_mode.state, _Anomaly=_Anomaly, _record_trace=record_forward_trace,
+    env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of, _call=call_op,
+               _grad_state=grad_mode.state, _census=grad_mode.census, _NO_VERSION=INFERENCE_COUNTER,
+               _Anomaly=_Anomaly, _record_trace=record_forward_trace,
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
                _describe=describe, _forward_wide=forward_wide)
     tensor_names = [names[i] for i in op.tensor_pos]
+    args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     lines = [f"def {op.name}({public_params}):",
              "    device = None",
              "    requires_grad = False",
@@ -100,8 +102,9 @@ def build_fast_call(op, public_params, names, env):
         arr[n] = a
         lines += [
             f"    if isinstance({n}, _Tensor):",
-            f"        if {n}._base is not None and {n}._view_version != {n}._version_counter.version:",
-            f"            {n}.grad_fn  # a view whose base changed in place: refresh its history",
+            f"        if {n}._base is not None and ({n}._view_version != {n}._version_counter.version or",
+            f"                                      not {n}._requires_grad and {n}._base._requires_grad):",
+            f"            return _call(_op, {args_tuple})  # a view whose base changed in place, or a dead view",
             f"        {a} = {n}._data",
             "        if device is None:",
             f"            device = {n}._device",
@@ -129,7 +132,6 @@ def build_fast_call(op, public_params, names, env):
         "    if type(out) is not _ndarray:",
         "        out = xp.asarray(out)",
     ]
-    args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     if op.promote is not None:
         lines += ["    if mixed or out.dtype is not dt:",
                   f"        out = _promote(_op, {args_tuple}, out)"]
@@ -140,7 +142,8 @@ def build_fast_call(op, public_params, names, env):
         "    res._requires_grad = False",
         "    res._grad_fn = None",
         "    res._output_nr = 0",
-        "    res._vc = None",
+        "    inference = _census.threads and _grad_state.inference  # See Note [Inference tensors]",
+        "    res._vc = _NO_VERSION if inference else None",
         "    res._base = None",
         "    res._grad = None",
         "    res._grad_accumulator = None",
@@ -152,7 +155,7 @@ def build_fast_call(op, public_params, names, env):
     if not op.differentiable:
         lines.append("    return res")
         return "\n".join(lines) + "\n"
-    lines += ["    if not requires_grad or not _grad_state.grad_enabled:",
+    lines += ["    if not requires_grad or inference or not _grad_state.grad_enabled:",
               "        return res"]
     edge_names = []
     for pidx, _, _, _ in op.formulas:
