@@ -224,7 +224,7 @@ class GradScaler:
                     if grad is None:
                         continue
                     grad._data *= inv_scale
-                    grad._version_counter.version += 1
+                    grad._version_counter.bump()
                     if not np.all(np.isfinite(grad._host())):
                         found_inf = True
         state["stage"] = "unscaled"

@@ -161,7 +161,7 @@ def _store(tensor, values) -> None:
     arr = tensor._data
     if values is not arr:
         arr[...] = values
-    tensor._version_counter.version += 1
+    tensor._version_counter.bump()
 
 
 def _mpi_op(op, dtype):

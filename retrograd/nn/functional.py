@@ -347,7 +347,7 @@ def _embedding_renorm(weight, input, max_norm, norm_type):
         norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
         scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         data[rows] *= scale[:, None].astype(data.dtype)
-        weight._version_counter.version += 1
+        weight._version_counter.bump()
 
 
 def one_hot(tensor, num_classes=-1):

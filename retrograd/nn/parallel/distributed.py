@@ -278,7 +278,7 @@ class DistributedDataParallel(Module):
         if locally_used:
             grad = param.grad
             grad._data[...] = averaged
-            grad._version_counter.version += 1
+            grad._version_counter.bump()
         elif globally_used is not None and globally_used[index]:
             param.grad = from_numpy(averaged.copy())
 
