@@ -296,8 +296,8 @@ version_of(PyObject *vc)
 }
 
 /* SavedTensor(tensor, is_output) for the plain case, with the fields SavedTensor.__init__ sets:
- * no saved-tensor hooks, and the tensor's graph edge at hand (its grad_fn, or a leaf's live
- * AccumulateGrad). Anything else calls the class. */
+ * no saved-tensor hooks, and the tensor's graph edge at hand (its grad_fn, with a weak reference
+ * to the tensor, or a leaf's live AccumulateGrad). Anything else calls the class. */
 static PyObject *
 new_saved(PyObject *tensor, int is_output)
 {
@@ -310,12 +310,14 @@ new_saved(PyObject *tensor, int is_output)
         return NULL;
     PyObject *requires_grad = slot(tensor, t_off[T_REQUIRES_GRAD]), *grad_fn = slot(tensor, t_off[T_GRAD_FN]);
     PyObject *output_nr = slot(tensor, t_off[T_OUTPUT_NR]), *device = slot(tensor, t_off[T_DEVICE]);
-    PyObject *data = slot(tensor, t_off[T_DATA]), *edge_node = NULL;
+    PyObject *data = slot(tensor, t_off[T_DATA]), *edge_node = NULL, *original = NULL;
     if (any || requires_grad == NULL || grad_fn == NULL || output_nr == NULL || device == NULL || data == NULL)
         return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
     if (is_output || requires_grad != Py_True) {
         edge_node = Py_NewRef(Py_None);
-    } else if (grad_fn != Py_None) {
+    } else if (grad_fn != Py_None) {  /* a non-leaf input: see Note [Saved tensors and their hooks] */
+        if ((original = PyWeakref_NewRef(tensor, NULL)) == NULL)
+            return NULL;
         edge_node = Py_NewRef(grad_fn);
     } else {  /* a leaf: its accumulator, if it has a live one */
         PyObject *ref = slot(tensor, t_off[T_GRAD_ACC]);
@@ -343,8 +345,10 @@ new_saved(PyObject *tensor, int is_output)
         set_slot(saved, st_off[ST_DATA], data);
         set_slot(saved, st_off[ST_VERSION_COUNTER], vc);
         set_slot(saved, st_off[ST_SAVED_VERSION], version);
+        set_slot(saved, st_off[ST_ORIGINAL], original != NULL ? original : Py_None);
     }
     Py_DECREF(edge_node);
+    Py_XDECREF(original);
     Py_XDECREF(vc);
     Py_XDECREF(version);
     return saved;
