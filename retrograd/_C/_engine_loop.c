@@ -1004,12 +1004,12 @@ release_variables(PyObject *node)
     return 0;
 }
 
-/* True if the saved input `original` refers to (a weak reference, or None) has lost its history
- * since it was saved (detach_(), see Note [Saved tensors and their hooks]); -1 if unknown. */
+/* True if the saved non-leaf input `original` refers to (a weak reference, or None) has lost its
+ * history since it was saved (detach_(), see Note [Saved tensors and their hooks]); -1 if unknown. */
 static int
-detached_since(PyObject *original)
+detached_since(PyObject *original, PyObject *is_leaf)
 {
-    if (original == Py_None)
+    if (original == Py_None || is_leaf == Py_True)
         return 0;
     if (!PyWeakref_CheckRef(original))
         return -1;
@@ -1031,12 +1031,12 @@ unpack_saved(PyObject *saved, PyObject *node)
     PyObject *data = slot(saved, st_off[ST_DATA]), *device = slot(saved, st_off[ST_DEVICE]);
     PyObject *is_output = slot(saved, st_off[ST_IS_OUTPUT]), *edge_node = slot(saved, st_off[ST_EDGE_NODE]);
     PyObject *output_nr = slot(saved, st_off[ST_OUTPUT_NR]), *requires_grad = slot(saved, st_off[ST_REQUIRES_GRAD]);
-    PyObject *original = slot(saved, st_off[ST_ORIGINAL]);
+    PyObject *original = slot(saved, st_off[ST_ORIGINAL]), *is_leaf = slot(saved, st_off[ST_IS_LEAF]);
     PyObject *saved_for = is_output == Py_True ? node : Py_None;
     if (slot(saved, st_off[ST_UNPACK_HOOK]) != Py_None || slot(saved, st_off[ST_RELEASED]) != Py_False || vc == NULL ||
         vc == Py_None || saved_version == NULL || data == NULL || data == Py_None || device == NULL ||
         is_output == NULL || edge_node == NULL || output_nr == NULL || requires_grad == NULL || original == NULL ||
-        detached_since(original) != 0)
+        is_leaf == NULL || detached_since(original, is_leaf) != 0)
         return PyObject_CallMethodOneArg(saved, s_unpack, saved_for);
     PyObject *version = PyObject_GetAttr(vc, s_version);
     if (version == NULL)
@@ -1045,6 +1045,9 @@ unpack_saved(PyObject *saved, PyObject *node)
     Py_DECREF(version);
     if (same != 1)
         return same < 0 ? NULL : PyObject_CallMethodOneArg(saved, s_unpack, saved_for);  /* raises, naming both */
+    PyObject *alive = PyWeakref_CheckRef(original) ? PyWeakref_GetObject(original) : Py_None;  /* borrowed */
+    if (alive != Py_None && PyObject_TypeCheck(alive, Tensor_type) && slot(alive, t_off[T_DATA]) == data)
+        return Py_NewRef(alive);  /* the input itself, as SavedTensor.unpack gives it back */
     PyObject *owner = is_output == Py_True ? node : edge_node;
     PyObject *t = new_tensor(Tensor_type, t_off, data, device, zero_int);  /* then _from_saved's links */
     if (t == NULL)

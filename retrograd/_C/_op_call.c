@@ -296,8 +296,8 @@ version_of(PyObject *vc)
 }
 
 /* SavedTensor(tensor, is_output) for the plain case, with the fields SavedTensor.__init__ sets:
- * no saved-tensor hooks, and the tensor's graph edge at hand (its grad_fn, with a weak reference
- * to the tensor, or a leaf's live AccumulateGrad). Anything else calls the class. */
+ * no saved-tensor hooks, and the tensor's graph edge at hand (its grad_fn, or a leaf's live
+ * AccumulateGrad); an input with a weak reference to itself. Anything else calls the class. */
 static PyObject *
 new_saved(PyObject *tensor, int is_output)
 {
@@ -315,9 +315,7 @@ new_saved(PyObject *tensor, int is_output)
         return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
     if (is_output || requires_grad != Py_True) {
         edge_node = Py_NewRef(Py_None);
-    } else if (grad_fn != Py_None) {  /* a non-leaf input: see Note [Saved tensors and their hooks] */
-        if ((original = PyWeakref_NewRef(tensor, NULL)) == NULL)
-            return NULL;
+    } else if (grad_fn != Py_None) {
         edge_node = Py_NewRef(grad_fn);
     } else {  /* a leaf: its accumulator, if it has a live one */
         PyObject *ref = slot(tensor, t_off[T_GRAD_ACC]);
@@ -328,6 +326,10 @@ new_saved(PyObject *tensor, int is_output)
             Py_DECREF(edge_node);
             return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
         }
+    }
+    if (!is_output && (original = PyWeakref_NewRef(tensor, NULL)) == NULL) {  /* Note [Saved tensors and their hooks] */
+        Py_DECREF(edge_node);
+        return NULL;
     }
     PyTypeObject *type = (PyTypeObject *)SavedTensor_cls;
     PyObject *vc = version_counter(tensor), *version = vc ? version_of(vc) : NULL;

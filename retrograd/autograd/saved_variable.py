@@ -12,11 +12,12 @@ Saved-tensor hooks (``autograd.graph.saved_tensors_hooks`` when it saves, or
 the tensor back. ``pack_hook`` runs in no-grad mode and must not modify its input in place;
 with hooks, nothing checks for in-place modification afterwards (the hooks own the value).
 
-A saved non-leaf input also keeps a weak reference to the tensor itself (``original``): a
-tensor detached in place (``detach_()``) after it was saved has lost its history, and the
-backward of a built-in node, which unpacks its inputs without naming itself, raises then as
-PyTorch does; ``grad_fn._saved_<name>`` and ``ctx.saved_tensors`` name the node and give the
-tensor without history. ``SavedTensor(None)`` is an undefined one (an optional tensor that was
+A saved input also keeps a weak reference to the tensor itself (``original``). While it lives
+and still holds the saved array, unpacking gives it back, as PyTorch gives back the input it
+saved (``y.grad_fn._saved_self is x``). A non-leaf detached in place (``detach_()``) after it
+was saved has lost its history, and the backward of a built-in node, which unpacks its inputs
+without naming itself, raises then as PyTorch does; ``grad_fn._saved_<name>`` and
+``ctx.saved_tensors`` name the node and give the tensor without history. ``SavedTensor(None)`` is an undefined one (an optional tensor that was
 None, or one not saved): it unpacks to None.
 """
 from __future__ import annotations
@@ -81,10 +82,10 @@ class SavedTensor:
             self.edge_node = None
         elif grad_fn is not None:
             self.edge_node = grad_fn
-            if not copy:
-                self.original = weakref.ref(tensor)
         else:
             self.edge_node = grad_accumulator(tensor)
+        if not is_output and not copy:
+            self.original = weakref.ref(tensor)
         if copy:  # the tensor is about to be overwritten in place: save its current value
             tensor = Tensor._make(tensor._data.copy(), tensor._device)
         hooks = _saved_hooks_state.hooks
@@ -181,6 +182,9 @@ class SavedTensor:
         version = self.version_counter.version
         if version != self.saved_version:
             self._raise_modified(version, saved_for)
+        original = self.original() if self.original is not None else None
+        if original is not None and original._data is self.data:  # the input itself, as PyTorch gives it back
+            return original
         return _reconnected(self.data, self.device, self.version_counter, node, self.output_nr,
                             self.requires_grad and node is not None)
 
@@ -191,7 +195,7 @@ class SavedTensor:
                 raise RuntimeError(DETACHED_IN_PLACE)
             return saved_for
         original = self.original
-        if original is not None:
+        if original is not None and not self.is_leaf:
             tensor = original()
             if tensor is not None and tensor._grad_fn is None:  # detached in place since it was saved
                 if saved_for is None:

@@ -66,6 +66,29 @@ def test_saved_inputs_and_outputs_are_tensors_named_as_in_pytorch():
     assert _as_in_torch(saved)[0] == "ok"
 
 
+def test_saved_inputs_are_the_input_tensors_themselves():
+    def saved(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        c = m.tensor([3.0, 4.0])
+        b = x.clone()
+        v = b[0]
+        y, z, u, e = x * b, x * c, v * v, x.exp()
+        d = b * b
+        b.detach_()
+        return (y.grad_fn._saved_self is x, y.grad_fn._saved_other is b, z.grad_fn._saved_other is c,
+                u.grad_fn._saved_self is v, d.grad_fn._saved_self is b, e.grad_fn._saved_result is e)
+    assert _as_in_torch(saved) == ("ok", ("tuple", [True, True, True, True, True, False]))
+
+
+def test_a_saved_input_that_is_gone_is_given_back_connected_to_its_graph():
+    def saved(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x.clone()
+        other = y.grad_fn._saved_other
+        return other, other.grad_fn is y.grad_fn.next_functions[1][0]
+    assert _as_in_torch(saved) == ("ok", ("tuple", [("tensor", (2,), "float32", [1.0, 2.0], True), True]))
+
+
 def test_saved_scalars_ints_and_tuples_are_values():
     def saved(m):
         x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
