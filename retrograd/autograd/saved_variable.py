@@ -17,8 +17,8 @@ and still holds the saved array, unpacking gives it back, as PyTorch gives back 
 saved (``y.grad_fn._saved_self is x``). A non-leaf detached in place (``detach_()``) after it
 was saved has lost its history, and the backward of a built-in node, which unpacks its inputs
 without naming itself, raises then as PyTorch does; ``grad_fn._saved_<name>`` and
-``ctx.saved_tensors`` name the node and give the tensor without history. ``SavedTensor(None)`` is an undefined one (an optional tensor that was
-None, or one not saved): it unpacks to None.
+``ctx.saved_tensors`` name the node and give the tensor without history. ``SavedTensor(None)``
+is an undefined one (an optional tensor that was None, or one not saved): it unpacks to None.
 """
 from __future__ import annotations
 

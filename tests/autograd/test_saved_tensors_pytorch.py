@@ -342,6 +342,52 @@ def test_backward_through_every_node_that_saved_tensors_a_second_time_raises(nam
                 getattr(node, f"_saved_{saved_name}")
 
 
+# Nodes that save a tensor in PyTorch and none in retrograd, so that a second backward works:
+# indexing keeps its indices as NumPy arrays, a rounded division's zero gradient needs nothing.
+# (A Python number, as in x * 3, PyTorch also saves as a tensor and retrograd as the number.)
+SAVED_TENSORS_ONLY_IN_PYTORCH = {"index", "index_put", "div_rounding"}
+
+
+def _lone_node(sample, m, call, node_kind):
+    """The sample's node of ``node_kind`` and its outputs, where the node is the graph's only one (else None)."""
+    outputs = [t for t in _flat(call(m, *_sample_tensors(sample, m))) if isinstance(t, m.Tensor) and t.requires_grad]
+    nodes = [t.grad_fn for t in outputs if t.grad_fn is not None and node_kind(t.grad_fn)]
+    if not nodes or any(n is not None and type(n).__name__ != "AccumulateGrad" for n, _ in nodes[0].next_functions):
+        return None, None
+    return nodes[0], [t for t in outputs if t.grad_fn is nodes[0]]
+
+
+def _second_backward(m, roots):
+    m.autograd.backward([t.sum() for t in roots])
+    return _outcome(lambda m: m.autograd.backward([t.sum() for t in roots]), m)
+
+
+@pytest.mark.parametrize("name,i", [c for c in _backward_twice_cases()
+                                    if _samples.SAMPLES[c.values[0]][c.values[1]].torch])
+def test_backward_a_second_time_through_a_node_that_saved_no_tensor_runs_as_in_pytorch(name, i):
+    sample = _samples.SAMPLES[name][i]
+    node, roots = _lone_node(sample, rg, sample.call, lambda n: type(n) is REGISTRY[name].node_cls)
+    if node is None or any(_holds_saved_tensor(v) for v in node.saved_values().values()):
+        pytest.skip("not a graph of this node alone, or one that saved a tensor (see the test above)")
+    kind = re.sub(r"\d+$", "", type(node).__name__)
+    expected_node, expected_roots = _lone_node(sample, torch, sample.torch_call,
+                                               lambda n: re.sub(r"\d+$", "", n.name()) == kind)
+    if expected_node is None:
+        pytest.skip("PyTorch records this call with another graph")
+    tensors_saved = [a[len("_saved_"):] for a in dir(expected_node) if a.startswith("_saved_")
+                     and any(isinstance(v, torch.Tensor) for v in _flat(getattr(expected_node, a)))]
+    wrapped_numbers = [n for n in tensors_saved if not hasattr(node, f"_raw_saved_{n}")
+                       and isinstance(getattr(node, f"_saved_{n}", None), rg.Tensor)]
+    got, expected = _second_backward(rg, roots), _second_backward(torch, expected_roots)
+    assert got == ("ok", None)
+    if tensors_saved:
+        assert expected[0] == "RuntimeError" and expected[1].startswith("Trying to backward through the graph a "
+                                                                         "second time")
+        assert name in SAVED_TENSORS_ONLY_IN_PYTORCH or wrapped_numbers == tensors_saved
+    else:
+        assert expected == ("ok", None)
+
+
 # -- register_hooks on one saved tensor -------------------------------------------------------------
 @pytest.mark.parametrize("hooks", [pytest.param(lambda: (lambda t: t,), id="one"),
                                    pytest.param(lambda: (1, 2), id="not-callable"),
