@@ -150,12 +150,12 @@ static const char *const node_fields[N_COUNT] = {"next_edges", "sequence_nr", "i
                                                  "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks",
                                                  "_metadata"};
 
-/* SavedTensor's slots (autograd/graph.py) that the modules set or read, by name. */
+/* SavedTensor's slots (autograd/saved_variable.py) that the modules set or read, by name. */
 enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
-       ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_IS_LEAF, ST_COUNT };
+       ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_IS_LEAF, ST_ORIGINAL, ST_COUNT };
 static const char *const st_fields[ST_COUNT] = {"data", "packed", "released", "version_counter", "saved_version",
                                                 "edge_node", "output_nr", "is_output", "requires_grad", "device",
-                                                "unpack_hook", "is_leaf"};
+                                                "unpack_hook", "is_leaf", "original"};
 
 /* Fills off[0..n) with the offsets of the slots `names` of class `cls` (tensor_fields,
  * node_fields, st_fields...); -1 on error. */

@@ -1016,8 +1016,26 @@ release_variables(PyObject *node)
     return 0;
 }
 
-/* SavedTensor.unpack(node) for the common case: no unpack hook, not released, not modified
- * in place since it was saved. Anything else goes to the method, which also raises. */
+/* True if the saved non-leaf input `original` refers to (a weak reference, or None) has lost its
+ * history since it was saved (detach_(), see Note [Saved tensors and their hooks]); -1 if unknown. */
+static int
+detached_since(PyObject *original, PyObject *is_leaf)
+{
+    if (original == Py_None || is_leaf == Py_True)
+        return 0;
+    if (!PyWeakref_CheckRef(original))
+        return -1;
+    PyObject *tensor = PyWeakref_GetObject(original);  /* borrowed */
+    if (tensor == Py_None)
+        return 0;
+    PyObject *grad_fn = PyObject_TypeCheck(tensor, Tensor_type) ? slot(tensor, t_off[T_GRAD_FN]) : NULL;
+    return grad_fn == NULL ? -1 : grad_fn == Py_None;
+}
+
+/* SavedTensor.unpack(...) as a built-in node's backward calls it: with the node for a saved output,
+ * without it for an input (so that an input detached in place raises). Handles the common case: no
+ * unpack hook, not released, not detached or modified in place since it was saved. Anything else
+ * goes to the method, which also raises. */
 static PyObject *
 unpack_saved(PyObject *saved, PyObject *node)
 {
@@ -1025,17 +1043,23 @@ unpack_saved(PyObject *saved, PyObject *node)
     PyObject *data = slot(saved, st_off[ST_DATA]), *device = slot(saved, st_off[ST_DEVICE]);
     PyObject *is_output = slot(saved, st_off[ST_IS_OUTPUT]), *edge_node = slot(saved, st_off[ST_EDGE_NODE]);
     PyObject *output_nr = slot(saved, st_off[ST_OUTPUT_NR]), *requires_grad = slot(saved, st_off[ST_REQUIRES_GRAD]);
+    PyObject *original = slot(saved, st_off[ST_ORIGINAL]), *is_leaf = slot(saved, st_off[ST_IS_LEAF]);
+    PyObject *saved_for = is_output == Py_True ? node : Py_None;
     if (slot(saved, st_off[ST_UNPACK_HOOK]) != Py_None || slot(saved, st_off[ST_RELEASED]) != Py_False || vc == NULL ||
         vc == Py_None || saved_version == NULL || data == NULL || data == Py_None || device == NULL ||
-        is_output == NULL || edge_node == NULL || output_nr == NULL || requires_grad == NULL)
-        return PyObject_CallMethodOneArg(saved, s_unpack, node);
+        is_output == NULL || edge_node == NULL || output_nr == NULL || requires_grad == NULL || original == NULL ||
+        is_leaf == NULL || detached_since(original, is_leaf) != 0)
+        return PyObject_CallMethodOneArg(saved, s_unpack, saved_for);
     PyObject *version = PyObject_GetAttr(vc, s_version);
     if (version == NULL)
         return NULL;
     int same = PyObject_RichCompareBool(version, saved_version, Py_EQ);
     Py_DECREF(version);
     if (same != 1)
-        return same < 0 ? NULL : PyObject_CallMethodOneArg(saved, s_unpack, node);  /* raises, naming both */
+        return same < 0 ? NULL : PyObject_CallMethodOneArg(saved, s_unpack, saved_for);  /* raises, naming both */
+    PyObject *alive = PyWeakref_CheckRef(original) ? PyWeakref_GetObject(original) : Py_None;  /* borrowed */
+    if (alive != Py_None && PyObject_TypeCheck(alive, Tensor_type) && slot(alive, t_off[T_DATA]) == data)
+        return Py_NewRef(alive);  /* the input itself, as SavedTensor.unpack gives it back */
     PyObject *owner = is_output == Py_True ? node : edge_node;
     PyObject *t = new_tensor(Tensor_type, t_off, data, device, zero_int);  /* then _from_saved's links */
     if (t == NULL)

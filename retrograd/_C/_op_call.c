@@ -315,7 +315,7 @@ version_of(PyObject *vc)
 
 /* SavedTensor(tensor, is_output) for the plain case, with the fields SavedTensor.__init__ sets:
  * no saved-tensor hooks, and the tensor's graph edge at hand (its grad_fn, or a leaf's live
- * AccumulateGrad). Anything else calls the class. */
+ * AccumulateGrad); an input with a weak reference to itself. Anything else calls the class. */
 static PyObject *
 new_saved(PyObject *tensor, int is_output)
 {
@@ -328,7 +328,7 @@ new_saved(PyObject *tensor, int is_output)
         return NULL;
     PyObject *requires_grad = slot(tensor, t_off[T_REQUIRES_GRAD]), *grad_fn = slot(tensor, t_off[T_GRAD_FN]);
     PyObject *output_nr = slot(tensor, t_off[T_OUTPUT_NR]), *device = slot(tensor, t_off[T_DEVICE]);
-    PyObject *data = slot(tensor, t_off[T_DATA]), *edge_node = NULL;
+    PyObject *data = slot(tensor, t_off[T_DATA]), *edge_node = NULL, *original = NULL;
     if (any || requires_grad == NULL || grad_fn == NULL || output_nr == NULL || device == NULL || data == NULL)
         return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
     if (is_output || requires_grad != Py_True) {
@@ -344,6 +344,10 @@ new_saved(PyObject *tensor, int is_output)
             Py_DECREF(edge_node);
             return PyObject_CallFunctionObjArgs(SavedTensor_cls, tensor, is_output ? Py_True : Py_False, NULL);
         }
+    }
+    if (!is_output && (original = PyWeakref_NewRef(tensor, NULL)) == NULL) {  /* Note [Saved tensors and their hooks] */
+        Py_DECREF(edge_node);
+        return NULL;
     }
     PyTypeObject *type = (PyTypeObject *)SavedTensor_cls;
     PyObject *vc = version_counter(tensor), *version = vc ? version_of(vc) : NULL;
@@ -361,8 +365,10 @@ new_saved(PyObject *tensor, int is_output)
         set_slot(saved, st_off[ST_DATA], data);
         set_slot(saved, st_off[ST_VERSION_COUNTER], vc);
         set_slot(saved, st_off[ST_SAVED_VERSION], version);
+        set_slot(saved, st_off[ST_ORIGINAL], original != NULL ? original : Py_None);
     }
     Py_DECREF(edge_node);
+    Py_XDECREF(original);
     Py_XDECREF(vc);
     Py_XDECREF(version);
     return saved;

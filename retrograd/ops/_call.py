@@ -17,7 +17,7 @@ from .._device import cpu as _cpu
 from .._tensor import INFERENCE_COUNTER, InferenceVersionCounter, Tensor
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
-from ..autograd.graph import _next_sequence_nr, input_metadata
+from ..autograd.graph import _next_sequence_nr, before_inplace_write, input_metadata
 from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge, move_retains_grad, new_view_creation
 from ..backends import get_backend
@@ -283,6 +283,7 @@ def _write_inplace(op, target, array):
     if array.shape != dst.shape:
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                            f"{list(array.shape)}")
+    before_inplace_write(target)  # See Note [Mutation of saved tensors]
     if array is not dst:
         if not dst.flags.writeable:  # an expanded (broadcast) view
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "

@@ -17,8 +17,11 @@ _engine_loop.c).
 """
 from __future__ import annotations
 
+import numpy as np
+
+from .._tensor import Tensor
 from ..autograd.graph import Node, materialize_grads
-from ..autograd.saved_variable import SavedTensor
+from ..autograd.saved_variable import SECOND_TIME, SavedTensor
 from ._codegen import define
 from ._compiled import PlanEntry
 
@@ -37,15 +40,24 @@ class OpNode(Node):
         return {name: value for name, value in zip(self.op.save_slots, saved) if not name.startswith("#")}
 
     def __getattr__(self, name):
-        # PyTorch's introspection of saved values: grad_fn._saved_self, _saved_other, _saved_result
+        # See Note [PyTorch's names of saved values]
         if name.startswith("_saved_"):
-            key = name[7:]
-            key = {"self": "input"}.get(key, key)
-            index = self.op.save_index.get(key)
-            if index is not None and self._saved:
-                value = self._saved[index]
-                return value.unpack(self) if type(value) is SavedTensor else value
+            where = _where_saved(self, name[7:])
+            if where is not None:
+                return _shown(self, *where)
+        elif name.startswith("_raw_saved_"):
+            where = _where_saved(self, name[11:])
+            if where is not None and _has_raw(*where[:2]):
+                return _raw(*where[:2])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        names = list(super().__dir__())
+        for name in _shown_names(self):
+            names.append(f"_saved_{name}")
+            if _has_raw(*_where_saved(self, name)[:2]):
+                names.append(f"_raw_saved_{name}")
+        return names
 
     def apply(self, grads):
         saved = self._saved  # released SavedTensors raise on unpack
@@ -92,6 +104,139 @@ class OpNode(Node):
                         v.release()
 
 
+# Note [PyTorch's names of saved values]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A node shows what it saved as ``grad_fn._saved_<name>``: a Tensor for a saved tensor, a tuple
+# of them for a list (or for the outputs of a multi-output op), else the value itself; None where
+# no formula that had to run needed it. A saved tensor itself is ``grad_fn._raw_saved_<name>``, a
+# SavedTensor (PyTorch's ``torch._C._autograd.SavedTensor``, with ``register_hooks``). The names
+# are PyTorch's, from its derivatives.yaml: retrograd's ``input`` is ``self``, ``<param>_shape`` is
+# ``<param>_sym_sizes``, output ``k`` of a multi-output op is ``result<k>``, with the exceptions of
+# _PYTORCH_PARAM_NAMES and _PYTORCH_OUTPUT_NAMES; retrograd's own formula names work too. Values
+# are shown as PyTorch shows them where its types differ (_PYTORCH_VALUES: an ``int[]`` is a tuple,
+# a Python number its op took as a tensor, ``x * 2``, is a 0-d tensor; lists are tuples).
+_PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the rule ("input" is "self") differs
+    "layer_norm": {"input": "input"},
+    "native_batch_norm": {"input": "input"},
+    "norm": {"p": "ord"},
+    "threshold_backward": {"output": "self"},
+}
+_PYTORCH_OUTPUT_NAMES = {"max_dim": {1: "indices"}, "min_dim": {1: "indices"}}  # op: {output: PyTorch's name}
+
+
+def _int_list(value):
+    """An ``int[]`` parameter as PyTorch shows it: a tuple, also when one int was given."""
+    return (value,) if type(value) is int else value
+
+
+def _wrapped_number(value):
+    """A Python number that PyTorch's op took as a tensor, as it shows it: a 0-d tensor of the number's dtype."""
+    dtype = _WRAPPED_DTYPES.get(type(value))
+    return value if dtype is None else Tensor._make(np.asarray(value, dtype=dtype))
+
+
+_WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # PyTorch's at::Reduction, which its nodes save
+_PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where it differs from retrograd's
+    **{(op, "dim"): _int_list for op in ("sum", "mean", "amax", "amin", "logsumexp", "norm")},
+    ("roll", "shifts"): _int_list, ("roll", "dims"): lambda value: () if value is None else _int_list(value),
+    **{(op, name): _wrapped_number for op in ("mul", "div") for name in ("input", "other")},
+    ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
+    ("embedding", "padding_idx"): lambda value: -1 if value is None else value,
+}
+_NAMES: dict = {}  # op -> ({name: (slot, output or None, tensor-like, shown as)}, [PyTorch's names])
+
+
+def _names_of(op):
+    """The names a node of ``op`` answers to under ``_saved_``, and the ones ``dir()`` shows."""
+    known = _NAMES.get(op)
+    if known is not None:
+        return known
+    rename = {"input": "self", **_PYTORCH_PARAM_NAMES.get(op.name, {})}
+    differentiable = {op.params[pidx] for pidx, *_ in op.formulas}
+    names, shown = {}, []
+    for slot, name in enumerate(op.save_slots):
+        if name.startswith("#"):
+            continue
+        if name == "result":
+            pytorch = None if op.multi_output else "result"
+        elif name in op.index:
+            pytorch = rename.get(name, name)
+        else:  # <param>_shape, _dtype or _device
+            base, _, suffix = name.rpartition("_")
+            pytorch = f"{rename.get(base, base)}_sym_sizes" if suffix == "shape" else name
+        entry = (slot, None, name == "result" or name in differentiable, _PYTORCH_VALUES.get((op.name, name)))
+        names[name] = entry
+        if pytorch is not None:
+            names.setdefault(pytorch, entry)
+            shown.append(pytorch)
+        if name == "result" and op.multi_output:
+            for k, alias in _PYTORCH_OUTPUT_NAMES.get(op.name, {}).items():
+                names[alias] = (slot, k, True, None)
+                shown.append(alias)
+    known = _NAMES[op] = (names, shown)
+    return known
+
+
+def _where_saved(node, name):
+    """``(value, tensor-like, shown as)`` of what ``node`` saved under ``name``, or None if no such name."""
+    op = node.op
+    names, _ = _names_of(op)
+    entry = names.get(name)
+    if entry is None:
+        result = names.get("result")
+        if result is None or not op.multi_output or not name.startswith("result") or not name[6:].isdigit():
+            return None
+        entry = (result[0], int(name[6:]), True, False)
+    slot, output, tensor_like, shown_as = entry
+    saved = node._saved
+    value = saved[slot] if saved else None  # NOTHING_SAVED: no formula that ran needed anything
+    if output is not None and value is not None:
+        if output >= len(value):
+            return None
+        value = value[output]
+    return value, tensor_like, shown_as
+
+
+def _shown(node, value, tensor_like, shown_as):
+    """``grad_fn._saved_<name>``: see Note [PyTorch's names of saved values]."""
+    if type(value) is SavedTensor:
+        return value.unpack(node)
+    if type(value) in (list, tuple) and any(type(v) is SavedTensor for v in value):
+        return tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+    if shown_as is not None:
+        value = shown_as(value)
+    return tuple(value) if type(value) is list else value
+
+
+def _has_raw(value, tensor_like):
+    """Whether a saved value has a ``_raw_saved_<name>``: it is a saved tensor (or undefined), or holds some."""
+    if type(value) is SavedTensor or (value is None and tensor_like):
+        return True
+    return type(value) in (list, tuple) and any(type(v) is SavedTensor for v in value)
+
+
+def _raw(value, tensor_like):
+    """``grad_fn._raw_saved_<name>`` where ``_has_raw``: the SavedTensor (a tuple of them for a list)."""
+    if type(value) is SavedTensor:
+        return value
+    if value is None:
+        return SavedTensor(None)
+    if any(type(v) is SavedTensor and v.released for v in value):
+        raise RuntimeError(SECOND_TIME)
+    return tuple(v if type(v) is SavedTensor else SavedTensor(None) for v in value)
+
+
+def _shown_names(node):
+    """PyTorch's names of what ``node`` saved, as ``dir()`` lists them (``_saved_<name>``)."""
+    names, shown = _names_of(node.op)
+    result = names.get("result")
+    if result is None or not node.op.multi_output or node.op.name in _PYTORCH_OUTPUT_NAMES:
+        return shown
+    value = node._saved[result[0]] if node._saved else None
+    return shown + [f"result{k}" for k in range(len(value) if value is not None else 0)]
+
+
 def _resolve(node, saved, index, name, grad, grads, unpacked):
     """The value of formula argument ``name``; saved tensors are unpacked once into ``unpacked``."""
     if name == "grad":
@@ -100,11 +245,11 @@ def _resolve(node, saved, index, name, grad, grads, unpacked):
         return grads
     if name in unpacked:
         return unpacked[name]
-    value = saved[index[name]]
+    value = saved[index[name]]  # a saved input unpacks without naming the node (Note [Saved tensors and their hooks])
     if type(value) is SavedTensor:
-        value = value.unpack(node)
+        value = value.unpack(node if name == "result" else None)
     elif type(value) is list and value and type(value[0]) is SavedTensor:
-        value = [v.unpack(node) for v in value]
+        value = [v.unpack() for v in value]
     elif type(value) is tuple and name == "result":
         value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
     else:
@@ -136,7 +281,7 @@ def build_fast_apply(op):
         lines += [f"    if {' or '.join(f'edges[{k}] is not None' for k in ks)}:",
                   f"        v_{a} = saved[{op.save_index[a]}]",
                   f"        if type(v_{a}) is _ST:",
-                  f"            v_{a} = v_{a}.unpack(self)"]
+                  f"            v_{a} = v_{a}.unpack({'self' if a == 'result' else ''})"]
     for k, (_, _, fn, argnames) in enumerate(op.formulas):
         env[f"_f{k}"] = fn
         r = f"r{k}"
@@ -153,7 +298,7 @@ def build_fast_apply(op):
                 continue
             lines += [f"        {v} = saved[{op.save_index[a]}]",
                       f"        if type({v}) is _ST:",
-                      f"            {v} = {v}.unpack(self)"]
+                      f"            {v} = {v}.unpack({'self' if a == 'result' else ''})"]
         lines += [f"        {r} = _f{k}({', '.join(call_args)})",
                   "    else:",
                   f"        {r} = None"]
