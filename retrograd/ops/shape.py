@@ -163,7 +163,9 @@ def _squeeze(xp, input, dim=None):
     return xp.reshape(input, keep)  # a dim whose size is not 1 stays, as PyTorch
 
 
-squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad)
+squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad,
+                node_names={"SqueezeBackward1": lambda dim: isinstance(dim, int),  # See Note [Node names per call]
+                            "SqueezeBackward2": lambda dim: dim is not None})
 
 
 def _expand(xp, input, size):
