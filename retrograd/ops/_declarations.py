@@ -138,9 +138,21 @@ class OpInfo:
              tuple(index[a] for a in inspect.signature(when).parameters))
             for full, when in (node_names or {}).items())
         self.node_classes = tuple(dict.fromkeys((self.node_cls,) + tuple(cls for cls, _, _ in self.node_choices)))
+        if self.node_choices:  # the loop of node_class unrolled: it runs for every recorded call
+            params = [f"a{i}" for i in range(len(self.params))]
+            lines = [f"def node_class({', '.join(params)}):"]
+            env = {"_default": self.node_cls}
+            for k, (cls, when, pos) in enumerate(self.node_choices):
+                env[f"_when{k}"], env[f"_cls{k}"] = when, cls
+                lines += [f"    if _when{k}({', '.join(params[i] for i in pos)}):", f"        return _cls{k}"]
+            lines.append("    return _default")
+            self.node_class = define("\n".join(lines) + "\n", f"{name}.node_class", env, "node_class")
 
     def node_class(self, *args):
-        """The node class of a call with these arguments (all, positionally). See Note [Node names per call]."""
+        """The node class of a call with these arguments (all, positionally). See Note [Node names per call].
+
+        Where the op has ``node_names``, its own generated function of the same arguments replaces this one.
+        """
         for cls, when, pos in self.node_choices:
             if when(*[args[i] for i in pos]):
                 return cls
