@@ -365,8 +365,16 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        """Makes this tensor use ``value``'s data (shared), keeping its own autograd fields and version counter.
+
+        A leaf's gradient accumulator is dropped where the dtype or device changes, as in PyTorch.
+        """
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind != "f":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        if value._data.dtype != self._data.dtype or value._device is not self._device:
+            self._grad_accumulator = None
         self._data = value._data
         self._device = value._device
 

@@ -564,7 +564,7 @@ spec_is_plain(PyObject *spec)
     PyObject *tensor_pos = PyTuple_GET_ITEM(spec, S_TENSOR_POS), *formula_pos = PyTuple_GET_ITEM(spec, S_FORMULA_POS);
     PyObject *saves = PyTuple_GET_ITEM(spec, S_SAVES);
     if (!PyTuple_Check(tensor_pos) || !PyTuple_Check(formula_pos) || !PyTuple_Check(saves) ||
-        PyTuple_GET_SIZE(formula_pos) > MAX_EDGES || !PyType_Check(PyTuple_GET_ITEM(spec, S_NODE_CLS)))
+        PyTuple_GET_SIZE(formula_pos) > MAX_EDGES || !PyCallable_Check(PyTuple_GET_ITEM(spec, S_NODE_CLS)))
         return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tensor_pos); i++)
         if (!PyLong_Check(PyTuple_GET_ITEM(tensor_pos, i)))
@@ -755,8 +755,22 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(out);
         return res;
     }
-    PyTypeObject *node_cls = (PyTypeObject *)PyTuple_GET_ITEM(spec, S_NODE_CLS);
+    /* The node class, or OpInfo.node_class where the op names its node per call (Note [Node names
+     * per call] in ops/_declarations.py): called as call_op calls it, on all the arguments. */
+    PyObject *node_entry = PyTuple_GET_ITEM(spec, S_NODE_CLS), *chosen = NULL;
+    if (!PyType_Check(node_entry)) {
+        chosen = PyObject_Vectorcall(node_entry, args, nargs, NULL);
+        if (chosen == NULL)
+            goto fail_edges;
+        if (!PyType_Check(chosen)) {
+            PyErr_Format(PyExc_TypeError, "node_class() returned %.100s, not a type", Py_TYPE(chosen)->tp_name);
+            Py_DECREF(chosen);
+            goto fail_edges;
+        }
+    }
+    PyTypeObject *node_cls = (PyTypeObject *)(chosen != NULL ? chosen : node_entry);
     node = node_cls->tp_alloc(node_cls, 0);
+    Py_XDECREF(chosen);  /* the node holds its (heap) type; the op holds its classes */
     if (node == NULL)
         goto fail_edges;
     PyObject *seq = PyObject_CallNoArgs(next_sequence_nr);

@@ -12,8 +12,9 @@ from .engine import (Engine, get_default_engine, queue_callback, is_checkpoint_v
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode
+from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "queue_callback", "is_checkpoint_valid", "set_multithreading_enabled",
-           "gradcheck", "gradgradcheck", "graph", "functional", "Engine", "get_default_engine"]
+           "gradcheck", "gradgradcheck", "graph", "functional", "Engine", "get_default_engine", "Variable"]

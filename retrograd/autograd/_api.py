@@ -17,6 +17,7 @@ from .._dtype import _BY_NP
 from .._size import Size
 from .._tensor import Tensor
 from . import engine
+from .function import Function
 from .graph import Edge, GradientEdge, Node, make_edge, node_name
 from .variable import grad_accumulator, gradient_edge
 
@@ -43,15 +44,35 @@ def _edge_of(value):
     return make_edge(Edge, (node, nr))
 
 
-def _make_grads(outputs, grads):
-    """The seed gradient of each output: the given one (shape-checked), or ones for a scalar."""
+def _make_grads(outputs, grads, is_grads_batched=False):
+    """The seed gradient of each output: the given one (shape-checked), or ones for a scalar.
+
+    An integer or bool gradient of a floating-point output is cast to the output's dtype, as
+    PyTorch's engine casts it. With ``is_grads_batched`` the leading dim of each gradient is
+    the batch, and the rest must be the output's shape.
+    """
     new_grads = []
     for out, grad in zip(outputs, grads, strict=True):
         if isinstance(out, GradientEdge):
             new_grads.append(_edge_seed(out, grad, outputs, grads))
         elif isinstance(grad, Tensor):
-            if isinstance(out, Tensor) and grad._data.shape != out._data.shape:
+            shape = grad._data.shape
+            if is_grads_batched:
+                _check_batch_dim(shape)
+                shape = shape[1:]
+            if isinstance(out, Tensor) and shape != out._data.shape:
+                if is_grads_batched:
+                    gi = next(i for i, g in enumerate(grads) if g is grad)
+                    oi = next(i for i, o in enumerate(outputs) if o is out)
+                    raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                                       f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                                       f"expected to match the shape of corresponding output, but a mismatch was "
+                                       f"detected: grad_output[{gi}] has a shape of {Size(shape)} and output[{oi}] has "
+                                       f"a shape of {out.shape}. If you only want some tensors in `grad_output` to be "
+                                       f"considered batched, consider using vmap.")
                 _raise_shape_mismatch(outputs, grads, out, grad, out.shape)
+            if grad._data.dtype.kind in "biu" and out._data.dtype.kind == "f":
+                grad = Tensor._make(grad._data.astype(out._data.dtype), grad._device)
             new_grads.append(grad)
         elif grad is None:
             if isinstance(out, Tensor) and out._requires_grad:
@@ -153,6 +174,68 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
     return result
 
 
+def _check_batch_dim(shape) -> None:
+    """PyTorch's errors for a batched gradient without a batch to take its first entry from."""
+    if not shape:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+                         "to convert a 0-dim tensor to a number")
+    if shape[0] == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+
+
+class _StackBatch(Function):
+    """The gradients of a batched ``grad`` stacked along a new first dim, differentiably (``create_graph``)."""
+
+    @staticmethod
+    def forward(ctx, *parts):
+        ctx.n = len(parts)
+        xp = parts[0]._device.backend.xp
+        return Tensor._make(xp.stack([p._data for p in parts]), parts[0]._device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(grad[i] for i in range(ctx.n))
+
+
+def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad):
+    """``grad(..., is_grads_batched=True)``: one pass per entry of the gradients' first dim, the results stacked.
+
+    PyTorch vmaps a single pass over the batch; a loop gives the same values, and its errors for
+    gradients without a batch to map over are PyTorch's.
+    """
+    for g in grads:
+        if g is None:
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for an input but the input is of type "
+                             "<class 'NoneType'>. We cannot vmap over non-Tensor arguments, please use None as the "
+                             "respective in_dim")
+        if g._data.ndim == 0:
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
+                             "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+    sizes = [g._data.shape[0] for g in grads]
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    n = sizes[0] if sizes else 0
+    passes = []
+    for b in range(n):
+        seeds = tuple(g[b] if create_graph and g._requires_grad else Tensor._make(g._data[b], g._device)
+                      for g in grads)
+        passes.append(_engine_run_backward(outputs, seeds, keep_graph or b < n - 1, create_graph, inputs,
+                                           allow_unreachable, accumulate_grad))
+    result = []
+    for k in range(len(inputs)):
+        parts = [p[k] for p in passes]
+        if all(r is None for r in parts):
+            result.append(None)
+            continue
+        parts = [r if r is not None else zeros_like(inputs[k]) for r in parts]
+        if create_graph and any(r._requires_grad for r in parts):
+            result.append(_StackBatch.apply(*parts))
+        else:
+            result.append(Tensor._make(parts[0]._device.backend.xp.stack([r._data for r in parts]), parts[0]._device))
+    return tuple(result)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """Accumulates into ``.grad`` of the leaves the gradients of ``tensors``.
@@ -213,6 +296,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         create_graph (bool): record the pass, so the results can be differentiated again.
         allow_unused (bool, optional): return None for inputs the outputs do not depend on
             instead of raising; defaults to ``materialize_grads``.
+        is_grads_batched (bool): the first dim of every ``grad_outputs`` tensor is a batch: the
+            result is the stack of the gradients for each of its entries (one pass per entry).
         materialize_grads (bool): return zeros instead of None for unused inputs.
 
     Returns:
@@ -227,8 +312,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> rg.autograd.grad(x ** 2, x)
         (tensor(6.),)
     """
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -248,15 +331,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(grad_outputs) != len(t_outputs):
         raise RuntimeError(f"grad_outputs must be of the same length as outputs, but got {len(grad_outputs)} and "
                            f"{len(t_outputs)}")
-    grad_outputs = _make_grads(t_outputs, grad_outputs)
+    grad_outputs = _make_grads(t_outputs, grad_outputs, is_grads_batched)
     if retain_graph is None:
         retain_graph = create_graph
-    result = _engine_run_backward(t_outputs, grad_outputs, retain_graph, create_graph, t_inputs, allow_unused,
-                                  False)
+    run = _run_batched_backward if is_grads_batched else _engine_run_backward
+    result = run(t_outputs, grad_outputs, retain_graph, create_graph, t_inputs, allow_unused, False)
     if materialize_grads:
         if any(r is None and isinstance(inp, GradientEdge) for r, inp in zip(result, t_inputs, strict=True)):
             raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-        result = [r if r is not None else zeros_like(inp, requires_grad=True) for r, inp in
+        result = [r if r is not None else zeros_like(inp, requires_grad=create_graph) for r, inp in
                   zip(result, t_inputs, strict=True)]
     return tuple(result)
 

@@ -5,6 +5,8 @@ created and per node run.
 """
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import traceback
 import warnings
@@ -85,10 +87,24 @@ class set_detect_anomaly:
         _Anomaly.enabled, _Anomaly.check_nan = self.prev, self.prev_check_nan
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The frames of an op call and of making its node: the op table (generated code included) and
+# the autograd layers. PyTorch runs these steps in C++, so its traceback ends at the user's line.
+_INTERNAL = tuple(os.path.join(_PACKAGE, d) + os.sep for d in ("ops", "autograd"))
+
+
 def record_forward_trace(node) -> None:
-    """Stores the current Python stack, and the node whose backward is running, in ``node.metadata``."""
+    """Stores the Python stack of the call that made ``node``, and the node whose backward is running,
+    in ``node.metadata``.
+
+    The stack ends at the innermost frame outside retrograd's op and autograd code, however
+    many frames the call went through: none from the C op call, several from the Python paths.
+    """
     meta = node.metadata
-    meta["traceback_"] = traceback.format_stack()[:-3]
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
+        frame = frame.f_back
+    meta["traceback_"] = traceback.format_stack(frame) if frame is not None else []
     parent = running.node
     if parent is not None:
         meta["parent_"] = parent

@@ -28,6 +28,8 @@ import functools
 import inspect
 import threading
 
+import numpy as np
+
 from .._tensor import Tensor
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
@@ -193,10 +195,13 @@ class enable_grad(_DecoratorContextManager):
 
 class set_grad_enabled(_DecoratorContextManager):
     """Sets grad mode on this thread to ``mode``, at once; used as a context manager it restores
-    the previous mode on exit.
+    the previous mode on exit, and as a decorator it applies the mode inside each call only.
 
     Args:
         mode (bool): whether to record gradients.
+
+    Raises:
+        TypeError: ``mode`` is not a bool.
 
     Example::
         >>> import retrograd as rg
@@ -206,6 +211,9 @@ class set_grad_enabled(_DecoratorContextManager):
     """
 
     def __init__(self, mode: bool):
+        if not isinstance(mode, (bool, np.bool_)):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
         self.prev = state.grad_enabled
         self.mode = bool(mode)
         state.grad_enabled = self.mode
@@ -224,6 +232,9 @@ class set_grad_enabled(_DecoratorContextManager):
         clone = object.__new__(type(self))
         clone.prev, clone.mode = state.grad_enabled, self.mode
         return clone
+
+    def __repr__(self):
+        return f"retrograd.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
 class inference_mode(_DecoratorContextManager):

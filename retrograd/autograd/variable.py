@@ -29,16 +29,19 @@ from __future__ import annotations
 import enum
 import re
 import threading
+import warnings
 import weakref
 
+from .._creation import empty
 from .._tensor import Tensor
 from ..utils.hooks import HookDict, add_hook
-from . import grad_mode, graph
+from . import engine, grad_mode, graph
 from .accumulate_grad import AccumulateGrad
-from .graph import Edge, GradientEdge, PassHook, _MultiHandle, make_edge, node_name
+from .graph import Edge, GradientEdge, Node, PassHook, _MultiHandle, make_edge, node_name
 
 __all__ = ["grad_accumulator", "gradient_edge", "move_retains_grad", "replay_view", "regenerate_view_grad_fn",
-           "get_gradient_edge", "register_multi_grad_hook", "CreationMeta", "new_view_creation", "view_rebase_error"]
+           "get_gradient_edge", "register_multi_grad_hook", "CreationMeta", "new_view_creation", "view_rebase_error",
+           "Variable"]
 
 accumulator_lock = threading.Lock()  # held while a leaf's AccumulateGrad is made (the C op call takes it too)
 
@@ -413,3 +416,56 @@ class _AnyGrad(PassHook):
             self.passes.add(graph_task)
         if first:
             self.fn(grad)
+
+
+# -- the old name ---------------------------------------------------------------------------------
+class VariableMeta(type):
+    """Makes every Tensor an instance of ``Variable``."""
+
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=VariableMeta):
+    """The old name of a tensor that takes part in autograd, kept as PyTorch keeps it.
+
+    ``Variable(data)`` returns ``data`` detached (a Tensor sharing its data and version counter)
+    with ``requires_grad`` as given; ``Variable()`` an empty tensor. ``isinstance(t, Variable)``
+    holds for every Tensor, and ``Variable._execution_engine`` is the engine, for
+    ``Variable._execution_engine.queue_callback(fn)``.
+
+    Raises:
+        TypeError: ``data`` is not a Tensor.
+        RuntimeError: ``requires_grad=True`` for a tensor that is not floating point.
+
+    Example::
+        >>> import retrograd as rg
+        >>> from retrograd.autograd import Variable
+        >>> v = Variable(rg.ones(2), requires_grad=True)
+        >>> type(v).__name__, v.requires_grad, isinstance(v, Variable)
+        ('Tensor', True, True)
+    """
+
+    _execution_engine = engine.get_default_engine()
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          stacklevel=2)
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
+        if _grad_fn is not None and not isinstance(_grad_fn, Node):
+            raise TypeError(f"_grad_fn has to be a Function object or None, but got {type(_grad_fn).__name__}")
+        if data is None:
+            var = empty(0)
+        elif isinstance(data, Tensor):
+            var = data.detach()
+        else:
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if _grad_fn is not None:
+            raise RuntimeError("_grad_fn argument to legacy Variable constructor is no longer supported.  Instead, "
+                               "please invoke your _grad_fn to produce a variable with it as the _grad_fn.")
+        if requires_grad and var._data.dtype.kind != "f":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        var._requires_grad = bool(requires_grad)
+        return var

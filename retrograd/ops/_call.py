@@ -221,7 +221,7 @@ def _make_node(op, args, vals, inplace):
             needed.append(e is not None)
     if not wanted:
         return None, None
-    cls = op.node_cls
+    cls = op.node_class(*args) if op.node_choices else op.node_cls  # See Note [Node names per call]
     node = cls.__new__(cls)
     node.next_edges = tuple(edges)
     node.sequence_nr = _next_sequence_nr()

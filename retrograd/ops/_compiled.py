@@ -92,7 +92,8 @@ def compiled_spec(op) -> OpSpec:
     declared = getattr(op.kernel, "same_as_ufunc", None)
     ufunc = None if declared is None else UfuncForm(op.forward, getattr(np, declared[0]), declared[1], declared[2])
     spec = op._compiled_spec = OpSpec(
-        op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable), op.node_cls,
+        op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable),
+        op.node_class if op.node_choices else op.node_cls,  # See Note [Node names per call]
         tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view), kernel,
         ufunc)
     return spec

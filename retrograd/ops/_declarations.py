@@ -2,8 +2,8 @@
 
 From one declaration come the public function (PyTorch's signature, generated so that argument
 handling costs no more than a plain call: _signature.py), the ``<Name>Backward0`` node class
-(_node.py), what each node saves, and the op's Tensor methods. Every call of the op does what
-``call_op`` (_call.py) defines.
+(_node.py) and the classes of Note [Node names per call], what each node saves, and the op's
+Tensor methods. Every call of the op does what ``call_op`` (_call.py) defines.
 
 Formula parameters, matched by name:
   ``grad``             the gradient of the (single) output
@@ -25,10 +25,25 @@ derived from how the function is built, so it cannot drift from what the functio
   ``passthrough``                      the formula that returns the gradient itself
   ``op_call(name, *params)``           the formula that returns op ``name`` applied to ``params``
   ``shortcut(general, when, then)``    ``then`` where every condition of ``when`` holds, else ``general``
+
+Note [Node names per call]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+PyTorch names a backward node after the overload a call resolved to (``SumBackward0`` for
+``x.sum()``, ``SumBackward1`` for ``x.sum(1)``; ``PowBackward0/1/2`` for tensor ** scalar,
+tensor ** tensor, scalar ** tensor), and ``grad_fn.name()`` is part of what users see. Where
+retrograd declares one op for several overloads, the declaration says which names a call may
+give: ``node_names={"SumBackward1": lambda dim: dim is not None}`` maps a node name to a
+condition on the call's arguments (by parameter name, as formulas); the first that holds
+names the node, else the op's own name. Each name is a node class of its own (as in PyTorch:
+``type(grad_fn).__name__`` is the name), all sharing the op's ``apply``; ``OpInfo.node_class``
+picks one, and every path that builds the op's nodes calls it: ``call_op``, the generated
+public function, and the C op call, which finds that method in its spec where an op has such
+names (Note [The compiled op call]).
 """
 from __future__ import annotations
 
 import inspect
+import re
 
 from .._tensor import Tensor
 from ._call import call_op
@@ -41,11 +56,25 @@ __all__ = ["defop", "OpInfo", "REGISTRY", "tensor_method", "ufunc", "passthrough
 REGISTRY: dict = {}
 
 
+def _camel(name) -> str:
+    """PyTorch's node-name stem of an op name: ``log_softmax`` -> ``LogSoftmax``, ``im2col`` -> ``Im2Col``."""
+    stem = "".join(part.capitalize() for part in name.strip("_").split("_"))
+    return re.sub(r"(?<=[0-9])[a-z]", lambda m: m.group().upper(), stem)
+
+
+def _node_class(full_name, op):
+    """The node class named ``full_name`` for ``op``; a ``ns::Name`` is class ``Name`` whose name() is all of it."""
+    body = {"__slots__": (), "op": op}
+    if "::" in full_name:  # PyTorch's hand-written nodes: name() is the C++ name, the class its last part
+        body["name"] = lambda self: full_name
+    return type(full_name.rpartition("::")[2], (OpNode,), body)
+
+
 class OpInfo:
     """Everything the registry knows about one op."""
 
     def __init__(self, name, forward, formulas, *, promote, view, tensors, lists, nondiff_outputs,
-                 node_name, multi_output, device_param=None):
+                 node_name, multi_output, device_param=None, node_names=None):
         self.name = name
         self.forward = forward
         sig = inspect.signature(forward)
@@ -101,8 +130,33 @@ class OpInfo:
         # 200 bytes): the names, then the length of each list parameter ("#<index>").
         self.save_slots = self.all_saves + tuple(f"#{pidx}" for pidx, is_list, _, _ in self.formulas if is_list)
         self.save_index = {name: i for i, name in enumerate(self.save_slots)}
-        camel = node_name or "".join(part.capitalize() for part in name.strip("_").split("_"))
-        self.node_cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": (), "op": self})
+        stem = node_name or _camel(name)
+        self.node_cls = _node_class(stem if re.search(r"Backward\d+$|::", stem) else f"{stem}Backward0", self)
+        # See Note [Node names per call]: (class, condition, argument positions), first match first.
+        self.node_choices = tuple(
+            (self.node_cls if full == self.node_cls.__name__ else _node_class(full, self), when,
+             tuple(index[a] for a in inspect.signature(when).parameters))
+            for full, when in (node_names or {}).items())
+        self.node_classes = tuple(dict.fromkeys((self.node_cls,) + tuple(cls for cls, _, _ in self.node_choices)))
+        if self.node_choices:  # the loop of node_class unrolled: it runs for every recorded call
+            params = [f"a{i}" for i in range(len(self.params))]
+            lines = [f"def node_class({', '.join(params)}):"]
+            env = {"_default": self.node_cls}
+            for k, (cls, when, pos) in enumerate(self.node_choices):
+                env[f"_when{k}"], env[f"_cls{k}"] = when, cls
+                lines += [f"    if _when{k}({', '.join(params[i] for i in pos)}):", f"        return _cls{k}"]
+            lines.append("    return _default")
+            self.node_class = define("\n".join(lines) + "\n", f"{name}.node_class", env, "node_class")
+
+    def node_class(self, *args):
+        """The node class of a call with these arguments (all, positionally). See Note [Node names per call].
+
+        Where the op has ``node_names``, its own generated function of the same arguments replaces this one.
+        """
+        for cls, when, pos in self.node_choices:
+            if when(*[args[i] for i in pos]):
+                return cls
+        return self.node_cls
 
     def __call__(self, *args):
         """Runs the op on its arguments, positionally: ``call_op(self, args)`` (a view's history replays so)."""
@@ -113,12 +167,16 @@ class OpInfo:
 
 
 def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
-          nondiff_outputs=(), node_name=None, multi_output=False, public=True, device_param=None, doc=None,
-          **formulas):
+          nondiff_outputs=(), node_name=None, node_names=None, multi_output=False, public=True, device_param=None,
+          doc=None, **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
         name: the public name (``retrograd.<name>``), and the node's name (``<Name>Backward0``).
+        node_name: the node's name where PyTorch's differs: a stem (``"ToCopy"``: ``ToCopyBackward0``),
+            a full name (``"MaxBackward1"``), or PyTorch's ``ns::Name`` of a hand-written node.
+        node_names: ``{name: condition}``, the names a call may give its node instead; see Note
+            [Node names per call].
         forward: ``forward(xp, <params>)`` on backend arrays; its parameters after ``xp`` define
             the public signature, with PyTorch's names and defaults.
         method: also attach as ``Tensor.<method>`` (True: same name).
@@ -142,12 +200,13 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     """
     op = OpInfo(name, forward, formulas, promote=promote, view=view, tensors=tensor_args, lists=lists,
                 nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
-                device_param=device_param)
+                device_param=device_param, node_names=node_names)
     op.index_lists = frozenset(op.index[p] for p in lists)
     REGISTRY[name] = op
     fast_apply = build_fast_apply(op) if op.differentiable else None
     if fast_apply is not None:
-        op.node_cls.apply = fast_apply
+        for cls in op.node_classes:
+            cls.apply = fast_apply
     fn = make_public(op)
     if doc is not None:
         fn.__doc__ = doc

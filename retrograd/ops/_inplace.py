@@ -24,6 +24,7 @@ from __future__ import annotations
 from .._tensor import INFERENCE_COUNTER, Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import Node, input_metadata
+from ..autograd.saved_variable import SECOND_TIME
 from ..autograd.variable import (CreationMeta, gradient_edge, move_retains_grad, regenerate_view_grad_fn,
                                  replay_view, view_rebase_error)
 from ._call import call_op
@@ -92,6 +93,8 @@ class CopySlices(Node):
         self.fn = fn
 
     def apply(self, grads):
+        if self.fn is None:
+            raise RuntimeError(SECOND_TIME)
         grad = grads[0]
         edges = self.next_edges
         if grad is None:
@@ -109,7 +112,10 @@ class CopySlices(Node):
         return out
 
     def release_variables(self):
-        self.fn.release_variables()
+        # Drops fn rather than releasing its saved values: fn may also be a node of this pass in its
+        # own right (a double backward reaches it through the view's saved result), and it frees
+        # what it saved when it runs, or when the last reference to it goes (PyTorch does the same).
+        self.fn = None
 
 
 def _inplace_on_view(op, view, args):

@@ -19,7 +19,7 @@ from .joining import split
 from .linalg import matmul
 from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, sub,
                         where)
-from .shape import broadcast_to, expand, flip, permute, reshape, shape_arg, transpose, view
+from .shape import broadcast_to, expand, flip, permute, repeat, reshape, shape_arg, transpose, view
 from .copy import sum_to_size, to
 
 __all__ = ["attach"]
@@ -40,6 +40,31 @@ def _dims_method(fn):
         return fn(self, dims)
     method.__name__ = fn.__name__
     return method
+
+
+def _repeat_method(self, *repeats):
+    """Copies this tensor ``repeats[d]`` times along each dim ``d``; extra leading repeats add dims.
+
+    Args:
+        repeats: one count per dim (ints, or one tuple, list or Size of them), at least
+            ``self.dim()`` of them.
+
+    Returns:
+        A new tensor (a copy, unlike ``expand``) of shape ``repeats[d] * self.shape[d]``, with
+        the shape padded with leading 1s to ``len(repeats)`` dims.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tensor([1., 2.]).repeat(2, 2)
+        tensor([[1., 2., 1., 2.],
+                [1., 2., 1., 2.]])
+    """
+    if not repeats:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    return repeat(self, shape_arg(repeats))
+
+
+_repeat_method.__name__ = _repeat_method.__qualname__ = "repeat"
 
 
 def _inplace_method(op):
@@ -68,6 +93,7 @@ def attach() -> None:
     T.view = _shape_method(view)
     T.reshape = _shape_method(reshape)
     T.expand = _shape_method(expand)
+    T.repeat = _repeat_method
     T.broadcast_to = lambda self, size: broadcast_to(self, size)
     T.permute = _dims_method(permute)
     T.flip = _dims_method(flip)

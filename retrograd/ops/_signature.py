@@ -170,7 +170,8 @@ def build_fast_call(op, public_params, names, env):
                   f"        {e} = None"]
     lines += [f"    if {' and '.join(f'{e} is None' for e in edge_names)}:",
               "        return res",
-              "    node = _new(_Node)",
+              # See Note [Node names per call]
+              f"    node = _new(_op.node_class({', '.join(names)}))" if op.node_choices else "    node = _new(_Node)",
               f"    node.next_edges = ({', '.join(edge_names)}{',' if len(edge_names) == 1 else ''})",
               "    node.sequence_nr = _seq()",
               "    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None",

@@ -84,7 +84,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @tensor_method
 def square(input):
-    return input * input
+    return input ** 2  # as PyTorch: a PowBackward0 node, and bools square to int64
 
 
 @tensor_method

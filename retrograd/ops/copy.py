@@ -89,8 +89,8 @@ def sum_to_size(input, *size):
     # would then have to copy it).
     inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
     out = input.sum(inner, keepdim=True) if inner else input
-    if lead:
-        out = out.sum(tuple(range(lead)))
+    if lead:  # down to 0-d: a full sum, whose node is SumBackward0 as PyTorch's
+        out = out.sum() if lead == len(in_shape) else out.sum(tuple(range(lead)))
     return out
 
 
@@ -99,6 +99,7 @@ def _copy_forward(xp, input, src):
 
 
 _copy = defop("copy", _copy_forward, public=False, tensor_args=("input", "src"),
+              node_name="torch::autograd::CopyBackwards",  # PyTorch's hand-written node
               input=lambda grad: grad * 0,
               src=lambda grad: grad)
 
@@ -108,5 +109,6 @@ def _fill_forward(xp, input, value):
 
 
 fill = defop("fill", _fill_forward, public=False, inplace=True, tensor_args=("input", "value"),
+             node_name="FillBackward2", node_names={"FillBackward3": lambda value: isinstance(value, Tensor)},
              input=lambda grad: grad * 0,
              value=lambda grad: grad.sum())

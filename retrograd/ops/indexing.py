@@ -63,9 +63,41 @@ def _index_backward(grad, input_shape, indices, accumulate):
     return index_put(zeros, indices, grad, accumulate)
 
 
+def _last_view(input, indices) -> str:
+    """The view PyTorch's basic indexing applies last for ``indices``: Select, Slice, Unsqueeze or Alias.
+
+    It applies the entries in order, an int a select, None an unsqueeze, and a slice a slice unless
+    it keeps the whole dim (which it skips, except in ``x[a:b]`` alone); nothing applied is an alias.
+    """
+    if len(indices) == 2 and isinstance(indices[0], slice) and indices[1] is Ellipsis:
+        return "Slice"
+    rest = input.ndim - sum(1 for i in indices if i is not None and i is not Ellipsis)
+    dim, last = 0, "Alias"
+    for i in indices:
+        if i is Ellipsis:
+            dim += rest
+        elif i is None:
+            last = "Unsqueeze"
+        else:
+            if isinstance(i, int):
+                last = "Select"
+            elif i.indices(input.shape[dim]) != (0, input.shape[dim], 1):
+                last = "Slice"
+            dim += 1
+    return last
+
+
+def _last_view_is(view):
+    return lambda input, indices: _last_view(input, indices) == view
+
+
+# Both name their node after the last view, as PyTorch's chain of views does. See Note [Node names per call]
+_BASIC_INDEX_NODES = {f"{view}Backward0": _last_view_is(view) for view in ("Select", "Slice", "Unsqueeze", "Alias")}
 _select = defop("select_index", _index_forward, view=True, public=False, node_name="Select",
+                node_names=_BASIC_INDEX_NODES,
                 input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, False))
 _slice = defop("slice_index", _index_forward, view=True, public=False, node_name="Slice",
+               node_names=_BASIC_INDEX_NODES,
                input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, False))
 _advanced = defop("index", _index_forward, public=False,
                   input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, True))
@@ -171,6 +203,7 @@ def _scatter(xp, input, dim, index, src=None, value=None, *, reduce=None):
 
 
 scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
+                node_names={"ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
                 input=lambda grad, dim, index: grad.scatter(dim, index, None, 0.),
                 src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape))
 
@@ -217,6 +250,7 @@ def _masked_fill(xp, input, mask, value):
 
 
 masked_fill = defop("masked_fill", _masked_fill, method=True, inplace=True, tensor_args=("input", "mask", "value"),
+                    node_names={"MaskedFillBackward1": lambda value: isinstance(value, Tensor)},
                     input=lambda grad, mask: grad.masked_fill(mask, 0.),
                     value=lambda grad, mask: grad.masked_fill(mask.logical_not(), 0.).sum())
 

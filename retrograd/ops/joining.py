@@ -71,6 +71,8 @@ def _split(xp, tensor, split_size_or_sections, dim=0):
 
 
 split = defop("split", _split, view=True, multi_output=True,
+              node_names={"SplitWithSizesBackward0": lambda split_size_or_sections: not isinstance(
+                  split_size_or_sections, int)},
               tensor=lambda grads, dim: _cat_grads(grads, dim))
 
 

@@ -20,7 +20,14 @@ def _matmul(xp, input, other):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[-2]}x{a[-1]} and {b[-2]}x{b[-1]})") from None
 
 
+# PyTorch's matmul is a composite: its node is that of the op it ends with (batched: a reshape).
 matmul = defop("matmul", _matmul, method=True, promote="binary",
+               node_names={"DotBackward0": lambda input, other: input.ndim == 1 and other.ndim == 1,
+                           "MvBackward0": lambda input, other: input.ndim == 2 and other.ndim == 1,
+                           "MmBackward0": lambda input, other: input.ndim == 2 and other.ndim == 2,
+                           "SqueezeBackward4": lambda input, other: input.ndim == 1 and other.ndim == 2,
+                           "CloneBackward0": lambda input, other: input.ndim == 2 and input.requires_grad,
+                           "UnsafeViewBackward0": lambda: True},  # every batched case else
                input=lambda grad, input, other: matmul_backward(grad, input, other, 0),
                other=lambda grad, input, other: matmul_backward(grad, input, other, 1))
 
@@ -81,7 +88,7 @@ def _outer(xp, input, vec2):
     return xp.outer(input, vec2)
 
 
-outer = defop("outer", _outer, method=True, promote="binary",
+outer = defop("outer", _outer, method=True, promote="binary", node_name="Mul",  # PyTorch: a product of views
               input=lambda grad, vec2: grad.matmul(vec2),
               vec2=lambda grad, input: input.matmul(grad))
 ger = outer

@@ -556,5 +556,6 @@ nll_loss_backward = defop(
 
 nll_loss = defop(
     "nll_loss", _nll_loss, public=False, tensor_args=("input", "target", "weight"),
+    node_names={"NllLoss2DBackward0": lambda input: input.ndim in (3, 4)},  # PyTorch's nll_loss2d
     input=lambda grad, target, weight, reduction, ignore_index, input_shape: nll_loss_backward(
         grad, target, weight, reduction, ignore_index, tuple(input_shape)))

@@ -43,6 +43,7 @@ def _check_int_divisor(xp, input, other):
 
 sub = defop("sub", _sub,
             method=True, inplace=True, promote="binary",
+            node_names={"RsubBackward1": lambda input: not isinstance(input, Tensor)},  # number - tensor
             input=passthrough,
             other=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")))
 
@@ -70,7 +71,7 @@ def _rounding_div(xp, input, other, rounding_mode):
 
 
 # Piecewise constant in both inputs: zero gradients, as PyTorch.
-_div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Div", promote="binary",
+_div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="DivBackward2", promote="binary",
                       input=lambda grad: grad * 0, other=lambda grad: grad * 0)
 
 
@@ -130,6 +131,8 @@ def _pow_exponent_grad(grad, input, result):
 
 
 pow = defop("pow", _pow_forward, method=True, inplace=True, promote="binary",  # noqa: A001
+            node_names={"PowBackward2": lambda input: not isinstance(input, Tensor),  # See Note [Node names per call]
+                        "PowBackward1": lambda exponent: isinstance(exponent, Tensor)},
             input=_pow_input_grad, exponent=_pow_exponent_grad)
 
 # -- exponentials and logarithms ----------------------------------------------------------------
@@ -233,6 +236,8 @@ def _clamp_mask(input, min, max):  # noqa: A002
 
 
 clamp = defop("clamp", _clamp, method=True, inplace=True, promote="binary", tensor_args=("input", "min", "max"),
+              node_names={"ClampBackward1": lambda min, max: not isinstance(min, Tensor) and  # number bounds
+                          not isinstance(max, Tensor)},
               input=lambda grad, input, min, max: where(_clamp_mask(input, min, max), grad, 0.),
               min=lambda grad, input, min: where(input < min, grad, 0.),
               max=lambda grad, input, max: where(input > max, grad, 0.))
@@ -266,7 +271,8 @@ def _round(xp, input, *, decimals=0):
 floor = defop("floor", _rounding("floor"), method=True, inplace=True, input=lambda grad: grad * 0)
 ceil = defop("ceil", _rounding("ceil"), method=True, inplace=True, input=lambda grad: grad * 0)
 trunc = defop("trunc", _rounding("trunc"), method=True, inplace=True, input=lambda grad: grad * 0)
-round = defop("round", _round, method=True, inplace=True, input=lambda grad: grad * 0)  # noqa: A001
+round = defop("round", _round, method=True, inplace=True, input=lambda grad: grad * 0,  # noqa: A001
+              node_names={"RoundBackward1": lambda decimals: decimals != 0})
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
 eq = defop("eq", ufunc("equal", "input", "other"), method=True)
@@ -301,5 +307,6 @@ def _remainder(xp, input, other):
 floor_divide = defop("floor_divide", _floor_divide, method=True,
                      promote="binary")
 remainder = defop("remainder", _remainder, method=True, inplace=True, promote="binary",
+                  node_names={"RemainderBackward1": lambda other: isinstance(other, Tensor)},
                   input=passthrough,
                   other=lambda grad, input, other: -grad * (input / other).floor())

@@ -33,6 +33,7 @@ def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
 
 
 sum = defop("sum", _sum, method=True,  # noqa: A001
+            node_names={"SumBackward1": lambda dim: dim is not None},  # See Note [Node names per call]
             input=expand_reduced)
 
 
@@ -49,7 +50,7 @@ def _name(np_dtype):
             "uint8": "Byte"}.get(str(np_dtype), str(np_dtype))
 
 
-mean = defop("mean", _mean, method=True,
+mean = defop("mean", _mean, method=True, node_names={"MeanBackward1": lambda dim: dim is not None},
              input=lambda grad, input_shape, dim, keepdim:
              expand_reduced(grad, input_shape, dim, keepdim) / reduced_numel(input_shape, dim))
 
@@ -179,9 +180,9 @@ _max_dim_op = defop("max_dim", _max_dim, multi_output=True, public=False, node_n
                     input=_select_backward)
 _min_dim_op = defop("min_dim", _min_dim, multi_output=True, public=False, node_name="Min",
                     input=_select_backward)
-_max_all = defop("max_all", lambda xp, input: xp.amax(input), public=False, node_name="Max",
+_max_all = defop("max_all", lambda xp, input: xp.amax(input), public=False, node_name="MaxBackward1",
                  input=lambda grad, input, result: _evenly_distribute(grad, input, result))
-_min_all = defop("min_all", lambda xp, input: xp.amin(input), public=False, node_name="Min",
+_min_all = defop("min_all", lambda xp, input: xp.amin(input), public=False, node_name="MinBackward1",
                  input=lambda grad, input, result: _evenly_distribute(grad, input, result))
 
 
@@ -294,7 +295,8 @@ def _prod_other(x, dim):
     return left * right
 
 
-prod = defop("prod", _prod, method=True, input=_prod_backward)
+prod = defop("prod", _prod, method=True, node_names={"ProdBackward1": lambda dim: dim is not None},
+             input=_prod_backward)
 
 
 def _cumprod_backward(grad, input, result, dim):
@@ -361,7 +363,8 @@ def _norm_backward(grad, input, result, p, dim, keepdim):
     return _where(r == 0, 0., g * input * input.abs() ** (p - 2) / r ** (p - 1))
 
 
-norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_backward)
+norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_backward,
+             node_name="LinalgVectorNorm")  # PyTorch's norm of these p runs linalg.vector_norm
 
 
 _where = pointwise.where

@@ -163,7 +163,9 @@ def _squeeze(xp, input, dim=None):
     return xp.reshape(input, keep)  # a dim whose size is not 1 stays, as PyTorch
 
 
-squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad)
+squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad,
+                node_names={"SqueezeBackward1": lambda dim: isinstance(dim, int),  # See Note [Node names per call]
+                            "SqueezeBackward2": lambda dim: dim is not None})
 
 
 def _expand(xp, input, size):
@@ -228,6 +230,29 @@ def expand_as(input, other):
                 [1., 2.]])
     """
     return expand(input, other._data.shape)
+
+
+def _repeat(xp, input, repeats):
+    if len(repeats) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    padded = (1,) * (len(repeats) - input.ndim) + input.shape
+    target = [r * s for r, s in zip(repeats, padded, strict=True)]
+    negative = [d for d in target if d < 0]
+    if negative:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: {target}")
+    return xp.tile(input.reshape(padded), repeats)
+
+
+def _repeat_backward(grad, input_shape, repeats):
+    """The gradient of ``repeat``: the sum over the copies, as the gradient viewed as (r0, s0, r1, s1, ...)."""
+    padded = (1,) * (len(repeats) - len(input_shape)) + tuple(input_shape)
+    copies = tuple(d for r, s in zip(repeats, padded, strict=True) for d in (r, s))
+    if not copies:
+        return grad
+    return grad.reshape(copies).sum(tuple(range(0, len(copies), 2))).reshape(input_shape)
+
+
+repeat = defop("repeat", _repeat, public=False, input=_repeat_backward)  # Tensor.repeat(*sizes): _methods.py
 
 
 def _diagonal(xp, input, offset=0, dim1=0, dim2=1):

@@ -1,0 +1,216 @@
+"""Node names: ``grad_fn.name()`` of every op's node is the name PyTorch gives the same call.
+
+The sweep runs every sample of tests/ops/samples*.py through retrograd and PyTorch and compares
+the name of the first output's node. Where retrograd declares one op for what PyTorch splits
+into overloads, the op names its node per call (Note [Node names per call]); the tests below the
+sweep pin that choice on each path that builds nodes (the C op call, the generated function,
+``call_op``).
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd.ops._declarations import REGISTRY
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import samples as _samples  # noqa: E402
+from test_op_table import _call, _flat, _inputs  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+SAMPLES = _samples.SAMPLES
+
+# Calls whose node retrograd does not name as PyTorch does, and why. Each is a strict xfail: a fix
+# must also remove it here.
+UNMATCHED = {
+    # Composites: retrograd's last node is that of the op the composite ends with; PyTorch has an
+    # op (and a node) of its own for the whole call.
+    "std-0": "std is a composite (StdBackward0 in PyTorch)",
+    "std-1": "std is a composite (StdBackward0 in PyTorch)",
+    "std-2": "std is a composite (StdBackward0 in PyTorch)",
+    "std-3": "std is a composite (StdBackward0 in PyTorch)",
+    "std_mean-0": "std_mean is a composite (StdMeanBackward0 in PyTorch)",
+    **{f"var-{i}": "var is a composite (VarBackward0 in PyTorch)" for i in range(9)},
+    "var_mean-0": "var_mean is a composite (VarMeanBackward0 in PyTorch)",
+    "binary_cross_entropy-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
+    "binary_cross_entropy-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
+    "binary_cross_entropy_with_logits-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
+    "binary_cross_entropy_with_logits-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
+    "convolution-3": "conv1d runs conv2d between an unsqueeze and a squeeze; PyTorch's convolution takes 1-d",
+    "max_pool2d_with_indices-3": "max_pool1d runs the 2-d op between an unsqueeze and a squeeze",
+    "sum_to_size-0": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
+    "sum_to_size-3": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
+    # One node where PyTorch records a chain (its decomposition ends with another op).
+    **{f"einsum-{i}": "einsum is one op; PyTorch's einsum is a chain of permutes, views, sums and bmm"
+       for i in range(23)},
+    "div-8": "number / tensor is one div; PyTorch's __rtruediv__ is reciprocal() * number (MulBackward0)",
+    "transpose-8": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
+    "transpose-9": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
+    "alias-0": "t() of a 0-d tensor calls alias; PyTorch's t is an op of its own (TBackward0)",
+    "fill-1": "zero_() calls fill_(0); PyTorch's zero_ is an op of its own (ZeroBackward0)",
+    # Views that retrograd copies, or writes PyTorch does through a view.
+    "reshape-2": "a reshape PyTorch can view (ReshapeAliasBackward0) is a copy here",
+    "flatten-3": "a reshape PyTorch can view (ReshapeAliasBackward0) is a copy here",
+    "index_put-4": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
+    "index_put-5": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
+    "index_put-6": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
+    # PyTorch's hand-written nodes carry their C++ namespace in name().
+    "fill-3": "CopySlices.name() stays 'CopySlices' (tests/autograd/test_inplace.py pins it); PyTorch's is "
+              "'torch::autograd::CopySlices'",
+}
+
+
+def _node_name(outputs):
+    nodes = [t.grad_fn for t in outputs if getattr(t, "grad_fn", None) is not None]
+    return nodes[0].name() if nodes else None
+
+
+def _cases():
+    for name in sorted(SAMPLES):
+        for i, sample in enumerate(SAMPLES[name]):
+            if not sample.torch:
+                continue
+            key = f"{name}-{i}"
+            marks = [pytest.mark.xfail(strict=True, reason=UNMATCHED[key])] if key in UNMATCHED else []
+            yield pytest.param(name, i, id=key, marks=marks)
+
+
+@pytest.mark.parametrize("name,i", list(_cases()))
+def test_node_name_matches_torch(name, i):
+    sample = SAMPLES[name][i]
+    ours = _node_name(_flat(_call(sample, rg, _inputs(sample, rg))))
+    theirs = _node_name(_flat(_call(sample, torch, _inputs(sample, torch))))
+    assert ours == theirs
+
+
+def test_unmatched_names_are_samples():
+    keys = {f"{name}-{i}" for name in SAMPLES for i in range(len(SAMPLES[name]))}
+    assert not set(UNMATCHED) - keys
+
+
+def test_node_class_name_is_its_name():
+    for op in REGISTRY.values():
+        for cls in op.node_classes:
+            node = cls.__new__(cls)
+            full = node.name()
+            assert full.rpartition("::")[2] == cls.__name__
+            assert full.endswith(("Backward0", "Backward1", "Backward2", "Backward3", "Backward4", "Backwards"))
+
+
+def test_node_classes_of_one_op_share_its_backward():
+    sum_op = REGISTRY["sum"]
+    assert len(sum_op.node_classes) == 2
+    assert all(cls.apply is sum_op.node_cls.apply and cls.op is sum_op for cls in sum_op.node_classes)
+
+
+def _both(fn, *arrays, grad=(0,)):
+    """The node names ``fn`` gives in retrograd and in PyTorch, on tensors of ``arrays``."""
+    names = []
+    for lib in (rg, torch):
+        ts = [lib.from_numpy(a.copy()) for a in arrays]
+        for k in grad:
+            ts[k].requires_grad_(True)
+        names.append(fn(lib, *ts).grad_fn.name())
+    return names
+
+
+X = np.arange(1., 7.).reshape(2, 3)
+V = np.array([1., 2., 3.])
+
+
+@pytest.mark.parametrize("fn,arrays,grad", [
+    (lambda m, x: x.sum(), (X,), (0,)),
+    (lambda m, x: x.sum(1), (X,), (0,)),
+    (lambda m, x: x.sum(()), (X,), (0,)),
+    (lambda m, x: x.sum(dtype=m.float64), (X,), (0,)),
+    (lambda m, x: x.mean((0, 1)), (X,), (0,)),
+    (lambda m, x: x.prod(0), (X,), (0,)),
+    (lambda m, x: x.max(), (X,), (0,)),
+    (lambda m, x: x.max(1)[0], (X,), (0,)),
+    (lambda m, x: x.min(), (X,), (0,)),
+    (lambda m, x: x[None].squeeze(), (X,), (0,)),
+    (lambda m, x: x[None].squeeze(0), (X,), (0,)),
+    (lambda m, x: x[None].squeeze((0,)), (X,), (0,)),
+    (lambda m, x: x ** 2, (X,), (0,)),
+    (lambda m, x, y: x ** y, (X, X), (0,)),
+    (lambda m, x, y: x ** y, (X, X), (1,)),
+    (lambda m, x: 2 ** x, (X,), (0,)),
+    (lambda m, x: x % 2, (X,), (0,)),
+    (lambda m, x, y: x % y, (X, X), (0,)),
+    (lambda m, x: m.div(x, 2, rounding_mode="floor"), (X,), (0,)),
+    (lambda m, x: x.round(decimals=2), (X,), (0,)),
+    (lambda m, x: x.clamp(0, 1), (X,), (0,)),
+    (lambda m, x, lo: x.clamp(lo), (X, V), (0,)),
+    (lambda m, x: x.scatter(1, m.tensor([[0, 1]]), 1.5), (X,), (0,)),
+    (lambda m, x: x.masked_fill(m.tensor([True, False, True]), 0.5), (X,), (0,)),
+    (lambda m, x, v: x.masked_fill(m.tensor([True, False, True]), v), (X, np.array(2.)), (0,)),
+    (lambda m, x: x.split(1, 1)[0], (X,), (0,)),
+    (lambda m, x: x.split([1, 2], 1)[1], (X,), (0,)),
+    (lambda m, x: 1 - x, (X,), (0,)),
+    (lambda m, x: x - 1, (X,), (0,)),
+    (lambda m, x: x.log1p(), (X,), (0,)),
+    (lambda m, x: (x * 1).fill_(2.), (X,), (0,)),
+    (lambda m, x, v: (x * 1).fill_(v), (X, np.array(2.)), (1,)),
+    (lambda m, x: x.clone().copy_(x), (X,), (0,)),
+    (lambda m, x: x.square(), (X,), (0,)),
+    (lambda m, x: x.norm(), (X,), (0,)),
+    (lambda m, x, y: m.outer(x, y), (V, V), (0,)),
+])
+def test_node_name_of_overload_matches_torch(fn, arrays, grad):
+    ours, theirs = _both(fn, *arrays, grad=grad)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("a,b", [((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 2)), ((3,), (3, 2)), ((2, 2, 3), (3,)),
+                                 ((2, 2, 3), (2, 3, 2)), ((3,), (2, 3, 2)), ((2, 3), (2, 3, 2))])
+@pytest.mark.parametrize("grad", [(0,), (1,), (0, 1)])
+def test_matmul_node_name_is_the_op_torch_ends_with(a, b, grad):
+    rng = np.random.default_rng(0)
+    ours, theirs = _both(lambda m, x, y: x @ y, rng.standard_normal(a), rng.standard_normal(b), grad=grad)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("index", ["x[:]", "x[...]", "x[1]", "x[1, :]", "x[:, 1]", "x[None]", "x[1, None]",
+                                   "x[None, 1]", "x[:, ::1]", "x[:, 0:100]", "x[0:2]", "x[1, ..., None]",
+                                   "x[..., 1]", "x[1, None, ..., 1:]", "x[-1, 1:]", "x[:, :, None, 1:]"])
+def test_basic_index_node_is_the_last_view_as_torch(index):
+    ours, theirs = _both(lambda m, x: eval(index), np.zeros((3, 4, 5)))
+    assert ours == theirs
+
+
+def test_nll_loss_of_images_is_nll_loss2d_as_torch():
+    rng = np.random.default_rng(0)
+    for shape, target in [((2, 3), (2,)), ((2, 3, 4), (2, 4)), ((2, 3, 4, 5), (2, 4, 5))]:
+        x, t = rng.standard_normal(shape), rng.integers(0, 3, target)
+        ours, theirs = _both(lambda m, x, t: m.nn.functional.nll_loss(x, t), x, t)
+        assert ours == theirs
+
+
+def test_call_op_names_the_node_per_call():
+    x = rg.ones(2, 3, requires_grad=True)
+    assert REGISTRY["sum"](x, 1, False, None).grad_fn.name() == "SumBackward1"
+    assert REGISTRY["sum"](x, None, False, None).grad_fn.name() == "SumBackward0"
+
+
+def test_node_name_per_call_in_place_and_backward():
+    grads = []
+    for lib in (rg, torch):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        y.pow_(lib.tensor([2., 0.5, 3.]))
+        assert y.grad_fn.name() == "PowBackward1"
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_type_name_is_the_node_name():
+    x = rg.ones(2, 3, requires_grad=True)
+    node = x.sum(1).grad_fn
+    assert type(node).__name__ == "SumBackward1"
+    assert repr(x.sum(0)).endswith("grad_fn=<SumBackward1>)")
