@@ -61,14 +61,12 @@ class SavedTensor:
 
     Note [What saved-tensor hooks see]
     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-    The pack hook receives a tensor that requires grad as an alias outside the graph (same
-    array and version counter), so that what the hook keeps cannot hold the graph that holds
-    the hook's result, a reference cycle. A tensor that does not require grad has no graph to
-    hold, and the hook receives the tensor itself, as in PyTorch. Unpacking returns the unpack
-    hook's tensor itself where there is nothing to connect (neither the saved tensor nor the
-    hook's result requires grad, and it is not the node's own output); otherwise a tensor on its
-    array, linked to the graph. Non-reentrant checkpointing relies on both to give a recomputed
-    segment the very tensors that did not require grad in forward.
+    The pack hook receives the saved tensor itself, as in PyTorch (a hook that keeps it makes a
+    saved output hold its own graph: a cycle of the user's making, which the collector frees).
+    Unpacking returns the unpack hook's tensor itself where there is nothing to connect (neither
+    the saved tensor nor the hook's result requires grad, and it is not the node's own output);
+    otherwise a tensor on its array, linked to the graph. Non-reentrant checkpointing relies on
+    this to give a recomputed segment the very tensors that did not require grad in forward.
     """
 
     __slots__ = ("data", "version_counter", "saved_version", "edge_node", "output_nr", "is_output",
@@ -109,7 +107,7 @@ class SavedTensor:
             self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
             self.data = self.version_counter = None
             self.saved_version = 0
-            self._pack(Tensor._alias_of(tensor) if tensor._requires_grad else tensor, *hooks[-1])
+            self._pack(tensor, *hooks[-1])
             return
         self.data = tensor._data
         self.version_counter = tensor._version_counter

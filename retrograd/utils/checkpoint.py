@@ -323,6 +323,7 @@ class _recomputation_hook(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
 
     def __init__(self, frame_ref, gid):
         def pack(x):
+            x = x.detach() if x.requires_grad else x  # kept outside the graph that will hold it, as PyTorch's
             frame = frame_ref()
             _internal_assert(frame is not None, "checkpoint: recomputing for a frame that is gone")
             _log_save(x)

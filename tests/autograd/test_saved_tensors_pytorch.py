@@ -180,14 +180,16 @@ PYTORCH_ONLY = {
     "native_batch_norm": {"result1", "result2", "running_mean", "running_var", "training"},
     "nll_loss": {"self", "total_weight"}, "select_index": {"dim", "index"},
     "slice_index": {"dim", "end", "start", "step"}, "split": {"self_sym_sizes", "split_size"},
-    "squeeze": {"dim"}, "threshold_backward": {"threshold"},
+    "squeeze": {"dim"}, "threshold_backward": {"threshold"}, "im2col": {"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"},
+    "outer": {"other"},
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
 SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"}}
 # Names both save, with other values: retrograd's op does it in other steps (indexing keeps NumPy
 # indices, max_pool2d its resolved stride, nll_loss a 1-d target).
 OTHER_VALUES = {"index": {"indices", "self_sym_sizes"}, "index_put": {"indices"}, "max_pool2d_with_indices": {"stride"},
-                "nll_loss": {"target"}, "select_index": {"self_sym_sizes"}}
+                "nll_loss": {"target"}, "select_index": {"self_sym_sizes"},
+                "norm": {"ord"}, "outer": {"self"}}  # norm keeps "fro"; outer is mul of reshaped inputs in PyTorch
 
 
 def _sample_tensors(sample, m):
