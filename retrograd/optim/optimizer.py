@@ -339,11 +339,48 @@ def _check_hyper(value, message):
         raise ValueError(message)
 
 
+def _check_lr(lr):
+    """Raises ValueError for a tensor ``lr`` of more than one element or a negative ``lr``, as PyTorch."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check_hyper(lr, f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas):
+    """Raises ValueError unless both betas lie in [0, 1), naming the first one that does not."""
+    for i, beta in enumerate(betas):
+        if isinstance(beta, Tensor):
+            beta = beta.item()
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _scalar(value):
+    """A hyper-parameter as a Python number (a one-element tensor ``lr`` or beta gives its value)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def _lerp_(start, end, weight):
+    """``start += weight * (end - start)`` in place, rounded as ``torch.lerp_`` rounds (its two formulas)."""
+    if weight < 0.5:
+        return start.add_(end - start, alpha=weight)
+    return start.copy_(end - (end - start).mul_(1 - weight))
+
+
+def _check_fused(fused, foreach, differentiable):
+    """Raises PyTorch's RuntimeError for ``fused`` with ``differentiable`` or with ``foreach``."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 def _check_differentiable(name, differentiable):
     """Refuses differentiable=True: retrograd's updates are never recorded in the graph.
 
     ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: they choose among
-    PyTorch kernels that compute the same numbers.
+    PyTorch kernels that compute the same numbers (``capturable`` keeps the scalars on the device
+    for CUDA graphs, which retrograd does not capture; PyTorch refuses it for CPU parameters).
     """
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True is not supported by retrograd")
