@@ -1,10 +1,9 @@
 """Adagrad: each coordinate's step divided by the root of its accumulated squared gradients."""
 from __future__ import annotations
 
-from .. import _dtype
 from .._creation import full_like, tensor
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper, _check_lr, _scalar
+from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper, _check_lr, _scalar, _scalar_dtype
 
 __all__ = ["Adagrad"]
 
@@ -64,7 +63,7 @@ class Adagrad(Optimizer):
 
     def _new_state(self, state, p, group):
         """Fills a parameter's empty state: a zero step count and the initial sums."""
-        state["step"] = tensor(0.0, dtype=_dtype.float32)
+        state["step"] = tensor(0.0, dtype=_scalar_dtype())
         state["sum"] = full_like(p, group["initial_accumulator_value"])
 
     def step(self, closure=None):

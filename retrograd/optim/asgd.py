@@ -1,10 +1,9 @@
 """ASGD: averaged stochastic gradient descent, keeping a running average ``ax`` of the iterates."""
 from __future__ import annotations
 
-from .. import _dtype
 from .._creation import tensor, zeros_like
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_differentiable, _check_hyper, _check_lr, _scalar
+from .optimizer import Optimizer, _check_differentiable, _check_hyper, _check_lr, _scalar, _scalar_dtype
 
 __all__ = ["ASGD"]
 
@@ -52,8 +51,8 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, state, p, group):
-        state["eta"] = tensor(_scalar(group["lr"]), dtype=_dtype.float32)
-        state["mu"] = tensor(1.0, dtype=_dtype.float32)
+        state["eta"] = tensor(_scalar(group["lr"]), dtype=_scalar_dtype())
+        state["mu"] = tensor(1.0, dtype=_scalar_dtype())
         state["ax"] = zeros_like(p)
 
     def step(self, closure=None):

@@ -1,10 +1,10 @@
 """NAdam: Adam with Nesterov momentum, the momentum warmed up by ``momentum_decay``."""
 from __future__ import annotations
 
-from .. import _dtype
 from .._creation import tensor, zeros_like
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_betas, _check_differentiable, _check_hyper, _check_lr, _lerp_, _scalar
+from .optimizer import (Optimizer, _check_betas, _check_differentiable, _check_hyper, _check_lr, _lerp_, _scalar,
+                        _scalar_dtype)
 
 __all__ = ["NAdam"]
 
@@ -61,7 +61,7 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, state, p, group):
-        state["mu_product"] = tensor(1.0, dtype=_dtype.float32)
+        state["mu_product"] = tensor(1.0, dtype=_scalar_dtype())
         state["exp_avg"] = zeros_like(p)
         state["exp_avg_sq"] = zeros_like(p)
 

@@ -205,11 +205,12 @@ class Optimizer:
         """The state of ``p`` with its ``"step"`` count advanced by one.
 
         A parameter's state is made on its first step (see Note [Optimizer updates]): ``"step"``,
-        a float32 scalar tensor as in PyTorch's state dicts, then the buffers ``_init_state`` adds.
+        a scalar tensor of ``_scalar_dtype()`` as in PyTorch's state dicts, then the buffers
+        ``_init_state`` adds.
         """
         state = self.state[p]
         if not state:
-            state["step"] = tensor(0.0, dtype=_dtype.float32)
+            state["step"] = tensor(0.0, dtype=_scalar_dtype())
             self._init_state(state, p, group)
         state["step"].add_(1)
         return state
@@ -337,6 +338,12 @@ def _check_hyper(value, message):
         value = value.item()
     if value < 0:
         raise ValueError(message)
+
+
+def _scalar_dtype():
+    """The dtype of the scalar state (step counts and the like): float64 when that is the default
+    dtype, else float32, as PyTorch's non-fused optimizers."""
+    return _dtype.float64 if _dtype.get_default_dtype() == _dtype.float64 else _dtype.float32
 
 
 def _check_lr(lr):

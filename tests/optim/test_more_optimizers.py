@@ -223,7 +223,8 @@ def _lbfgs_pair(x0, **kwargs):
 @pytest.mark.parametrize("kwargs", [dict(), dict(line_search_fn="strong_wolfe"),
                                     dict(lr=0.5, max_iter=4, history_size=3),
                                     dict(max_iter=6, history_size=2, line_search_fn="strong_wolfe"),
-                                    dict(max_iter=30, max_eval=12, tolerance_change=1e-6, line_search_fn="strong_wolfe")])
+                                    dict(max_iter=30, max_eval=12, tolerance_change=1e-6,
+                                         line_search_fn="strong_wolfe")])
 def test_lbfgs_trajectory_matches_torch(kwargs):
     x0 = np.array([3.0, -2.0, 2.5, -3.0])
     w, v, opt, ref, closure_for = _lbfgs_pair(x0, **kwargs)
@@ -377,3 +378,49 @@ def test_fused_with_foreach_or_differentiable_raises_what_torch_raises(name):
         ours = _raised(rg, name, dict(lr=0.1, **kwargs), [rg.zeros(1, requires_grad=True)])
         theirs = _raised(torch, name, dict(lr=0.1, **kwargs), [torch.zeros(1, requires_grad=True)])
         assert theirs is not None and ours == theirs
+
+
+@pytest.mark.parametrize("name", ["Adam", "Adagrad", "NAdam", "ASGD"])
+def test_scalar_state_follows_a_float64_default_dtype_as_torch(name):
+    rng = np.random.default_rng(16)
+    ours, theirs = _params(rng)
+    previous, previous_torch = rg.get_default_dtype(), torch.get_default_dtype()
+    rg.set_default_dtype(rg.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        opt, ref = getattr(rg.optim, name)(ours, lr=0.01), getattr(torch.optim, name)(theirs, lr=0.01)
+        for _ in range(8):
+            _set_grads(ours, theirs, rng)
+            opt.step()
+            ref.step()
+            _assert_close(ours, theirs)
+        _assert_state_matches(opt, ref, ours, theirs)
+    finally:
+        rg.set_default_dtype(previous)
+        torch.set_default_dtype(previous_torch)
+
+
+def _from_torch(value):
+    """A torch state value with every tensor (also inside lists) turned into a retrograd one."""
+    if isinstance(value, torch.Tensor):
+        return rg.tensor(value.detach().numpy())
+    if isinstance(value, list):
+        return [_from_torch(v) for v in value]
+    return value
+
+
+def test_lbfgs_loads_a_state_dict_saved_by_torch_and_continues():
+    x0 = np.array([3.0, -2.0, 2.5, -3.0])
+    w, v, opt, ref, closure_for = _lbfgs_pair(x0, max_iter=3, history_size=4, line_search_fn="strong_wolfe")
+    for _ in range(2):
+        ref.step(closure_for(torch, v, ref, []))
+    saved = ref.state_dict()
+    with rg.no_grad():
+        w.copy_(rg.tensor(v.detach().numpy()))
+    opt.load_state_dict({"param_groups": saved["param_groups"],
+                         "state": {k: {n: _from_torch(x) for n, x in s.items()} for k, s in saved["state"].items()}})
+    for _ in range(3):
+        opt.step(closure_for(rg, w, opt, []))
+        ref.step(closure_for(torch, v, ref, []))
+        np.testing.assert_allclose(w.detach().numpy(), v.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert opt.state[w]["n_iter"] == ref.state[v]["n_iter"]
