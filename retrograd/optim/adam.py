@@ -6,7 +6,7 @@ import math
 from .._creation import zeros_like
 from ..autograd import grad_mode
 from ..ops import maximum
-from .optimizer import Optimizer, _check_differentiable, _check_hyper
+from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper
 
 __all__ = ["Adam", "AdamW"]
 
@@ -54,6 +54,7 @@ class Adam(Optimizer):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         _check_hyper(weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_fused(fused, foreach, differentiable)
         _check_differentiable(type(self).__name__, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,

@@ -205,11 +205,12 @@ class Optimizer:
         """The state of ``p`` with its ``"step"`` count advanced by one.
 
         A parameter's state is made on its first step (see Note [Optimizer updates]): ``"step"``,
-        a float32 scalar tensor as in PyTorch's state dicts, then the buffers ``_init_state`` adds.
+        a scalar tensor of ``_scalar_dtype()`` as in PyTorch's state dicts, then the buffers
+        ``_init_state`` adds.
         """
         state = self.state[p]
         if not state:
-            state["step"] = tensor(0.0, dtype=_dtype.float32)
+            state["step"] = tensor(0.0, dtype=_scalar_dtype())
             self._init_state(state, p, group)
         state["step"].add_(1)
         return state
@@ -339,11 +340,54 @@ def _check_hyper(value, message):
         raise ValueError(message)
 
 
+def _scalar_dtype():
+    """The dtype of the scalar state (step counts and the like): float64 when that is the default
+    dtype, else float32, as PyTorch's non-fused optimizers."""
+    return _dtype.float64 if _dtype.get_default_dtype() == _dtype.float64 else _dtype.float32
+
+
+def _check_lr(lr):
+    """Raises ValueError for a tensor ``lr`` of more than one element or a negative ``lr``, as PyTorch."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check_hyper(lr, f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas):
+    """Raises ValueError unless both betas lie in [0, 1), naming the first one that does not."""
+    for i, beta in enumerate(betas):
+        if isinstance(beta, Tensor):
+            beta = beta.item()
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _scalar(value):
+    """A hyper-parameter as a Python number (a one-element tensor ``lr`` or beta gives its value)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def _lerp_(start, end, weight):
+    """``start += weight * (end - start)`` in place, rounded as ``torch.lerp_`` rounds (its two formulas)."""
+    if weight < 0.5:
+        return start.add_(end - start, alpha=weight)
+    return start.copy_(end - (end - start).mul_(1 - weight))
+
+
+def _check_fused(fused, foreach, differentiable):
+    """Raises PyTorch's RuntimeError for ``fused`` with ``differentiable`` or with ``foreach``."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 def _check_differentiable(name, differentiable):
     """Refuses differentiable=True: retrograd's updates are never recorded in the graph.
 
     ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: they choose among
-    PyTorch kernels that compute the same numbers.
+    PyTorch kernels that compute the same numbers (``capturable`` keeps the scalars on the device
+    for CUDA graphs, which retrograd does not capture; PyTorch refuses it for CPU parameters).
     """
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True is not supported by retrograd")

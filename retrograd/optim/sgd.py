@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_differentiable, _check_hyper
+from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper
 
 __all__ = ["SGD"]
 
@@ -46,6 +46,7 @@ class SGD(Optimizer):
         _check_hyper(weight_decay, f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _check_fused(fused, foreach, differentiable)
         _check_differentiable("SGD", differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
