@@ -210,10 +210,7 @@ def validate_outputs(edges, grads, node=None):
             raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
                                f"{grad._device}")
         if grad._data.dtype != np_dtype:
-            if grad._data.dtype.kind != "f":
-                raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected type {np_dtype} but got "
-                                   f"{grad._data.dtype}")
-            grad = grad.to(_dtype._BY_NP[np_dtype])
+            grad = grad.to(_dtype._BY_NP[np_dtype])  # any dtype, as in PyTorch (an integer gradient too)
         grads[i] = grad
     return grads
 

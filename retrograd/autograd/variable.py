@@ -7,6 +7,7 @@ need the graph: ``grad_fn`` and ``register_hook``.
 """
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 
@@ -14,9 +15,10 @@ from .._tensor import Tensor
 from ..utils.hooks import HookDict, add_hook
 from . import grad_mode
 from .accumulate_grad import AccumulateGrad
-from .graph import Edge, make_edge
+from .graph import Edge, Node, input_metadata, make_edge
 
-__all__ = ["grad_accumulator", "gradient_edge", "move_retains_grad", "replay_view", "regenerate_view_grad_fn"]
+__all__ = ["grad_accumulator", "gradient_edge", "move_retains_grad", "replay_view", "regenerate_view_grad_fn",
+           "CopySlices", "IN_CUSTOM_FUNCTION", "MULTI_OUTPUT_NODE", "view_inplace_error"]
 
 accumulator_lock = threading.Lock()  # held while a leaf's AccumulateGrad is made (the C op call takes it too)
 
@@ -90,6 +92,58 @@ def regenerate_view_grad_fn(view):
     view._view_version = view._version_counter.version
     move_retains_grad(view, *rebased)
     return view._grad_fn
+
+
+# How a view came to be, where that forbids modifying it in place with grad mode on (PyTorch's
+# CreationMeta), kept in the view's ``_view_no_grad``: False (allowed), True (made in no_grad mode),
+# or one of these (set by custom Functions: see Note [Outputs of a custom Function] in function.py).
+IN_CUSTOM_FUNCTION = "in_custom_function"
+MULTI_OUTPUT_NODE = "multi_output_node"
+
+
+def view_inplace_error(view) -> str:
+    """The message for an in-place op on a view whose ``_view_no_grad`` forbids it (it is not False)."""
+    how = view._view_no_grad
+    fn = view._grad_fn
+    if fn is None or how is True:
+        head = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    else:
+        name = re.sub(r"Backward\d*$", "", type(fn).name(fn))
+        head = f"Output {view._output_nr} of {name} is a view and is being modified inplace."
+    if how == IN_CUSTOM_FUNCTION:
+        return (f"{head} This view was created inside a custom Function (or because an input was returned as-is) "
+                "and the autograd logic to handle view+inplace would override the custom backward associated with "
+                "the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this "
+                "by cloning the output of the custom Function.")
+    if how == MULTI_OUTPUT_NODE:
+        return (f"{head} This view is the output of a function that returns multiple views. Such functions do not "
+                "allow the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    return (f"{head} Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+            "code by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views. See Note [In-place on views].
+
+    ``result`` is a tensor whose history is the view's new value.
+    """
+
+    __slots__ = ("chain",)
+
+    def __init__(self, base, chain, result):
+        super().__init__((gradient_edge(base), gradient_edge(result)), (input_metadata(base._data, base._device),))
+        self.chain = chain
+
+    def apply(self, grads):
+        grad = grads[0]
+        if grad is None:
+            return [None, None]
+        result_grad = replay_view(self.chain, grad)
+        base_grad = grad.clone()
+        replay_view(self.chain, base_grad).zero_()
+        return [base_grad, result_grad]
 
 
 # -- the Tensor methods of this layer -------------------------------------------------------------

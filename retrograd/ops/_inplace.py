@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.graph import Node, input_metadata
-from ..autograd.variable import gradient_edge, move_retains_grad, regenerate_view_grad_fn, replay_view
+from ..autograd.variable import CopySlices, move_retains_grad, regenerate_view_grad_fn, view_inplace_error
 from ._call import call_op
 from ._declarations import REGISTRY
 
@@ -42,15 +41,13 @@ def apply_inplace(op, args):
     self = args[0]
     if not _grad_state.grad_enabled:
         return call_op(op, args, inplace=self)
-    check_inplace(self)
     base = self._base
+    if base is not None and self._requires_grad and self._view_no_grad not in (False, True):
+        raise RuntimeError(view_inplace_error(self))  # a custom Function's view: checked first, as in PyTorch
+    check_inplace(self)
     if base is not None and (self._requires_grad or base._requires_grad or _others_require_grad(op, args)):
         if self._view_no_grad:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-                "tracked) or both outside (if you want the inplace to be tracked).")
+            raise RuntimeError(view_inplace_error(self))
         return _inplace_on_view(op, self, args)
     return call_op(op, args, inplace=self)
 
@@ -63,25 +60,6 @@ def _others_require_grad(op, args):
         if isinstance(a, (list, tuple)) and any(isinstance(t, Tensor) and t._requires_grad for t in a):
             return True
     return False
-
-
-class CopySlices(Node):
-    """The history of a base after an in-place op on one of its views. See Note [In-place on views]."""
-
-    __slots__ = ("chain",)
-
-    def __init__(self, base, chain, result):
-        super().__init__((gradient_edge(base), gradient_edge(result)), (input_metadata(base._data, base._device),))
-        self.chain = chain
-
-    def apply(self, grads):
-        grad = grads[0]
-        if grad is None:
-            return [None, None]
-        result_grad = replay_view(self.chain, grad)
-        base_grad = grad.clone()
-        replay_view(self.chain, base_grad).zero_()
-        return [base_grad, result_grad]
 
 
 def _inplace_on_view(op, view, args):
