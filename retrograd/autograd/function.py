@@ -16,7 +16,8 @@ from .saved_variable import SECOND_TIME, SavedTensor
 from .variable import (IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, CopySlices, gradient_edge, move_retains_grad,
                        regenerate_view_grad_fn)
 
-__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "DelayedError"]
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable",
+           "DelayedError"]
 
 
 class FunctionCtx:
@@ -93,7 +94,8 @@ class BackwardCFunction(Node, FunctionCtx):
         user_fn = self._get_user_fn()
         with self._lock:  # See Note [Thread safety of nodes] in engine.py
             if self.materialize_grads:
-                grads = _materialized(grads, self.input_metadata)
+                grads = _materialized(grads, self.input_metadata,
+                                      () if self._materialize_non_diff_grads else self._non_diff_slots)
             result = user_fn(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -130,10 +132,10 @@ class BackwardCFunction(Node, FunctionCtx):
 _NON_TENSOR = ((), None, None)  # the input metadata of a forward output that is not a tensor: it gets no gradient
 
 
-def _materialized(grads, metadata):
-    """``materialize_grads`` for the tensor outputs; the gradient of a non-tensor output stays None."""
-    return [g if g is not None or m is _NON_TENSOR else materialize_grads([None], [m])[0]
-            for g, m in zip(grads, metadata, strict=True)]
+def _materialized(grads, metadata, skip=()):
+    """``materialize_grads`` for the tensor outputs but those in ``skip``; a non-tensor output's stays None."""
+    return [g if g is not None or m is _NON_TENSOR or i in skip else materialize_grads([None], [m])[0]
+            for i, (g, m) in enumerate(zip(grads, metadata, strict=True))]
 
 
 class FunctionMeta(type):
@@ -217,6 +219,8 @@ class Function(metaclass=FunctionMeta):
         ctx.dirty_tensors = ()
         ctx.non_differentiable = ()
         ctx.materialize_grads = True
+        ctx._materialize_non_diff_grads = True  # False: non-differentiable outputs get None even so, as in PyTorch
+        ctx._non_diff_slots = ()
         ctx._saved_variables = _NOT_CONVERTED
         is_tensor = tuple(isinstance(a, Tensor) for a in inputs)
         ctx._is_tensor_arg = is_tensor
@@ -231,6 +235,13 @@ class Function(metaclass=FunctionMeta):
         return _wrap_outputs(ctx, inputs, outputs, record, custom_setup)
 
 
+class InplaceFunction(Function):
+    """A Function that may work in place: ``inplace`` is kept for its ``forward`` to read (as in PyTorch)."""
+
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
+
 # Note [Outputs of a custom Function]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # After ``forward``, each output is given its place, as PyTorch's ``_wrap_outputs`` does:
@@ -241,10 +252,13 @@ class Function(metaclass=FunctionMeta):
 # - an input marked dirty is returned as the same object, its history rebased onto the node
 #   (onto a CopySlices of its base where it is a view, as an in-place op on a view does);
 # - an output marked non-differentiable, or of a non-floating dtype, or any output of a call
-#   that is not recorded, does not require grad (inputs among them are returned as detached
-#   views); in backward its gradient is zeros of its dtype, or None without materialize_grads;
-# - every other output's history is the node. A view among them may not be modified in place
-#   (the in-place would replace the custom backward): see ``view_creation`` in variable.py.
+#   that is not recorded, does not require grad (inputs among them are returned as new views,
+#   detached ones where they required grad); in backward its gradient is zeros of its dtype, or
+#   None without materialize_grads (or with ``ctx._materialize_non_diff_grads = False``);
+# - every other output's history is the node.
+# Views among the outputs (but dirty inputs) remember that they were made in a custom Function:
+# modifying one in place while grad is needed raises, as that would replace the custom backward
+# (``view_inplace_error`` in variable.py).
 def _wrap_outputs(ctx, args, outputs, record, custom_setup):
     """Gives the outputs of a custom Function their history (the node ``ctx``); converts what it saved.
 
@@ -277,6 +291,7 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
     saved_ids = {id(t) for t in ctx.to_save or () if t is not None} if custom_setup else ()
     metadata = []
     diff_views = []
+    non_diff_slots = []
     n_diff = 0
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
@@ -287,6 +302,7 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
         metadata.append(input_metadata(o._data, o._device))
         if oid in nondiff or o._data.dtype.kind != "f":
             outs[i] = _not_differentiable(o, is_input, is_modified)
+            non_diff_slots.append(i)
             continue
         n_diff += 1
         if is_modified:
@@ -313,6 +329,7 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
         for o in diff_views:
             o._view_no_grad = MULTI_OUTPUT_NODE
     ctx.input_metadata = tuple(metadata)
+    ctx._non_diff_slots = frozenset(non_diff_slots)
     out_ids = {id(o) for o in outs}
     to_save = ctx.to_save
     if to_save:
@@ -334,7 +351,11 @@ def _view_of_self(t):
 def _not_differentiable(o, is_input, is_modified):
     """The output ``o`` as one that does not require grad. See Note [Outputs of a custom Function]."""
     if not o._requires_grad:
-        return _view_of_self(o) if is_input and not is_modified else o
+        if is_input and not is_modified:
+            o = _view_of_self(o)
+        if o._base is not None and not is_modified:
+            o._view_no_grad = IN_CUSTOM_FUNCTION  # made in no_grad mode inside the Function: see view_inplace_error
+        return o
     if is_input:
         return o.detach()
     if o._base is None:
@@ -383,6 +404,9 @@ class DelayedError(Node):
     def __init__(self, msg, next_edges, input_metadata):
         super().__init__(next_edges, input_metadata)
         self.msg = msg
+
+    def name(self) -> str:
+        return "Error"  # PyTorch's name for the node its DelayedError makes
 
     def apply(self, grads):
         raise RuntimeError(self.msg)

@@ -745,3 +745,226 @@ def test_custom_function_on_the_fake_device_double_backward_matches_gradgradchec
     x = rg.randn(3, dtype=rg.float64, requires_grad=True)
     assert rg.autograd.gradcheck(square_on_fake, (x,))
     assert rg.autograd.gradgradcheck(square_on_fake, (x,))
+
+
+# -- PyTorch's own scenarios (test/test_autograd.py), run with both libraries ----------------------
+@pytest.mark.parametrize("inplace", [False, True])
+def test_one_output_returned_twice_passes_gradcheck_and_gradgradcheck(inplace):
+    def scenario(lib):
+        def forward(ctx, x):
+            if inplace:
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                out = x
+            else:
+                out = x * 2
+            return out, out
+        f = fn(lib, forward, lambda ctx, g1, g2: g1 * 2 + g2 * 2)
+
+        def double(x):
+            a, b = f.apply(x.clone())
+            assert a is b
+            return a + b
+        x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradcheck(double, (x,)), lib.autograd.gradgradcheck(double, (x,))
+    assert same_in_both(scenario) == ("ok", (True, True))
+
+
+def test_materialize_non_diff_grads_false_gives_none_for_non_differentiable_outputs():
+    def scenario(lib):
+        seen = []
+
+        def forward(ctx, x):
+            out0, out1 = x.clone(), x.clone()
+            ctx.mark_non_differentiable(out1)
+            ctx._materialize_non_diff_grads = False
+            return out0, out1
+
+        def backward(ctx, g0, g1):
+            seen.append(g1)
+            return g0
+        x = lib.tensor(1.0, requires_grad=True)
+        fn(lib, forward, backward).apply(x)[0].backward()
+        return seen, x.grad.item()
+    assert same_in_both(scenario) == ("ok", ([None], 1.0))
+
+
+def _non_tensor_io(lib):
+    def forward(ctx, t1, t2, scale, t3):
+        t4 = t1 + t2 * t3
+        t5 = t1 * t2 + t3
+        t4 *= scale
+        t5 *= scale
+        ctx.scale = scale
+        ctx.save_for_backward(t1, t2, t3)
+        return scale, t4, None, True, t5, "bar", t1
+
+    def backward(ctx, *grads):
+        assert len(grads) == 7 and all(grads[i] is None for i in (0, 2, 3, 5))
+        scale = ctx.scale
+        var1, var2, var3 = ctx.saved_tensors
+        return (grads[1] * scale + grads[4] * var2 * scale + grads[6],
+                grads[1] * var3 * scale + grads[4] * var1 * scale,
+                None,
+                grads[1] * var2 * scale + grads[4] * scale)
+    once = (rg.autograd.function if lib is rg else torch.autograd.function).once_differentiable
+    return fn(lib, forward, once(backward))
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_non_tensor_inputs_and_outputs_mixed_with_tensors(requires_grad):
+    def scenario(lib):
+        values = np.linspace(0.1, 1.0, 10)
+        t1 = lib.tensor(values, dtype=lib.float64, requires_grad=requires_grad)
+        t2 = lib.tensor(values[::-1].copy(), dtype=lib.float64, requires_grad=requires_grad)
+        t3 = lib.tensor(values * 2, dtype=lib.float64)
+        f = _non_tensor_io(lib)
+        res = f.apply(t1, t2, 3, t3)
+        facts = (res[0], res[2], res[3], res[5], res[6] is t1, [r.requires_grad for r in (res[1], res[4], res[6])])
+        if not requires_grad:
+            return facts
+        lib.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
+        grads = (t1.grad.tolist(), t2.grad.tolist(), t3.grad)
+
+        def three(a, b, c):
+            r = f.apply(a, b, 3, c)
+            return r[1], r[4], r[6]
+        return facts, grads, lib.autograd.gradcheck(three, (t1, t2, t3))
+    same_in_both(scenario)
+
+
+def test_once_differentiable_error_node_leads_to_fresh_leaves_and_none_where_no_gradient():
+    def scenario(lib):
+        def forward(ctx, t1, k, t2):
+            ctx.k = k
+            ctx.save_for_backward(t1, t2)
+            return t1 + k * t2 + t1 * t2
+
+        def backward(ctx, g):
+            assert not lib.is_grad_enabled()
+            t1, t2 = ctx.saved_tensors
+            return g + g * t2, None, g * ctx.k + g * t1
+        once = (rg.autograd.function if lib is rg else torch.autograd.function).once_differentiable
+        f = fn(lib, forward, once(backward))
+        x = lib.tensor([[1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([[3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        gx, gy = lib.autograd.grad(f.apply(x, 2, y).sum(), (x, y), lib.ones((), dtype=lib.float64,
+                                                                            requires_grad=True), create_graph=True)
+        node = gx.grad_fn
+        while not node.name().endswith("Error"):
+            node = node.next_functions[0][0]
+        return ([None if n is None else type(n).__name__ for n, _ in node.next_functions], gx.tolist(), gy.tolist())
+    ours = same_in_both(scenario)
+    assert ours[1][0] == ["AccumulateGrad", None, "AccumulateGrad"]
+
+
+def test_input_returned_as_is_gets_hooks_and_gradients_of_its_own_uses():
+    def scenario(lib):
+        seen = []
+        x = leaf(lib)
+        y = lib.tensor([1.0, 1.0, 1.0], dtype=lib.float64, requires_grad=True)
+        q, p = fn(lib, lambda ctx, a, b: (a, a + b), lambda ctx, ga, gb: (ga + gb, gb)).apply(x, y)
+        q.register_hook(lambda g: seen.append(g.tolist()))
+        (q + p + x).sum().backward()
+        return seen, x.grad.tolist(), y.grad.tolist()
+    assert same_in_both(scenario) == ("ok", ([[1.0, 1.0, 1.0]], [3.0, 3.0, 3.0], [1.0, 1.0, 1.0]))
+
+
+def test_dirty_input_not_requiring_grad_is_returned_with_the_backward_class_as_grad_fn():
+    def scenario(lib):
+        def forward(ctx, a, b):
+            ctx.mark_dirty(a)
+            return a.add_(b), b + 2
+        f = fn(lib, forward, lambda ctx, ga, gb: (ga, ga + gb))
+        x = lib.zeros(3, dtype=lib.float64)
+        y = leaf(lib)
+        q, p = f.apply(x, y)
+        facts = (q is x, type(q.grad_fn) is f._backward_cls, q.requires_grad, p.requires_grad)
+        q.sum().backward()
+        return facts, y.grad.tolist()
+    assert same_in_both(scenario) == ("ok", ((True, True, True, True), [1.0, 1.0, 1.0]))
+
+
+@pytest.mark.parametrize("shape", [(1,), ()], ids=["1d", "0d"])
+def test_input_returned_as_is_of_any_shape_gets_the_functions_gradient(shape):
+    def scenario(lib):
+        f = fn(lib, lambda ctx, x: x, lambda ctx, g: g * 2)
+        v = lib.ones(shape, requires_grad=True)
+        f.apply(v).backward()
+        first = v.grad.tolist()
+        v.grad = None
+        f.apply(v.clone()).backward()
+        return first, v.grad.tolist()
+    assert same_in_both(scenario)[0] == "ok"
+
+
+def test_backward_returning_none_leaves_no_gradient():
+    def scenario(lib):
+        f = fn(lib, lambda ctx, x: x * 2, lambda ctx, g: None)
+        x = lib.ones(1, requires_grad=True)
+        f.apply(x).backward()
+        f.apply(x ** 2).backward()
+        f.apply(x).sum().backward()
+        return x.grad, lib.autograd.grad(f.apply(x), x, allow_unused=True)[0]
+    assert same_in_both(scenario) == ("ok", (None, None))
+
+
+def test_inplace_on_a_view_returned_under_no_grad_raises_the_no_grad_error():
+    def scenario(lib):
+        inp = lib.tensor([0.5, 0.25], requires_grad=True)
+        with lib.no_grad():
+            out = fn(lib, lambda ctx, x: x[:], lambda ctx, g: g).apply(inp)
+        out.zero_()
+    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
+    assert ours == theirs == ("RuntimeError", "A view was created in no_grad mode and is being modified inplace with "
+                                              "grad mode enabled.")
+    inp = rg.tensor([0.5, 0.25], requires_grad=True)
+    with rg.no_grad():
+        out = fn(rg, lambda ctx, x: x[:], lambda ctx, g: g).apply(inp)
+    with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+        out.zero_()
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_view_of_a_local_tensor_has_the_functions_history_even_after_an_inplace_in_forward(inplace):
+    def scenario(lib):
+        def forward(ctx, inp):
+            view = inp.clone()[:3]
+            if inplace:
+                view += 2
+            return view
+        base = lib.tensor(np.linspace(0, 1, 10), requires_grad=True)
+        return type(fn(lib, forward, lambda ctx, g: g, name="Local").apply(base).grad_fn).__name__
+    assert same_in_both(scenario) == ("ok", "LocalBackward")
+
+
+def test_setup_context_with_several_outputs_and_once_differentiable():
+    def scenario(lib):
+        def forward(x):
+            return x ** 2, x.item() * 2
+
+        def setup_context(ctx, inputs, output):
+            ctx.two_x = output[1]
+        once = (rg.autograd.function if lib is rg else torch.autograd.function).once_differentiable
+        f = fn(lib, forward, once(lambda ctx, g, _: g * ctx.two_x), setup_context)
+        x = lib.tensor(3.0, requires_grad=True)
+        y, two_x = f.apply(x)
+        return two_x, lib.autograd.grad(y, x)[0].item()
+    assert same_in_both(scenario) == ("ok", (6.0, 6.0))
+
+
+def test_error_in_backward_propagates_and_the_engine_keeps_working():
+    def scenario(lib):
+        def backward(ctx, g):
+            raise ValueError("Simulate error on backward pass")
+        x = leaf(lib)
+        err = outcome(lambda _: fn(lib, lambda ctx, x: x * 1, backward).apply(x * 2).sum().backward(), lib)
+        (x * 3).sum().backward()
+        return err, x.grad.tolist()
+    assert same_in_both(scenario) == ("ok", (("ValueError", "Simulate error on backward pass"), [3.0, 3.0, 3.0]))
+
+
+def test_inplace_function_keeps_its_inplace_flag():
+    for lib in (rg, torch):
+        assert issubclass(lib.autograd.function.InplaceFunction, lib.autograd.Function)
+    assert rg.autograd.function.InplaceFunction(inplace=True).inplace is True
