@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 from .._tensor import Tensor
 from . import grad_mode
@@ -26,12 +27,10 @@ class FunctionCtx:
     def save_for_backward(self, *tensors):
         """Saves tensors (or None) for ``backward``; read them back with ``ctx.saved_tensors``.
 
-        Saved tensors are version-checked: modifying one in place before backward raises.
+        Saved tensors are version-checked: modifying one in place before backward raises. As in
+        PyTorch, what is saved is checked when the call is recorded: a non-tensor then raises
+        TypeError.
         """
-        for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
-                                f"{type(t).__name__}")
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -306,6 +305,9 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
             continue
         n_diff += 1
         if is_modified:
+            if not is_input:
+                warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+                              "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3)
             _rebase_dirty(ctx, o, i, len(outs))
             continue
         if is_input:
@@ -333,6 +335,10 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
     out_ids = {id(o) for o in outs}
     to_save = ctx.to_save
     if to_save:
+        for j, t in enumerate(to_save):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {j} is of type "
+                                f"{type(t).__name__}")
         ctx._saved_variables = tuple(
             None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._grad_fn is ctx)
             for t in to_save)

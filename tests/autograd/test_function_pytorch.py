@@ -968,3 +968,27 @@ def test_inplace_function_keeps_its_inplace_flag():
     for lib in (rg, torch):
         assert issubclass(lib.autograd.function.InplaceFunction, lib.autograd.Function)
     assert rg.autograd.function.InplaceFunction(inplace=True).inplace is True
+
+
+@pytest.mark.parametrize("grad", ["no_input_requires_grad", "no_grad"])
+def test_save_for_backward_of_a_non_tensor_is_accepted_when_the_call_is_not_recorded(grad):
+    def scenario(lib):
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 3)
+            return x * 2
+        x = lib.ones(2, requires_grad=grad == "no_grad")
+        with lib.set_grad_enabled(grad != "no_grad"):
+            return fn(lib, forward, lambda ctx, g: g).apply(x).tolist()
+    assert same_in_both(scenario) == ("ok", [2.0, 2.0])
+
+
+def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns():
+    def scenario(lib):
+        def forward(ctx, x):
+            y = x * 2
+            ctx.mark_dirty(y)
+            return y
+        with pytest.warns(UserWarning, match=r"^ctx\.mark_dirty\(\) received a tensor that was not an input\.") as w:
+            y = fn(lib, forward, lambda ctx, g: g * 2, name="Other").apply(leaf(lib))
+        return len(w), y.grad_fn.name()
+    assert same_in_both(scenario) == ("ok", (1, "OtherBackward"))
