@@ -19,8 +19,8 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 FOUNDATIONS = {"retrograd._dtype", "retrograd._device", "retrograd._size", "retrograd._random", "retrograd._runtime",
                "retrograd._errors", "retrograd.return_types", "retrograd.utils.hooks", "retrograd._C"}
 AUTOGRAD_CORE = {f"retrograd.autograd.{m}" for m in ("grad_mode", "anomaly_mode", "graph", "accumulate_grad",
-                                                    "variable", "saved_variable", "input_buffer", "graph_task",
-                                                    "engine")}
+                                                    "variable", "saved_variable", "saved_hooks", "input_buffer",
+                                                    "graph_task", "engine")}
 ABOVE_OPS = ("retrograd.nn", "retrograd.optim", "retrograd.distributed", "retrograd.utils.checkpoint",
              "retrograd.serialization", "retrograd.viz", "retrograd.demo", "retrograd.data", "retrograd.__main__")
 MAX_FUNCTION_LEVEL_IMPORTS = 30

@@ -13,7 +13,8 @@ A view (``_base`` set, never itself a view) records the chain of view ops that m
 base (``_view_fn``), the shared version its ``grad_fn`` was computed at (``_view_version``), and
 how it was made (``_view_creation``, PyTorch's CreationMeta): ``DEFAULT``; ``NO_GRAD_MODE``, with
 grad mode off; ``INFERENCE_MODE``, in inference mode; ``MULTI_OUTPUT_NODE``, one of the views one
-op returns together (``unbind``, ``split``, ``chunk``). A view of a view keeps its source's
+op returns together (``unbind``, ``split``, ``chunk``); ``IN_CUSTOM_FUNCTION``, a view a custom
+Function returned (Note [Outputs of a custom Function]). A view of a view keeps its source's
 non-default creation unless made in a non-default way itself (inference mode always sticks).
 
 As in PyTorch, a view requires grad if it does or its base does: a view made where nothing was
@@ -125,10 +126,12 @@ class CreationMeta(enum.IntEnum):
     NO_GRAD_MODE = 1
     INFERENCE_MODE = 2
     MULTI_OUTPUT_NODE = 3
+    IN_CUSTOM_FUNCTION = 4
 
 
-_DEFAULT, _NO_GRAD, _INFERENCE, _MULTI = (CreationMeta.DEFAULT, CreationMeta.NO_GRAD_MODE,
-                                          CreationMeta.INFERENCE_MODE, CreationMeta.MULTI_OUTPUT_NODE)
+_DEFAULT, _NO_GRAD, _INFERENCE, _MULTI, _CUSTOM = (CreationMeta.DEFAULT, CreationMeta.NO_GRAD_MODE,
+                                                   CreationMeta.INFERENCE_MODE, CreationMeta.MULTI_OUTPUT_NODE,
+                                                   CreationMeta.IN_CUSTOM_FUNCTION)
 _grad_state = grad_mode.state
 
 
@@ -164,7 +167,12 @@ def view_rebase_error(view, indirect: bool) -> RuntimeError:
             msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
     else:
         msg = f"Output {view._output_nr} of {fn_name} is a view and {modified} modified inplace."
-    if creation is _MULTI:
+    if creation is _CUSTOM:
+        msg += (" This view was created inside a custom Function (or because an input was returned as-is) and the "
+                "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+                "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+                "output of the custom Function.")
+    elif creation is _MULTI:
         msg += (" This view is the output of a function that returns multiple views. Such functions do not allow "
                 "the output views to be modified inplace. You should replace the inplace operation by an "
                 "out-of-place one.")
