@@ -29,13 +29,14 @@ from .. import _dtype
 from .._creation import zeros
 from .._device import cpu as _cpu
 from .._dtype import tensor_type_name
+from .._tensor import Tensor
 from ..utils.hooks import HookDict, RemovableHandle, add_hook
 from .anomaly_mode import _Anomaly, record_forward_trace
 from .saved_hooks import (_saved_hooks_state, allow_mutation_on_saved_tensors, before_inplace_write,  # noqa: F401
                           disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
 
 __all__ = ["Node", "Edge", "GraphRoot", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
-           "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "increment_version", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "allow_mutation_on_saved_tensors"]
 
 Edge = namedtuple("Edge", ["node", "input_nr"])
@@ -59,6 +60,22 @@ MAX_SEQUENCE_NR = sys.maxsize  # AccumulateGrad: run as soon as it is ready, to 
 def node_name(node) -> str:
     """The node's name from its class, even if a custom Function's ctx set an attribute ``name``."""
     return type(node).name(node)
+
+
+def increment_version(tensor) -> None:
+    """Counts an in-place change of ``tensor`` (or of each tensor of an iterable) made behind autograd's back.
+
+    A node that saved the tensor then refuses to use it, as after any in-place op.
+
+    Example::
+        >>> import retrograd as rg
+        >>> t = rg.zeros(2)
+        >>> rg.autograd.graph.increment_version(t)
+        >>> t._version
+        1
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._version_counter.bump()
 
 
 def input_metadata(array, device) -> tuple:
