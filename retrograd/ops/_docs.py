@@ -13,6 +13,7 @@ from .linalg import bmm, matmul, mm, outer, trace
 from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
                         sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
 from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
+from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, transpose, tril, triu, unsqueeze, view
 
 
@@ -977,4 +978,147 @@ add_docstr(trace, """The sum of the main diagonal of a 2-D tensor.
         >>> import retrograd as rg
         >>> rg.trace(rg.tensor([[1., 2.], [3., 4.]]))
         tensor(5.)
+    """)
+
+# -- sorting and selection ----------------------------------------------------------------------------
+add_docstr(sort, """The elements of ``input`` sorted along ``dim``, and where each came from.
+
+    The order is stable (equal elements keep their order) whatever ``stable`` says, and NaN sorts
+    as the largest value. The values are differentiable: their gradient goes back to the
+    positions they came from.
+
+    Args:
+        input: the tensor.
+        dim: the dim to sort along (default the last).
+        descending: largest first.
+        stable: keep equal elements in their order (keyword-only; always done).
+
+    Returns:
+        A named tuple ``(values, indices)``; ``indices`` is int64.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sort(rg.tensor([3., 1., 2.]), descending=True)
+        sort(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+    """)
+
+add_docstr(argsort, """The indices that sort ``input`` along ``dim``: ``sort(input, dim, descending).indices``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to sort along (default the last).
+        descending: largest first.
+        stable: keep equal elements in their order (keyword-only; always done).
+
+    Returns:
+        An int64 tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.argsort(rg.tensor([3., 1., 2.]))
+        tensor([1, 2, 0])
+    """)
+
+add_docstr(msort, """``input`` sorted along its first dim: ``sort(input, 0).values``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        The sorted values.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.msort(rg.tensor([[2., 1.], [0., 3.]]))
+        tensor([[0., 1.],
+                [2., 3.]])
+    """)
+
+add_docstr(topk, """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, and their indices.
+
+    Args:
+        input: the tensor.
+        k: how many to keep (0 to the size of ``dim``).
+        dim: the dim to select along (default the last).
+        largest: the largest ones (False: the smallest).
+        sorted: return them in order (they always are).
+
+    Returns:
+        A named tuple ``(values, indices)`` with size ``k`` along ``dim``; the values' gradient
+        goes back to the selected positions.
+
+    Raises:
+        RuntimeError: if ``k`` is out of range.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.topk(rg.tensor([1., 4., 2., 3.]), 2)
+        topk(values=tensor([4., 3.]), indices=tensor([1, 3]))
+    """)
+
+add_docstr(kthvalue, """The ``k``-th smallest element of ``input`` along ``dim`` (``k`` from 1), and its index.
+
+    Args:
+        input: the tensor.
+        k: which one (1 is the smallest).
+        dim: the dim to select along (default the last).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        A named tuple ``(values, indices)``.
+
+    Raises:
+        RuntimeError: if ``k`` is out of range.
+        IndexError: if ``dim`` is empty.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.kthvalue(rg.tensor([5., 1., 4.]), 2)
+        kthvalue(values=tensor(4.), indices=tensor(2))
+    """)
+
+add_docstr(median, """The lower median of ``input``; along ``dim``, the medians and their indices.
+
+    The lower median of ``n`` values is the ``(n - 1) // 2``-th smallest. A NaN makes the median
+    NaN. Without ``dim`` the gradient is shared among the elements equal to the median.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce (None: all of them, returning a 0-d tensor).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        A tensor, or with ``dim`` a named tuple ``(values, indices)``.
+
+    Raises:
+        IndexError: if ``dim`` is empty.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([[1., 4., 2., 3.], [0., 5., 9., 8.]])
+        >>> rg.median(x)
+        tensor(3.)
+        >>> rg.median(x, 1)
+        median(values=tensor([2., 5.]), indices=tensor([2, 1]))
+    """)
+
+add_docstr(mode, """The most frequent value of ``input`` along ``dim``, and the index of its last occurrence.
+
+    Among equally frequent values, the smallest.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce (default the last).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        A named tuple ``(values, indices)``.
+
+    Raises:
+        IndexError: if ``dim`` is empty.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.mode(rg.tensor([2., 1., 2., 1., 3.]))
+        mode(values=tensor(1.), indices=tensor(3))
     """)
