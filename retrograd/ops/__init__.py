@@ -1,14 +1,15 @@
 """Every differentiable op, declared once each in its family module, and the Tensor methods that call them.
 
-The op table: ``pointwise``, ``reduction``, ``sorting``, ``shape``, ``indexing``, ``joining``,
-``linalg``, ``copy``, ``composite`` and ``nn`` (private primitives of ``retrograd.nn``), each a list of
-``defop`` declarations (_declarations.py) with their formulas; ``_grad_utils`` holds the helpers
-formulas call. The public ops' docstrings are in ``_docs``; the rest of Tensor's methods and its
-operators in ``_methods``.
+The op table: ``pointwise``, ``reduction``, ``sorting``, ``special``, ``shape``, ``indexing``,
+``joining``, ``linalg``, ``copy``, ``composite`` and ``nn`` (private primitives of
+``retrograd.nn``), each a list of ``defop`` declarations (_declarations.py) with their formulas;
+``_grad_utils`` holds the helpers formulas call. The public ops' docstrings are in ``_docs``; the
+rest of Tensor's methods and its operators in ``_methods``.
 """
 from __future__ import annotations
 
 from . import composite, copy, indexing, joining, linalg, pointwise, reduction, shape, sorting
+from . import special
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
@@ -24,6 +25,7 @@ from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, 
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
                         norm, prod, softmax, sum)
+from .special import digamma, erf, erfc, erfinv, i0, lgamma, logit, polygamma, sinc, xlogy
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .copy import clone, contiguous, sum_to_size, to
 from .joining import cat, chunk, concat, concatenate, split, stack, unbind

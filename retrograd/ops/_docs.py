@@ -13,6 +13,8 @@ from .linalg import bmm, matmul, mm, outer, trace
 from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
                         sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
 from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
+from .special import (digamma, entr, erf, erfc, erfinv, i0, i1, lgamma, log_ndtr, logit, ndtr, ndtri, polygamma,
+                      sinc, xlogy)
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, transpose, tril, triu, unsqueeze, view
 
@@ -1121,4 +1123,222 @@ add_docstr(mode, """The most frequent value of ``input`` along ``dim``, and the 
         >>> import retrograd as rg
         >>> rg.mode(rg.tensor([2., 1., 2., 1., 3.]))
         mode(values=tensor(1.), indices=tensor(3))
+    """)
+
+# -- special functions ---------------------------------------------------------------------------
+
+add_docstr(erf, """The error function ``2/sqrt(pi) * integral from 0 to x of exp(-t^2) dt`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.erf(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.8427])
+    """)
+
+add_docstr(erfc, """The complementary error function ``1 - erf(x)`` of every element, accurate where erf is near 1.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.erfc(rg.tensor([0., 1.]))
+        tensor([1.0000, 0.1573])
+    """)
+
+add_docstr(erfinv, """The inverse of the error function, for every element in [-1, 1] (``nan`` outside).
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.erfinv(rg.tensor([0., 0.5]))
+        tensor([0.0000, 0.4769])
+    """)
+
+add_docstr(lgamma, """The logarithm of the absolute value of the gamma function of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.lgamma(rg.tensor([0.5, 3.]))
+        tensor([0.5724, 0.6931])
+    """)
+
+add_docstr(digamma, """The digamma function, the derivative of ``lgamma``, of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.digamma(rg.tensor([1., 2.]))
+        tensor([-0.5772,  0.4228])
+    """)
+
+add_docstr(i0, """The modified Bessel function of the first kind of order zero of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.i0(rg.tensor([0., 1.]))
+        tensor([1.0000, 1.2661])
+    """)
+
+add_docstr(sinc, """The normalized sinc function ``sin(pi x) / (pi x)`` of every element (1 at 0).
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sinc(rg.tensor([0., 0.5]))
+        tensor([1.0000, 0.6366])
+    """)
+
+add_docstr(ndtr, """The standard normal distribution's cumulative distribution function at every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.ndtr(rg.tensor([0., 1.]))
+        tensor([0.5000, 0.8413])
+    """)
+
+add_docstr(ndtri, """The inverse of ``ndtr``: the standard normal quantile of every element in [0, 1].
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.ndtri(rg.tensor([0.5, 0.9]))
+        tensor([0.0000, 1.2816])
+    """)
+
+add_docstr(log_ndtr, """The logarithm of ``ndtr``, accurate far into the lower tail.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.log_ndtr(rg.tensor([0., -10.]))
+        tensor([ -0.6931, -53.2313])
+    """)
+
+add_docstr(i1, """The modified Bessel function of the first kind of order one of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.i1(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.5652])
+    """)
+
+add_docstr(entr, """The elementwise entropy term ``-x log x`` (0 at 0, ``-inf`` below 0).
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.entr(rg.tensor([0., 0.5]))
+        tensor([0.0000, 0.3466])
+    """)
+
+add_docstr(polygamma, """The ``n``-th derivative of the digamma function of every element.
+
+    Args:
+        n: the order, 0 or more (0 is ``digamma``).
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Raises:
+        RuntimeError: if ``n`` is negative.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.polygamma(1, rg.tensor([1.]))
+        tensor([1.6449])
+    """)
+
+add_docstr(xlogy, """``input * log(other)`` elementwise, with broadcasting, and 0 wherever ``input`` is 0.
+
+    Args:
+        input: the factor (a Tensor or a number).
+        other: the argument of the logarithm (a Tensor or a number).
+
+    Returns:
+        A floating tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.xlogy(rg.tensor([0., 2.]), rg.tensor([0., 3.]))
+        tensor([0.0000, 2.1972])
+    """)
+
+add_docstr(logit, """The log-odds ``log(x / (1 - x))`` of every element, optionally clamped to [eps, 1 - eps] first.
+
+    Args:
+        input: the probabilities.
+        eps: None, or the clamping bound (then the gradient is 0 outside the bounds).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.logit(rg.tensor([0.5, 0.75]))
+        tensor([0.0000, 1.0986])
     """)
