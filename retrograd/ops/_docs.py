@@ -13,6 +13,8 @@ from .linalg import bmm, matmul, mm, outer, trace
 from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
                         sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
 from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
+from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
+                        searchsorted, unique, unique_consecutive)
 from .special import (digamma, entr, erf, erfc, erfinv, i0, i1, lgamma, log_ndtr, logit, ndtr, ndtri, polygamma,
                       sinc, xlogy)
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
@@ -1341,4 +1343,217 @@ add_docstr(logit, """The log-odds ``log(x / (1 - x))`` of every element, optiona
         >>> import retrograd as rg
         >>> rg.logit(rg.tensor([0.5, 0.75]))
         tensor([0.0000, 1.0986])
+    """)
+
+# -- searching and counting ---------------------------------------------------------------------------
+
+add_docstr(nonzero, """The indices of the nonzero elements of ``input``.
+
+    Args:
+        input: the tensor.
+        as_tuple: one index vector per dim instead of one row per element (keyword-only).
+
+    Returns:
+        An int64 tensor of shape ``(count, input.dim())``, or with ``as_tuple`` a tuple of vectors.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nonzero(rg.tensor([[0., 2.], [3., 0.]]))
+        tensor([[0, 1],
+                [1, 0]])
+    """)
+
+add_docstr(argwhere, """The indices of the nonzero elements of ``input``, one row each: ``nonzero(input)``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        An int64 tensor of shape ``(count, input.dim())``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.argwhere(rg.tensor([0, 5, 7]))
+        tensor([[1],
+                [2]])
+    """)
+
+add_docstr(unique, """The distinct elements of ``input`` (or its distinct slices along ``dim``), sorted.
+
+    Args:
+        input: the tensor.
+        sorted: sort the result (it always is).
+        return_inverse: also return where each element of ``input`` went.
+        return_counts: also return how often each distinct element occurs.
+        dim: the dim whose slices to compare (None: the flattened elements).
+
+    Returns:
+        The distinct values; with ``return_inverse`` or ``return_counts`` a tuple with those (int64).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unique(rg.tensor([3, 1, 3]), return_counts=True)
+        (tensor([1, 3]), tensor([1, 2]))
+    """)
+
+add_docstr(unique_consecutive, """``input`` with each run of equal consecutive elements (or slices) kept once.
+
+    Args:
+        input: the tensor.
+        return_inverse: also return which run each element belongs to.
+        return_counts: also return the length of each run.
+        dim: the dim whose slices to compare (None: flattened).
+
+    Returns:
+        The values; with ``return_inverse`` or ``return_counts`` a tuple with those (int64).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unique_consecutive(rg.tensor([1, 1, 2, 1]))
+        tensor([1, 2, 1])
+    """)
+
+add_docstr(searchsorted, """Where each value of ``input`` would go in ``sorted_sequence`` to keep it sorted.
+
+    Args:
+        sorted_sequence: a sorted 1-D tensor, or one sorted row per leading index of ``input``.
+        input: the values (a tensor or a number).
+        out_int32: return int32 instead of int64 (keyword-only).
+        right: the position after equal elements instead of before (keyword-only).
+        side: ``'left'`` or ``'right'``, as ``right`` (keyword-only).
+        sorter: the indices that sort an unsorted ``sorted_sequence`` (keyword-only).
+
+    Returns:
+        The insertion indices, of ``input``'s shape.
+
+    Raises:
+        RuntimeError: for ``side`` opposite to ``right``, or leading dims that do not match.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.searchsorted(rg.tensor([1, 3, 5]), rg.tensor([3, 6]))
+        tensor([1, 3])
+    """)
+
+add_docstr(bucketize, """The index of the bucket of ``boundaries`` each element of ``input`` falls in.
+
+    Args:
+        input: the values (a tensor or a number).
+        boundaries: sorted 1-D bucket boundaries.
+        out_int32: return int32 instead of int64 (keyword-only).
+        right: a value equal to a boundary goes to the bucket after it (keyword-only).
+
+    Returns:
+        The bucket indices, of ``input``'s shape.
+
+    Raises:
+        RuntimeError: if ``boundaries`` is not 1-D.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bucketize(rg.tensor([1, 3, 6]), rg.tensor([1, 3, 5]))
+        tensor([0, 1, 3])
+    """)
+
+add_docstr(isin, """Whether each element of ``elements`` occurs in ``test_elements``.
+
+    Args:
+        elements: a tensor or a number.
+        test_elements: a tensor or a number.
+        assume_unique: both hold distinct values (keyword-only; a speed hint).
+        invert: whether each does not occur instead (keyword-only).
+
+    Returns:
+        A bool tensor of ``elements``' shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.isin(rg.tensor([1, 2, 3]), rg.tensor([2, 5]))
+        tensor([False,  True, False])
+    """)
+
+add_docstr(histc, """The histogram of ``input``: counts in ``bins`` equal bins over [``min``, ``max``].
+
+    Args:
+        input: a floating tensor.
+        bins: the number of bins.
+        min: the lower end (with ``max``, both 0: the data's range).
+        max: the upper end; elements outside are left out.
+
+    Returns:
+        A tensor of ``bins`` counts, in ``input``'s dtype.
+
+    Raises:
+        RuntimeError: if ``bins`` is not positive or ``min > max``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.histc(rg.tensor([1., 2., 1.]), bins=4, min=0, max=3)
+        tensor([0., 2., 1., 0.])
+    """)
+
+add_docstr(bincount, """How often each value ``0 .. max(input)`` occurs in the non-negative integers ``input``.
+
+    Args:
+        input: a 1-D tensor of non-negative integers.
+        weights: a weight per element, summed instead of counted.
+        minlength: the least length of the result.
+
+    Returns:
+        An int64 tensor, or in the weights' dtype.
+
+    Raises:
+        RuntimeError: for negative values, a non-1-D input, or weights of another length.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bincount(rg.tensor([1, 1, 3]))
+        tensor([0, 2, 0, 1])
+    """)
+
+add_docstr(count_nonzero, """The number of nonzero elements of ``input`` over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or a tuple of dims (None: all of them).
+
+    Returns:
+        An int64 tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.count_nonzero(rg.tensor([[0, 1], [2, 3]]), dim=0)
+        tensor([1, 2])
+    """)
+
+add_docstr(all, """Whether every element of ``input`` is nonzero, over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or a tuple of dims (None: all of them).
+        keepdim: keep the reduced dims with size 1.
+
+    Returns:
+        A bool tensor (uint8 for a uint8 input).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.all(rg.tensor([[True, False], [True, True]]), dim=1)
+        tensor([False,  True])
+    """)
+
+add_docstr(any, """Whether any element of ``input`` is nonzero, over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or a tuple of dims (None: all of them).
+        keepdim: keep the reduced dims with size 1.
+
+    Returns:
+        A bool tensor (uint8 for a uint8 input).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.any(rg.tensor([[0, 0], [0, 3]]), dim=1)
+        tensor([False,  True])
     """)
