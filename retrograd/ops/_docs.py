@@ -15,6 +15,7 @@ from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, m
 from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
+from .random import bernoulli, multinomial, normal, poisson
 from .special import (digamma, entr, erf, erfc, erfinv, i0, i1, lgamma, log_ndtr, logit, ndtr, ndtri, polygamma,
                       sinc, xlogy)
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
@@ -1343,6 +1344,87 @@ add_docstr(logit, """The log-odds ``log(x / (1 - x))`` of every element, optiona
         >>> import retrograd as rg
         >>> rg.logit(rg.tensor([0.5, 0.75]))
         tensor([0.0000, 1.0986])
+    """)
+
+# -- random sampling -------------------------------------------------------------------------------
+add_docstr(multinomial, """Draws ``num_samples`` indices from each row of weights ``input`` (1-D or 2-D).
+
+    The weights need not sum to one. Without replacement, each index is drawn at most once per
+    row (indices of zero weight come only after all the others).
+
+    Args:
+        input: non-negative floating weights, a vector or a matrix of rows.
+        num_samples: how many indices per row.
+        replacement: draw with replacement.
+        generator: the generator to draw from (keyword-only; default the default generator).
+
+    Returns:
+        An int64 tensor of shape ``input.shape[:-1] + (num_samples,)``.
+
+    Raises:
+        RuntimeError: for weights that are negative, infinite or NaN, a row that sums to zero,
+            more samples than weights without replacement, or ``num_samples <= 0``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.multinomial(rg.tensor([0., 0., 1.]), 2, replacement=True)
+        tensor([2, 2])
+    """)
+
+add_docstr(bernoulli, """Draws 1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype.
+
+    Args:
+        input: the probabilities, in [0, 1] (with ``p``, only the shape and dtype count).
+        p: one probability for every element instead.
+        generator: the generator to draw from (keyword-only).
+
+    Returns:
+        A tensor of ``input``'s shape and dtype; it requires grad where ``input`` does, with a
+        zero gradient, as PyTorch's.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bernoulli(rg.tensor([0., 1.]))
+        tensor([0., 1.])
+    """)
+
+add_docstr(poisson, """Draws a Poisson count of rate ``input`` elementwise, in ``input``'s floating dtype.
+
+    Args:
+        input: the non-negative rates.
+        generator: the generator to draw from.
+
+    Returns:
+        A tensor of ``input``'s shape and dtype (zero gradient, as PyTorch's).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.poisson(rg.tensor([0., 0.]))
+        tensor([0., 0.])
+    """)
+
+add_docstr(normal, """Draws from normal distributions of means ``mean`` and standard deviations ``std``.
+
+    Either argument may be a tensor (they broadcast; the result has the mean's dtype, and a zero
+    gradient with respect to both, as PyTorch's), or both are numbers and ``size`` gives the shape.
+
+    Args:
+        mean: a tensor or a number.
+        std: a tensor or a non-negative number.
+        size: the shape, when both are numbers.
+        generator: the generator to draw from (keyword-only).
+        dtype, device, requires_grad: of the result, when both are numbers.
+
+    Returns:
+        The draws.
+
+    Raises:
+        RuntimeError: for a negative standard deviation, or shapes that do not broadcast.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.normal(rg.tensor([1., 2.]), 0.).tolist()
+        [1.0, 2.0]
     """)
 
 # -- searching and counting ---------------------------------------------------------------------------
