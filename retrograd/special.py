@@ -8,11 +8,11 @@ from __future__ import annotations
 from .ops.pointwise import expm1, log1p, round  # noqa: A004
 from .ops.pointwise import sigmoid as expit
 from .ops.reduction import log_softmax, logsumexp, softmax
-from .ops.special import (digamma, entr, erf, erfc, erfinv, i0, i1, log_ndtr, logit, ndtr, ndtri, polygamma, sinc,
-                          xlogy)
+from .ops.special import (digamma, entr, erf, erfc, erfcx, erfinv, i0, i0e, i1, i1e, log_ndtr, logit, ndtr, ndtri,
+                          polygamma, sinc, xlog1py, xlogy)
 from .ops.special import digamma as psi
 from .ops.special import lgamma as gammaln
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "expit", "expm1", "gammaln", "i0", "i1", "log1p",
-           "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
-           "softmax", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
+           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round",
+           "sinc", "softmax", "xlog1py", "xlogy"]

@@ -16,8 +16,8 @@ from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumex
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
-from .special import (digamma, entr, erf, erfc, erfinv, i0, i1, lgamma, log_ndtr, logit, ndtr, ndtri, polygamma,
-                      sinc, xlogy)
+from .special import (digamma, entr, erf, erfc, erfcx, erfinv, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, ndtr, ndtri,
+                      polygamma, sinc, xlog1py, xlogy)
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, transpose, tril, triu, unsqueeze, view
 
@@ -1344,6 +1344,64 @@ add_docstr(logit, """The log-odds ``log(x / (1 - x))`` of every element, optiona
         >>> import retrograd as rg
         >>> rg.logit(rg.tensor([0.5, 0.75]))
         tensor([0.0000, 1.0986])
+    """)
+
+
+add_docstr(i0e, """The exponentially scaled Bessel function ``exp(-|x|) * i0(x)`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.i0e(rg.tensor([0., 1.]))
+        tensor([1.0000, 0.4658])
+    """)
+
+add_docstr(i1e, """The exponentially scaled Bessel function ``exp(-|x|) * i1(x)`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.i1e(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.2079])
+    """)
+
+add_docstr(erfcx, """The scaled complementary error function ``exp(x^2) * erfc(x)`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.erfcx(rg.tensor([0., 10.]))
+        tensor([1.0000, 0.0561])
+    """)
+
+add_docstr(xlog1py, """``input * log1p(other)`` elementwise, with broadcasting, and 0 wherever ``input`` is 0.
+
+    Args:
+        input: the factor (a Tensor or a number).
+        other: the argument of ``log1p`` (a Tensor or a number).
+
+    Returns:
+        A floating tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.xlog1py(rg.tensor([0., 2.]), rg.tensor([-1., 1.]))
+        tensor([0.0000, 1.3863])
     """)
 
 # -- random sampling -------------------------------------------------------------------------------

@@ -133,3 +133,35 @@ def _sinc_backward(grad, input):
 
 sinc = defop("sinc", lambda xp, input: xp.sinc(input), method=True, inplace=True, promote="float",
              input=_sinc_backward)
+
+
+# -- exponentially scaled forms, x log1p(y) --------------------------------------------------------
+i0e = defop("special_i0e", _kernel("i0e"), public=False, node_name="SpecialI0E", promote="float",
+            input=lambda grad, input, result: grad * (i1e(input) - input.sign() * result))
+
+
+def _i1e_backward(grad, input, result):
+    # d i1e = i0e - i1e (sign(x) + 1/x), which tends to 1/2 at 0 (x moved off 0, as in _i1_backward)
+    safe = where(input == 0, 1., input)
+    return grad * where(input == 0, 0.5, i0e(input) - result * (input.sign() + 1 / safe))
+
+
+i1e = defop("special_i1e", _kernel("i1e"), public=False, node_name="SpecialI1E", promote="float",
+            input=_i1e_backward)
+erfcx = defop("special_erfcx", _kernel("erfcx"), public=False, promote="float",
+              input=lambda grad, input, result: grad * (2 * input * result - _TWO_OVER_SQRT_PI))
+
+
+def _xlog1py_input_grad(grad, input, other):
+    # log1p(other), except where input is 0 and other <= -1 (0 there, as PyTorch)
+    return where((input == 0) & (other <= -1), 0., grad * _log1p(other))
+
+
+def _log1p(x):
+    return x.log1p() if hasattr(x, "log1p") else math.log1p(x)
+
+
+xlog1py = defop("special_xlog1py", lambda xp, input, other: _kernels(xp).xlog1py(input, other), public=False,
+                promote="float", tensor_args=("input", "other"),
+                input=_xlog1py_input_grad,
+                other=lambda grad, input, other: grad * input / (other + 1))

@@ -5,13 +5,14 @@ import scipy.special as sp
 from samples import A, I, P, Sample, add, nc
 
 
-def _unary(name, call, ref, low=-2.0, high=2.0, integers=True):
+def _unary(name, call, ref, low=-2.0, high=2.0, integers=True, float32=True):
     add(name,
         Sample(call, A(2, 3, low=low, high=high), ref=ref),
         Sample(call, nc(A(3, low=low, high=high)), ref=ref),
         Sample(call, A(low=low, high=high), ref=ref),
-        Sample(call, A(0, 2, low=low, high=high), ref=ref),
-        Sample(call, A(4, low=low, high=high).astype(np.float32), grad=False, note="float32"))
+        Sample(call, A(0, 2, low=low, high=high), ref=ref))
+    if float32:
+        add(name, Sample(call, A(4, low=low, high=high).astype(np.float32), grad=False, note="float32"))
     if integers:
         add(name, Sample(call, I(3, 4, low=1), note="integers give the default float dtype"))
 
@@ -54,3 +55,16 @@ add("logit",
     Sample(lambda m, x: x.logit(eps=0.2), A(2, 3, low=0.25, high=0.75), ref=sp.logit),
     Sample(lambda m, x: m.special.logit(x, 0.1), np.array([0.05, 0.5, 0.97]), grad=False, note="clamped by eps"),
     Sample(lambda m, x: m.logit(x), A(low=0.1, high=0.9)))
+_unary("special_i0e", lambda m, x: m.special.i0e(x), sp.i0e)
+# In float32 the gradients of i1e and erfcx cancel, and differ from PyTorch's in the last digits.
+_unary("special_i1e", lambda m, x: m.special.i1e(x), sp.i1e, float32=False)
+_unary("special_erfcx", lambda m, x: m.special.erfcx(x), sp.erfcx, float32=False)
+add("special_i0e", Sample(lambda m, x: m.special.i0e(x), np.array([0., 1.]), gradgrad=False,
+                          note="slope 0 at 0 (a kink: sign(x))"))
+add("special_i1e", Sample(lambda m, x: m.special.i1e(x), np.array([0., 1.]), gradgrad=False, note="slope 1/2 at 0"))
+add("special_xlog1py",
+    Sample(lambda m, x, y: m.special.xlog1py(x, y), A(2, 3), P(2, 3), ref=sp.xlog1py),
+    Sample(lambda m, x: m.special.xlog1py(x, 3.), A(3), ref=lambda x: sp.xlog1py(x, 3.), note="a number as other"),
+    Sample(lambda m, y: m.special.xlog1py(2., y), P(3), ref=lambda y: sp.xlog1py(2., y), note="a number as input"),
+    Sample(lambda m, x, y: m.special.xlog1py(x, y), np.array([0., 0., 2.]), np.array([-1., -2., 3.]), grad=False,
+           note="0 where input is 0, whatever other is"))

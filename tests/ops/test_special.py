@@ -11,8 +11,8 @@ from retrograd.ops import special as special_ops
 
 torch = pytest.importorskip("torch")
 
-NAMES = ["digamma", "entr", "erf", "erfc", "erfinv", "expit", "expm1", "gammaln", "i0", "i1", "log1p", "log_ndtr",
-         "logit", "ndtr", "ndtri", "psi", "round", "sinc"]
+NAMES = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
+         "log1p", "log_ndtr", "logit", "ndtr", "ndtri", "psi", "round", "sinc"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -63,6 +63,14 @@ def test_inplace_on_an_integer_tensor_raises_as_torch():
         torch.tensor([1, 2]).erf_()
     with pytest.raises(RuntimeError, match="^result type .* can't be cast to the desired output type"):
         rg.tensor([1, 2]).erf_()
+
+
+def test_xlog1py_gradient_is_zero_where_input_is_zero_and_other_at_most_minus_one():
+    x = rg.tensor([0., 0., 2.], requires_grad=True)
+    t = torch.tensor([0., 0., 2.], requires_grad=True)
+    rg.special.xlog1py(x, rg.tensor([-1., -2., 3.])).sum().backward()
+    torch.special.xlog1py(t, torch.tensor([-1., -2., 3.])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
 
 
 def test_xlogy_gradient_is_zero_where_input_is_zero_and_other_not_positive():
