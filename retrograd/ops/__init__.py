@@ -1,14 +1,15 @@
 """Every differentiable op, declared once each in its family module, and the Tensor methods that call them.
 
-The op table: ``pointwise``, ``reduction``, ``shape``, ``indexing``, ``joining``, ``linalg``,
-``copy``, ``composite`` and ``nn`` (private primitives of ``retrograd.nn``), each a list of
-``defop`` declarations (_declarations.py) with their formulas; ``_grad_utils`` holds the helpers
-formulas call. The public ops' docstrings are in ``_docs``; the rest of Tensor's methods and its
-operators in ``_methods``.
+The op table: ``pointwise``, ``reduction``, ``sorting``, ``special``, ``random``, ``searching``,
+``shape``, ``indexing``, ``joining``, ``linalg``, ``copy``, ``composite`` and ``nn`` (private
+primitives of ``retrograd.nn``), each a list of ``defop`` declarations (_declarations.py) with
+their formulas; ``_grad_utils`` holds the helpers formulas call. The public ops' docstrings are in
+``_docs``; the rest of Tensor's methods and its operators in ``_methods``.
 """
 from __future__ import annotations
 
-from . import composite, copy, indexing, joining, linalg, pointwise, reduction, shape
+from . import composite, copy, indexing, joining, linalg, pointwise, random, reduction, searching, shape, sorting
+from . import special
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
@@ -24,6 +25,11 @@ from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, 
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
                         norm, prod, softmax, sum)
+from .special import digamma, erf, erfc, erfinv, i0, lgamma, logit, polygamma, sinc, xlogy
+from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
+                        searchsorted, unique, unique_consecutive)
+from .random import bernoulli, multinomial, normal, poisson
+from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .copy import clone, contiguous, sum_to_size, to
 from .joining import cat, chunk, concat, concatenate, split, stack, unbind
 from .shape import (broadcast_to, diagonal, expand, expand_as, flatten, flip, movedim, moveaxis, permute, reshape,
@@ -35,4 +41,5 @@ _compiled.link_direct_formulas(REGISTRY)
 __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "max", "min", "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "einsum", "flatten",
     "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
-    "concatenate", "sum_to_size", "ger"})
+    "concatenate", "sum_to_size", "ger", "sort", "msort", "topk", "kthvalue", "median", "mode", "normal", "nonzero",
+    "argwhere", "unique", "unique_consecutive"})

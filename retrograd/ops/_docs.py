@@ -13,6 +13,12 @@ from .linalg import bmm, matmul, mm, outer, trace
 from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
                         sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
 from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
+from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
+                        searchsorted, unique, unique_consecutive)
+from .random import bernoulli, multinomial, normal, poisson
+from .special import (digamma, entr, erf, erfc, erfcx, erfinv, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, ndtr, ndtri,
+                      polygamma, sinc, xlog1py, xlogy)
+from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, transpose, tril, triu, unsqueeze, view
 
 
@@ -977,4 +983,717 @@ add_docstr(trace, """The sum of the main diagonal of a 2-D tensor.
         >>> import retrograd as rg
         >>> rg.trace(rg.tensor([[1., 2.], [3., 4.]]))
         tensor(5.)
+    """)
+
+# -- sorting and selection ----------------------------------------------------------------------------
+add_docstr(sort, """The elements of ``input`` sorted along ``dim``, and where each came from.
+
+    The order is stable (equal elements keep their order) whatever ``stable`` says, and NaN sorts
+    as the largest value. The values are differentiable: their gradient goes back to the
+    positions they came from.
+
+    Args:
+        input: the tensor.
+        dim: the dim to sort along (default the last).
+        descending: largest first.
+        stable: keep equal elements in their order (keyword-only; always done).
+
+    Returns:
+        A named tuple ``(values, indices)``; ``indices`` is int64.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sort(rg.tensor([3., 1., 2.]), descending=True)
+        sort(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+    """)
+
+add_docstr(argsort, """The indices that sort ``input`` along ``dim``: ``sort(input, dim, descending).indices``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to sort along (default the last).
+        descending: largest first.
+        stable: keep equal elements in their order (keyword-only; always done).
+
+    Returns:
+        An int64 tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.argsort(rg.tensor([3., 1., 2.]))
+        tensor([1, 2, 0])
+    """)
+
+add_docstr(msort, """``input`` sorted along its first dim: ``sort(input, 0).values``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        The sorted values.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.msort(rg.tensor([[2., 1.], [0., 3.]]))
+        tensor([[0., 1.],
+                [2., 3.]])
+    """)
+
+add_docstr(topk, """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, and their indices.
+
+    Args:
+        input: the tensor.
+        k: how many to keep (0 to the size of ``dim``).
+        dim: the dim to select along (default the last).
+        largest: the largest ones (False: the smallest).
+        sorted: return them in order (they always are).
+
+    Returns:
+        A named tuple ``(values, indices)`` with size ``k`` along ``dim``; the values' gradient
+        goes back to the selected positions.
+
+    Raises:
+        RuntimeError: if ``k`` is out of range.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.topk(rg.tensor([1., 4., 2., 3.]), 2)
+        topk(values=tensor([4., 3.]), indices=tensor([1, 3]))
+    """)
+
+add_docstr(kthvalue, """The ``k``-th smallest element of ``input`` along ``dim`` (``k`` from 1), and its index.
+
+    Args:
+        input: the tensor.
+        k: which one (1 is the smallest).
+        dim: the dim to select along (default the last).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        A named tuple ``(values, indices)``.
+
+    Raises:
+        RuntimeError: if ``k`` is out of range.
+        IndexError: if ``dim`` is empty.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.kthvalue(rg.tensor([5., 1., 4.]), 2)
+        kthvalue(values=tensor(4.), indices=tensor(2))
+    """)
+
+add_docstr(median, """The lower median of ``input``; along ``dim``, the medians and their indices.
+
+    The lower median of ``n`` values is the ``(n - 1) // 2``-th smallest. A NaN makes the median
+    NaN. Without ``dim`` the gradient is shared among the elements equal to the median.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce (None: all of them, returning a 0-d tensor).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        A tensor, or with ``dim`` a named tuple ``(values, indices)``.
+
+    Raises:
+        IndexError: if ``dim`` is empty.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([[1., 4., 2., 3.], [0., 5., 9., 8.]])
+        >>> rg.median(x)
+        tensor(3.)
+        >>> rg.median(x, 1)
+        median(values=tensor([2., 5.]), indices=tensor([2, 1]))
+    """)
+
+add_docstr(mode, """The most frequent value of ``input`` along ``dim``, and the index of its last occurrence.
+
+    Among equally frequent values, the smallest.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce (default the last).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        A named tuple ``(values, indices)``.
+
+    Raises:
+        IndexError: if ``dim`` is empty.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.mode(rg.tensor([2., 1., 2., 1., 3.]))
+        mode(values=tensor(1.), indices=tensor(3))
+    """)
+
+# -- special functions ---------------------------------------------------------------------------
+
+add_docstr(erf, """The error function ``2/sqrt(pi) * integral from 0 to x of exp(-t^2) dt`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.erf(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.8427])
+    """)
+
+add_docstr(erfc, """The complementary error function ``1 - erf(x)`` of every element, accurate where erf is near 1.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.erfc(rg.tensor([0., 1.]))
+        tensor([1.0000, 0.1573])
+    """)
+
+add_docstr(erfinv, """The inverse of the error function, for every element in [-1, 1] (``nan`` outside).
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.erfinv(rg.tensor([0., 0.5]))
+        tensor([0.0000, 0.4769])
+    """)
+
+add_docstr(lgamma, """The logarithm of the absolute value of the gamma function of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.lgamma(rg.tensor([0.5, 3.]))
+        tensor([0.5724, 0.6931])
+    """)
+
+add_docstr(digamma, """The digamma function, the derivative of ``lgamma``, of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.digamma(rg.tensor([1., 2.]))
+        tensor([-0.5772,  0.4228])
+    """)
+
+add_docstr(i0, """The modified Bessel function of the first kind of order zero of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.i0(rg.tensor([0., 1.]))
+        tensor([1.0000, 1.2661])
+    """)
+
+add_docstr(sinc, """The normalized sinc function ``sin(pi x) / (pi x)`` of every element (1 at 0).
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.sinc(rg.tensor([0., 0.5]))
+        tensor([1.0000, 0.6366])
+    """)
+
+add_docstr(ndtr, """The standard normal distribution's cumulative distribution function at every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.ndtr(rg.tensor([0., 1.]))
+        tensor([0.5000, 0.8413])
+    """)
+
+add_docstr(ndtri, """The inverse of ``ndtr``: the standard normal quantile of every element in [0, 1].
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.ndtri(rg.tensor([0.5, 0.9]))
+        tensor([0.0000, 1.2816])
+    """)
+
+add_docstr(log_ndtr, """The logarithm of ``ndtr``, accurate far into the lower tail.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.log_ndtr(rg.tensor([0., -10.]))
+        tensor([ -0.6931, -53.2313])
+    """)
+
+add_docstr(i1, """The modified Bessel function of the first kind of order one of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.i1(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.5652])
+    """)
+
+add_docstr(entr, """The elementwise entropy term ``-x log x`` (0 at 0, ``-inf`` below 0).
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.entr(rg.tensor([0., 0.5]))
+        tensor([0.0000, 0.3466])
+    """)
+
+add_docstr(polygamma, """The ``n``-th derivative of the digamma function of every element.
+
+    Args:
+        n: the order, 0 or more (0 is ``digamma``).
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Raises:
+        RuntimeError: if ``n`` is negative.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.polygamma(1, rg.tensor([1.]))
+        tensor([1.6449])
+    """)
+
+add_docstr(xlogy, """``input * log(other)`` elementwise, with broadcasting, and 0 wherever ``input`` is 0.
+
+    Args:
+        input: the factor (a Tensor or a number).
+        other: the argument of the logarithm (a Tensor or a number).
+
+    Returns:
+        A floating tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.xlogy(rg.tensor([0., 2.]), rg.tensor([0., 3.]))
+        tensor([0.0000, 2.1972])
+    """)
+
+add_docstr(logit, """The log-odds ``log(x / (1 - x))`` of every element, optionally clamped to [eps, 1 - eps] first.
+
+    Args:
+        input: the probabilities.
+        eps: None, or the clamping bound (then the gradient is 0 outside the bounds).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.logit(rg.tensor([0.5, 0.75]))
+        tensor([0.0000, 1.0986])
+    """)
+
+
+add_docstr(i0e, """The exponentially scaled Bessel function ``exp(-|x|) * i0(x)`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.i0e(rg.tensor([0., 1.]))
+        tensor([1.0000, 0.4658])
+    """)
+
+add_docstr(i1e, """The exponentially scaled Bessel function ``exp(-|x|) * i1(x)`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.i1e(rg.tensor([0., 1.]))
+        tensor([0.0000, 0.2079])
+    """)
+
+add_docstr(erfcx, """The scaled complementary error function ``exp(x^2) * erfc(x)`` of every element.
+
+    Args:
+        input: the tensor (integers give the default float dtype).
+
+    Returns:
+        A tensor of ``input``'s shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.erfcx(rg.tensor([0., 10.]))
+        tensor([1.0000, 0.0561])
+    """)
+
+add_docstr(xlog1py, """``input * log1p(other)`` elementwise, with broadcasting, and 0 wherever ``input`` is 0.
+
+    Args:
+        input: the factor (a Tensor or a number).
+        other: the argument of ``log1p`` (a Tensor or a number).
+
+    Returns:
+        A floating tensor of the broadcast shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.special.xlog1py(rg.tensor([0., 2.]), rg.tensor([-1., 1.]))
+        tensor([0.0000, 1.3863])
+    """)
+
+# -- random sampling -------------------------------------------------------------------------------
+add_docstr(multinomial, """Draws ``num_samples`` indices from each row of weights ``input`` (1-D or 2-D).
+
+    The weights need not sum to one. Without replacement, each index is drawn at most once per
+    row (indices of zero weight come only after all the others).
+
+    Args:
+        input: non-negative floating weights, a vector or a matrix of rows.
+        num_samples: how many indices per row.
+        replacement: draw with replacement.
+        generator: the generator to draw from (keyword-only; default the default generator).
+
+    Returns:
+        An int64 tensor of shape ``input.shape[:-1] + (num_samples,)``.
+
+    Raises:
+        RuntimeError: for weights that are negative, infinite or NaN, a row that sums to zero,
+            more samples than weights without replacement, or ``num_samples <= 0``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.multinomial(rg.tensor([0., 0., 1.]), 2, replacement=True)
+        tensor([2, 2])
+    """)
+
+add_docstr(bernoulli, """Draws 1 with probability ``input`` (or ``p``) elementwise, else 0, in ``input``'s dtype.
+
+    Args:
+        input: the probabilities, in [0, 1] (with ``p``, only the shape and dtype count).
+        p: one probability for every element instead.
+        generator: the generator to draw from (keyword-only).
+
+    Returns:
+        A tensor of ``input``'s shape and dtype; it requires grad where ``input`` does, with a
+        zero gradient, as PyTorch's.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bernoulli(rg.tensor([0., 1.]))
+        tensor([0., 1.])
+    """)
+
+add_docstr(poisson, """Draws a Poisson count of rate ``input`` elementwise, in ``input``'s floating dtype.
+
+    Args:
+        input: the non-negative rates.
+        generator: the generator to draw from.
+
+    Returns:
+        A tensor of ``input``'s shape and dtype (zero gradient, as PyTorch's).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.poisson(rg.tensor([0., 0.]))
+        tensor([0., 0.])
+    """)
+
+add_docstr(normal, """Draws from normal distributions of means ``mean`` and standard deviations ``std``.
+
+    Either argument may be a tensor (they broadcast; the result has the mean's dtype, and a zero
+    gradient with respect to both, as PyTorch's), or both are numbers and ``size`` gives the shape.
+
+    Args:
+        mean: a tensor or a number.
+        std: a tensor or a non-negative number.
+        size: the shape, when both are numbers.
+        generator: the generator to draw from (keyword-only).
+        dtype, device, requires_grad: of the result, when both are numbers.
+
+    Returns:
+        The draws.
+
+    Raises:
+        RuntimeError: for a negative standard deviation, or shapes that do not broadcast.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.normal(rg.tensor([1., 2.]), 0.).tolist()
+        [1.0, 2.0]
+    """)
+
+# -- searching and counting ---------------------------------------------------------------------------
+
+add_docstr(nonzero, """The indices of the nonzero elements of ``input``.
+
+    Args:
+        input: the tensor.
+        as_tuple: one index vector per dim instead of one row per element (keyword-only).
+
+    Returns:
+        An int64 tensor of shape ``(count, input.dim())``, or with ``as_tuple`` a tuple of vectors.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nonzero(rg.tensor([[0., 2.], [3., 0.]]))
+        tensor([[0, 1],
+                [1, 0]])
+    """)
+
+add_docstr(argwhere, """The indices of the nonzero elements of ``input``, one row each: ``nonzero(input)``.
+
+    Args:
+        input: the tensor.
+
+    Returns:
+        An int64 tensor of shape ``(count, input.dim())``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.argwhere(rg.tensor([0, 5, 7]))
+        tensor([[1],
+                [2]])
+    """)
+
+add_docstr(unique, """The distinct elements of ``input`` (or its distinct slices along ``dim``), sorted.
+
+    Args:
+        input: the tensor.
+        sorted: sort the result (it always is).
+        return_inverse: also return where each element of ``input`` went.
+        return_counts: also return how often each distinct element occurs.
+        dim: the dim whose slices to compare (None: the flattened elements).
+
+    Returns:
+        The distinct values; with ``return_inverse`` or ``return_counts`` a tuple with those (int64).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unique(rg.tensor([3, 1, 3]), return_counts=True)
+        (tensor([1, 3]), tensor([1, 2]))
+    """)
+
+add_docstr(unique_consecutive, """``input`` with each run of equal consecutive elements (or slices) kept once.
+
+    Args:
+        input: the tensor.
+        return_inverse: also return which run each element belongs to.
+        return_counts: also return the length of each run.
+        dim: the dim whose slices to compare (None: flattened).
+
+    Returns:
+        The values; with ``return_inverse`` or ``return_counts`` a tuple with those (int64).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unique_consecutive(rg.tensor([1, 1, 2, 1]))
+        tensor([1, 2, 1])
+    """)
+
+add_docstr(searchsorted, """Where each value of ``input`` would go in ``sorted_sequence`` to keep it sorted.
+
+    Args:
+        sorted_sequence: a sorted 1-D tensor, or one sorted row per leading index of ``input``.
+        input: the values (a tensor or a number).
+        out_int32: return int32 instead of int64 (keyword-only).
+        right: the position after equal elements instead of before (keyword-only).
+        side: ``'left'`` or ``'right'``, as ``right`` (keyword-only).
+        sorter: the indices that sort an unsorted ``sorted_sequence`` (keyword-only).
+
+    Returns:
+        The insertion indices, of ``input``'s shape.
+
+    Raises:
+        RuntimeError: for ``side`` opposite to ``right``, or leading dims that do not match.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.searchsorted(rg.tensor([1, 3, 5]), rg.tensor([3, 6]))
+        tensor([1, 3])
+    """)
+
+add_docstr(bucketize, """The index of the bucket of ``boundaries`` each element of ``input`` falls in.
+
+    Args:
+        input: the values (a tensor or a number).
+        boundaries: sorted 1-D bucket boundaries.
+        out_int32: return int32 instead of int64 (keyword-only).
+        right: a value equal to a boundary goes to the bucket after it (keyword-only).
+
+    Returns:
+        The bucket indices, of ``input``'s shape.
+
+    Raises:
+        RuntimeError: if ``boundaries`` is not 1-D.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bucketize(rg.tensor([1, 3, 6]), rg.tensor([1, 3, 5]))
+        tensor([0, 1, 3])
+    """)
+
+add_docstr(isin, """Whether each element of ``elements`` occurs in ``test_elements``.
+
+    Args:
+        elements: a tensor or a number.
+        test_elements: a tensor or a number.
+        assume_unique: both hold distinct values (keyword-only; a speed hint).
+        invert: whether each does not occur instead (keyword-only).
+
+    Returns:
+        A bool tensor of ``elements``' shape.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.isin(rg.tensor([1, 2, 3]), rg.tensor([2, 5]))
+        tensor([False,  True, False])
+    """)
+
+add_docstr(histc, """The histogram of ``input``: counts in ``bins`` equal bins over [``min``, ``max``].
+
+    Args:
+        input: a floating tensor.
+        bins: the number of bins.
+        min: the lower end (with ``max``, both 0: the data's range).
+        max: the upper end; elements outside are left out.
+
+    Returns:
+        A tensor of ``bins`` counts, in ``input``'s dtype.
+
+    Raises:
+        RuntimeError: if ``bins`` is not positive or ``min > max``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.histc(rg.tensor([1., 2., 1.]), bins=4, min=0, max=3)
+        tensor([0., 2., 1., 0.])
+    """)
+
+add_docstr(bincount, """How often each value ``0 .. max(input)`` occurs in the non-negative integers ``input``.
+
+    Args:
+        input: a 1-D tensor of non-negative integers.
+        weights: a weight per element, summed instead of counted.
+        minlength: the least length of the result.
+
+    Returns:
+        An int64 tensor, or in the weights' dtype.
+
+    Raises:
+        RuntimeError: for negative values, a non-1-D input, or weights of another length.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.bincount(rg.tensor([1, 1, 3]))
+        tensor([0, 2, 0, 1])
+    """)
+
+add_docstr(count_nonzero, """The number of nonzero elements of ``input`` over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or a tuple of dims (None: all of them).
+
+    Returns:
+        An int64 tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.count_nonzero(rg.tensor([[0, 1], [2, 3]]), dim=0)
+        tensor([1, 2])
+    """)
+
+add_docstr(all, """Whether every element of ``input`` is nonzero, over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or a tuple of dims (None: all of them).
+        keepdim: keep the reduced dims with size 1.
+
+    Returns:
+        A bool tensor (uint8 for a uint8 input).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.all(rg.tensor([[True, False], [True, True]]), dim=1)
+        tensor([False,  True])
+    """)
+
+add_docstr(any, """Whether any element of ``input`` is nonzero, over ``dim``.
+
+    Args:
+        input: the tensor.
+        dim: a dim or a tuple of dims (None: all of them).
+        keepdim: keep the reduced dims with size 1.
+
+    Returns:
+        A bool tensor (uint8 for a uint8 input).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.any(rg.tensor([[0, 0], [0, 3]]), dim=1)
+        tensor([False,  True])
     """)

@@ -1,0 +1,204 @@
+"""Sorting and selection along a dim: sort, argsort, topk, kthvalue, median, mode, msort.
+
+The values of each are the input's elements at the selected positions, so their gradient is the
+output's scattered back to those positions (PyTorch's ``value_selecting_reduction_backward``);
+the indices are int64 and never require grad. Every order here is NumPy's stable sort, with NaN
+the largest value, as PyTorch's CPU kernels order them.
+"""
+from __future__ import annotations
+
+from .. import return_types
+from .._creation import zeros
+from .._tensor import _wrap_dim
+from ._declarations import defop, tensor_method
+from .pointwise import where
+from .reduction import _evenly_distribute
+
+
+def _order(xp, x, axis, descending):
+    """The stable sorting permutation of ``x`` (at least 1-D) along ``axis``; NaN sorts as the largest."""
+    if not descending:
+        return xp.argsort(x, axis=axis, kind="stable")
+    # Ascending on the reversed array keeps equal elements last-first; reversing that result gives
+    # descending order with equal elements first-first, and NaN (last ascending) at the front.
+    n = x.shape[axis]
+    flipped = xp.argsort(xp.flip(x, axis), axis=axis, kind="stable")
+    return (n - 1) - xp.flip(flipped, axis)
+
+
+def _scatter_selected(grads, input_shape, result, dim, keepdim):
+    """Gradient of the values of a selection along ``dim``: scattered to the selected indices (``result[1]``)."""
+    grad, indices = grads[0], result[1]
+    if not input_shape:
+        return grad
+    d = _wrap_dim(dim, len(input_shape))
+    if not keepdim:
+        grad, indices = grad.unsqueeze(d), indices.unsqueeze(d)
+    return zeros(input_shape, dtype=grad.dtype, device=grad.device).scatter_add(d, indices, grad)
+
+
+def _scatter_sorted(grads, input_shape, result, dim):
+    """Gradient of the values of sort and topk (which keep ``dim``): see ``_scatter_selected``."""
+    return _scatter_selected(grads, input_shape, result, dim, True)
+
+
+def _as_1d(x):
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _check_nonempty(name, x, d):
+    if x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _pick(xp, input, index, d, keepdim):
+    """(values, indices) of ``input`` at ``index`` (size 1 along ``d``), with ``d`` kept or dropped."""
+    x = _as_1d(input)
+    values = xp.take_along_axis(x, index, axis=d)
+    if input.ndim == 0:
+        return values.reshape(()), index.reshape(())
+    if not keepdim:
+        return xp.squeeze(values, axis=d), xp.squeeze(index, axis=d)
+    return values, index
+
+
+# -- sort, argsort ---------------------------------------------------------------------------------
+def _sort(xp, input, dim=-1, descending=False, *, stable=False):
+    d = _wrap_dim(dim, input.ndim)
+    x = _as_1d(input)
+    index = _order(xp, x, d, descending)  # always stable: `stable=False` allows any order of ties
+    return xp.take_along_axis(x, index, axis=d).reshape(input.shape), index.reshape(input.shape)
+
+
+_sort_op = defop("sort", _sort, multi_output=True, public=False, input=_scatter_sorted)
+
+
+@tensor_method
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """The elements of ``input`` sorted along ``dim``, and their original indices."""
+    return return_types.sort(*_sort_op(input, dim, descending, stable=stable))
+
+
+def _argsort(xp, input, dim=-1, descending=False, *, stable=False):
+    d = _wrap_dim(dim, input.ndim)
+    return _order(xp, _as_1d(input), d, descending).reshape(input.shape)
+
+
+argsort = defop("argsort", _argsort, method=True)
+
+
+@tensor_method
+def msort(input):
+    """``input`` sorted along its first dim: ``sort(input, 0).values``."""
+    return _sort_op(input, 0)[0]
+
+
+# -- topk, kthvalue -------------------------------------------------------------------------------
+def _topk(xp, input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    d = _wrap_dim(dim, input.ndim)
+    x = _as_1d(input)
+    if not 0 <= k <= x.shape[d]:
+        raise RuntimeError("selected index k out of range")
+    index = xp.take(_order(xp, x, d, largest), xp.arange(k), axis=d)
+    values = xp.take_along_axis(x, index, axis=d)
+    if input.ndim == 0:
+        return values.reshape(()), index.reshape(())
+    return values, index
+
+
+_topk_op = defop("topk", _topk, multi_output=True, public=False, input=_scatter_sorted)
+
+
+@tensor_method
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, and their indices."""
+    return return_types.topk(*_topk_op(input, k, dim, largest, sorted))
+
+
+def _kthvalue(xp, input, k, dim=-1, keepdim=False):
+    d = _wrap_dim(dim, input.ndim)
+    x = _as_1d(input)
+    _check_nonempty("kthvalue", x, d)
+    if not 1 <= k <= x.shape[d]:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    index = xp.take(_order(xp, x, d, False), xp.arange(k - 1, k), axis=d)
+    return _pick(xp, input, index, d, keepdim)
+
+
+_kthvalue_op = defop("kthvalue", _kthvalue, multi_output=True, public=False, input=_scatter_selected)
+
+
+@tensor_method
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element of ``input`` along ``dim``, and its index."""
+    return return_types.kthvalue(*_kthvalue_op(input, k, dim, keepdim))
+
+
+# -- median, mode ---------------------------------------------------------------------------------
+def _median_all(xp, input):
+    flat = input.reshape(-1)
+    if flat.size == 0 or (flat.dtype.kind == "f" and xp.isnan(flat).any()):
+        return xp.asarray(float("nan"), dtype=flat.dtype if flat.dtype.kind == "f" else "float64")
+    return xp.sort(flat)[(flat.size - 1) // 2]
+
+
+def _median_all_backward(grad, input, result):
+    """Shared evenly among the elements equal to the median, or among the NaNs where it is NaN, as PyTorch."""
+    if input.is_floating_point() and bool(result._data != result._data):  # a branch on the data, as PyTorch
+        mask = input.isnan()
+        return where(mask, grad / mask.sum(), 0.)
+    return _evenly_distribute(grad, input, result)
+
+
+_median_all_op = defop("median_all", _median_all, public=False, node_name="Median", input=_median_all_backward)
+
+
+def _median_dim(xp, input, dim, keepdim=False):
+    d = _wrap_dim(dim, input.ndim)
+    x = _as_1d(input)
+    _check_nonempty("median", x, d)
+    n = x.shape[d]
+    index = xp.take(_order(xp, x, d, False), xp.arange((n - 1) // 2, (n - 1) // 2 + 1), axis=d)
+    if x.dtype.kind == "f":  # a NaN in the slice is its median, at the first NaN's index
+        nan = xp.isnan(x)
+        first_nan = xp.expand_dims(xp.argmax(nan, axis=d), d)
+        index = xp.where(xp.any(nan, axis=d, keepdims=True), first_nan, index)
+    return _pick(xp, input, index, d, keepdim)
+
+
+_median_dim_op = defop("median_dim", _median_dim, multi_output=True, public=False, node_name="Median",
+                       input=_scatter_selected)
+
+
+@tensor_method
+def median(input, dim=None, keepdim=False):
+    """The lower median of ``input``; along ``dim``, the medians and their indices."""
+    if dim is None:
+        return _median_all_op(input)
+    return return_types.median(*_median_dim_op(input, dim, keepdim))
+
+
+def _mode(xp, input, dim=-1, keepdim=False):
+    d = _wrap_dim(dim, input.ndim)
+    x = _as_1d(input)
+    _check_nonempty("mode", x, d)
+    rows = xp.moveaxis(x, d, -1)
+    flat = rows.reshape(-1, rows.shape[-1])
+    n = flat.shape[1]
+    index = xp.empty(flat.shape[0], dtype="int64")
+    for r in range(flat.shape[0]):  # per slice: the most frequent value (the smallest on ties), its last index
+        row = flat[r]
+        values, counts = xp.unique(row, return_counts=True)
+        value = values[int(xp.argmax(counts))]
+        index[r] = n - 1 - int(xp.argmax(row[::-1] == value))
+    index = xp.moveaxis(index.reshape(rows.shape[:-1] + (1,)), -1, d)
+    return _pick(xp, input, index, d, keepdim)
+
+
+_mode_op = defop("mode", _mode, multi_output=True, public=False, input=_scatter_selected)
+
+
+@tensor_method
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value of ``input`` along ``dim`` (the smallest on ties), and its last index."""
+    return return_types.mode(*_mode_op(input, dim, keepdim))

@@ -1,0 +1,167 @@
+"""Special functions: erf and friends, gamma functions, the normal distribution's, Bessel's i0 and i1.
+
+The kernels are SciPy's (``scipy.special``) on NumPy arrays and CuPy's (``cupyx.scipy.special``)
+on a CUDA device; each derivative is written with retrograd ops (d erf = 2/sqrt(pi) exp(-x^2),
+d lgamma = digamma, d digamma = polygamma(1, .)...), so higher derivatives work.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import scipy.special
+
+from ._declarations import defop, tensor_method
+from .pointwise import where
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
+_SQRT_TWO_PI = math.sqrt(2.0 * math.pi)
+
+
+def _kernels(xp):
+    """The module of special-function kernels for the array module ``xp``: SciPy's, or CuPy's."""
+    if xp is np:
+        return scipy.special
+    try:
+        return importlib.import_module("cupyx.scipy.special")
+    except ImportError:
+        raise RuntimeError(f"special functions on this device need cupyx.scipy.special, which could not be "
+                           f"imported with {xp.__name__}") from None
+
+
+def _kernel(name):
+    """The forward ``forward(xp, input)`` that applies the special-function kernel ``name``."""
+    def forward(xp, input):
+        return getattr(_kernels(xp), name)(input)
+    forward.__name__ = f"_{name}"
+    return forward
+
+
+# -- the error function ----------------------------------------------------------------------------
+erf = defop("erf", _kernel("erf"), method=True, inplace=True, promote="float",
+            input=lambda grad, input: grad * _TWO_OVER_SQRT_PI * (-input * input).exp())
+erfc = defop("erfc", _kernel("erfc"), method=True, inplace=True, promote="float",
+             input=lambda grad, input: grad * -_TWO_OVER_SQRT_PI * (-input * input).exp())
+erfinv = defop("erfinv", _kernel("erfinv"), method=True, inplace=True, promote="float",
+               input=lambda grad, result: grad * _SQRT_PI_OVER_TWO * (result * result).exp())
+
+# -- gamma functions -------------------------------------------------------------------------------
+lgamma = defop("lgamma", _kernel("gammaln"), method=True, inplace=True, promote="float",
+               input=lambda grad, input: grad * digamma(input))
+digamma = defop("digamma", _kernel("psi"), method=True, inplace=True, promote="float",
+                input=lambda grad, input: grad * polygamma(1, input))
+
+
+def _polygamma(xp, n, input):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    kernels = _kernels(xp)
+    return kernels.psi(input) if n == 0 else kernels.polygamma(n, input)
+
+
+polygamma = defop("polygamma", _polygamma, promote="float", tensor_args=("input",),
+                  input=lambda grad, n, input: grad * polygamma(n + 1, input))
+
+
+@tensor_method(name="polygamma")
+def _polygamma_method(self, n):
+    """``polygamma(n, self)``: the ``n``-th derivative of the digamma function."""
+    return polygamma(n, self)
+
+
+# -- x log y ---------------------------------------------------------------------------------------
+def _xlogy_input_grad(grad, input, other):
+    # log(other), except where input is 0 and other <= 0 (PyTorch's choice: 0 there, not nan or inf)
+    zero = (input == 0) & (other <= 0)
+    return where(zero, 0., xlogy(grad, other))
+
+
+xlogy = defop("xlogy", lambda xp, input, other: _kernels(xp).xlogy(input, other), method=True, inplace=True,
+              promote="float", tensor_args=("input", "other"),
+              input=_xlogy_input_grad,
+              other=lambda grad, input, other: grad * input / other)
+
+# -- logistic and the normal distribution ---------------------------------------------------------
+
+
+def _logit(xp, input, eps=None):
+    x = input if eps is None else xp.clip(input, eps, 1 - eps)
+    return _kernels(xp).logit(x)
+
+
+def _logit_backward(grad, input, eps):
+    slope = grad / (input * (1 - input))
+    if eps is None:  # undefined outside [0, 1]
+        return where((input < 0) | (input > 1), float("nan"), slope)
+    return where((input < eps) | (input > 1 - eps), 0., slope)  # clamped: flat outside [eps, 1 - eps]
+
+
+logit = defop("logit", _logit, method=True, inplace=True, promote="float", input=_logit_backward)
+
+ndtr = defop("special_ndtr", _kernel("ndtr"), public=False, promote="float",
+             input=lambda grad, input: grad * (input * input * -0.5).exp() / _SQRT_TWO_PI)
+ndtri = defop("special_ndtri", _kernel("ndtri"), public=False, promote="float",
+              input=lambda grad, result: grad * _SQRT_TWO_PI * (result * result * 0.5).exp())
+log_ndtr = defop("special_log_ndtr", _kernel("log_ndtr"), public=False, promote="float",
+                 input=lambda grad, input, result: grad * (input * input * -0.5 - result).exp() / _SQRT_TWO_PI)
+
+# -- Bessel functions, entropy, sinc --------------------------------------------------------------
+i0 = defop("i0", _kernel("i0"), method=True, inplace=True, promote="float",
+           input=lambda grad, input: grad * i1(input))
+
+
+def _i1_backward(grad, input, result):
+    # d i1 = i0 - i1 / x, which tends to 1/2 at 0 (x moved off 0 there so that no branch divides by it)
+    safe = where(input == 0, 1., input)
+    return grad * where(input == 0, 0.5, i0(input) - result / safe)
+
+
+i1 = defop("special_i1", _kernel("i1"), public=False, promote="float", input=_i1_backward)
+
+entr = defop("special_entr", _kernel("entr"), public=False, promote="float",
+             input=lambda grad, input: grad * -(input.log() + 1))
+
+
+def _sinc_backward(grad, input):
+    # (pi x cos(pi x) - sin(pi x)) / (pi x^2), which is 0 at 0 (x moved off 0 there, as in _i1_backward)
+    safe = where(input == 0, 1., input)
+    px = safe * math.pi
+    return grad * where(input == 0, 0., (px * px.cos() - px.sin()) / (px * safe))
+
+
+sinc = defop("sinc", lambda xp, input: xp.sinc(input), method=True, inplace=True, promote="float",
+             input=_sinc_backward)
+
+
+# -- exponentially scaled forms, x log1p(y) --------------------------------------------------------
+i0e = defop("special_i0e", _kernel("i0e"), public=False, node_name="SpecialI0E", promote="float",
+            input=lambda grad, input, result: grad * (i1e(input) - input.sign() * result))
+
+
+def _i1e_backward(grad, input, result):
+    # d i1e = i0e - i1e (sign(x) + 1/x), which tends to 1/2 at 0 (x moved off 0, as in _i1_backward)
+    safe = where(input == 0, 1., input)
+    return grad * where(input == 0, 0.5, i0e(input) - result * (input.sign() + 1 / safe))
+
+
+i1e = defop("special_i1e", _kernel("i1e"), public=False, node_name="SpecialI1E", promote="float",
+            input=_i1e_backward)
+erfcx = defop("special_erfcx", _kernel("erfcx"), public=False, promote="float",
+              input=lambda grad, input, result: grad * (2 * input * result - _TWO_OVER_SQRT_PI))
+
+
+def _xlog1py_input_grad(grad, input, other):
+    # log1p(other), except where input is 0 and other <= -1 (0 there, as PyTorch)
+    return where((input == 0) & (other <= -1), 0., grad * _log1p(other))
+
+
+def _log1p(x):
+    return x.log1p() if hasattr(x, "log1p") else math.log1p(x)
+
+
+xlog1py = defop("special_xlog1py", lambda xp, input, other: _kernels(xp).xlog1py(input, other), public=False,
+                promote="float", tensor_args=("input", "other"),
+                input=_xlog1py_input_grad,
+                other=lambda grad, input, other: grad * input / (other + 1))
