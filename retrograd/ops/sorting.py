@@ -70,7 +70,8 @@ def _sort(xp, input, dim=-1, descending=False, *, stable=False):
     return xp.take_along_axis(x, index, axis=d).reshape(input.shape), index.reshape(input.shape)
 
 
-_sort_op = defop("sort", _sort, multi_output=True, public=False, input=_scatter_sorted)
+_sort_op = defop("sort", _sort, multi_output=True, public=False, input=_scatter_sorted,
+                 node_names={"SortBackward1": lambda stable: bool(stable)})  # sort.stable: Note [Node names per call]
 
 
 @tensor_method
@@ -167,6 +168,7 @@ def _median_dim(xp, input, dim, keepdim=False):
 
 
 _median_dim_op = defop("median_dim", _median_dim, multi_output=True, public=False, node_name="Median",
+                       node_names={"MedianBackward1": lambda dim: True},  # median.dim, as PyTorch names it
                        input=_scatter_selected)
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import scipy.special
 
+from .._tensor import Tensor
 from ._declarations import defop, tensor_method
 from .pointwise import where
 
@@ -80,6 +81,8 @@ def _xlogy_input_grad(grad, input, other):
 
 xlogy = defop("xlogy", lambda xp, input, other: _kernels(xp).xlogy(input, other), method=True, inplace=True,
               promote="float", tensor_args=("input", "other"),
+              node_names={"XlogyBackward1": lambda input: not isinstance(input, Tensor),  # a number self, other
+                          "XlogyBackward2": lambda other: not isinstance(other, Tensor)},
               input=_xlogy_input_grad,
               other=lambda grad, input, other: grad * input / other)
 
@@ -163,5 +166,7 @@ def _log1p(x):
 
 xlog1py = defop("special_xlog1py", lambda xp, input, other: _kernels(xp).xlog1py(input, other), public=False,
                 promote="float", tensor_args=("input", "other"),
+                node_names={"SpecialXlog1PyBackward1": lambda input: not isinstance(input, Tensor),
+                            "SpecialXlog1PyBackward2": lambda other: not isinstance(other, Tensor)},
                 input=_xlog1py_input_grad,
                 other=lambda grad, input, other: grad * input / (other + 1))
