@@ -8,6 +8,7 @@ import numpy as np
 from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
 from ._random import default_generator
+from ._size import Size
 from ._tensor import Tensor
 from .backends import get_backend
 
@@ -221,9 +222,36 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
 
 
 # -- the Tensor methods of this layer -------------------------------------------------------------
-def _tensor_new(cls, *args, **kwargs):
-    """``Tensor(data)`` is ``tensor(data)``; ``Tensor()`` is an empty float tensor."""
-    t = tensor(args[0] if args else [], **kwargs)
+def _tensor_new(cls, *args, device=None):
+    """``Tensor(...)``, PyTorch's legacy constructor: sizes make an uninitialised tensor, data a copy.
+
+    ``Tensor(2, 3)`` (or ``Tensor(Size([2, 3]))``) is an uninitialised tensor of that shape and the
+    default dtype, as ``nn.Parameter(torch.Tensor(out, in))`` expects; ``Tensor(sequence)`` (or a
+    NumPy array) the data in the default dtype; ``Tensor(tensor)`` an alias of the tensor, its
+    dtype kept; ``Tensor()`` an empty tensor of the default dtype.
+
+    Raises:
+        TypeError: a lone number, or sizes that are not all integers (PyTorch's message).
+        RuntimeError: a negative size.
+    """
+    default = _dtype.get_default_dtype()
+    if not args:
+        t = empty(0, dtype=default, device=device)
+    elif len(args) == 1 and isinstance(args[0], Tensor):
+        t = Tensor._alias_of(args[0])
+    elif len(args) == 1 and not isinstance(args[0], (Size, numbers.Number)):
+        t = tensor(args[0], dtype=default, device=device)
+    elif len(args) == 1 and not isinstance(args[0], (Size, numbers.Integral)):
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    else:
+        sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+        for pos, n in enumerate(sizes):
+            if not isinstance(n, numbers.Integral):  # a bool is an int here, as in PyTorch
+                raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
+                                f"\"type must be tuple of ints,but got {type(n).__name__}\"")
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(sizes)}")
+        t = empty(sizes, dtype=default, device=device)
     return t if cls is Tensor else t.as_subclass(cls)
 
 

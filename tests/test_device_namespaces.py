@@ -171,3 +171,57 @@ def test_grad_scaler_refuses_what_pytorch_refuses():
     disabled = rg.amp.GradScaler("cpu", enabled=False)
     t = rg.ones(2)
     assert disabled.scale(t) is t and disabled.state_dict() == {}
+
+
+# -- the legacy Tensor constructor and range indices, as a PyTorch script uses them ---------------
+_LEGACY = ["Tensor()", "Tensor(2, 3)", "Tensor(Size([2, 3]))", "Tensor([1, 2])", "Tensor([[1.5, 2], [3, 4]])",
+           "Tensor(np.array([1, 2]))", "Tensor(ones(2, dtype=int64))", "Tensor(0)"]
+
+
+@pytest.mark.parametrize("call", _LEGACY)
+def test_legacy_tensor_constructor_makes_what_torch_makes(call):
+    torch = pytest.importorskip("torch")
+    made = {}
+    for lib in (rg, torch):
+        env = {"Tensor": lib.Tensor, "Size": lib.Size, "ones": lib.ones, "int64": lib.int64, "np": np}
+        made[lib.__name__] = eval(call, env)  # noqa: S307 - the calls above
+    ours, theirs = made["retrograd"], made["torch"]
+    assert (str(ours.dtype).split(".")[1], tuple(ours.shape)) == (str(theirs.dtype).split(".")[1], tuple(theirs.shape))
+    if "2, 3" not in call:  # sizes: uninitialised
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("call", ["Tensor(3.5)", "Tensor(2, 3.0)", "Tensor(-1)", "Tensor(2, None)"])
+def test_legacy_tensor_constructor_errors_match_torch(call):
+    torch = pytest.importorskip("torch")
+    errors = []
+    for lib in (rg, torch):
+        with pytest.raises((TypeError, RuntimeError)) as info:
+            eval(call, {"Tensor": lib.Tensor})  # noqa: S307 - the calls above
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+
+
+def test_legacy_tensor_of_a_tensor_is_an_alias():
+    x = rg.ones(2)
+    y = rg.Tensor(x)
+    y.add_(1)
+    assert x.tolist() == [2.0, 2.0] and y is not x and x._version == 1
+
+
+def test_parameter_of_an_uninitialised_legacy_tensor():
+    w = rg.nn.Parameter(rg.Tensor(3, 4))
+    rg.nn.init.kaiming_uniform_(w)
+    assert w.shape == (3, 4) and w.dtype == rg.float32 and w.requires_grad
+
+
+@pytest.mark.parametrize("index", [range(2, 8, 2), range(0), range(3)])
+def test_range_index_is_a_sequence_index_as_in_torch(index):
+    torch = pytest.importorskip("torch")
+    x = rg.arange(10.0, requires_grad=True)
+    y = x[index]
+    np.testing.assert_array_equal(y.detach().numpy(), torch.arange(10.0)[index].numpy())
+    y.sum().backward()
+    expected = np.zeros(10)
+    expected[list(index)] = 1
+    np.testing.assert_array_equal(x.grad.numpy(), expected)

@@ -121,7 +121,8 @@ _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the ru
     "norm": {"p": "ord"},
     "threshold_backward": {"output": "self"},
 }
-_PYTORCH_OUTPUT_NAMES = {"max_dim": {1: "indices"}, "min_dim": {1: "indices"}}  # op: {output: PyTorch's name}
+_PYTORCH_OUTPUT_NAMES = {op: {1: "indices"} for op in (  # op: {output: PyTorch's name}
+    "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode")}
 
 
 def _int_list(value):

@@ -33,6 +33,9 @@ def convert_index(index):
             if isinstance(i, slice) and i.step is not None and i.step <= 0:
                 raise ValueError("step must be greater than zero")
             out.append(i)
+        elif isinstance(i, range):  # a sequence of ints, as PyTorch takes it
+            out.append(np.arange(i.start, i.stop, i.step, dtype=np.int64))
+            basic = False
         elif isinstance(i, (list, np.ndarray)):
             arr = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i] if isinstance(i, list) else i)
             if arr.dtype.kind not in "biu":

@@ -181,7 +181,7 @@ PYTORCH_ONLY = {
     "nll_loss": {"self", "total_weight"}, "select_index": {"dim", "index"},
     "slice_index": {"dim", "end", "start", "step"}, "split": {"self_sym_sizes", "split_size"},
     "squeeze": {"dim"}, "threshold_backward": {"threshold"}, "im2col": {"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"},
-    "outer": {"other"},
+    "outer": {"other"}, "erfinv": {"self"},
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
 SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"}}
