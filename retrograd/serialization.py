@@ -4,7 +4,7 @@ Note [Safe serialization]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
 ``torch.save`` writes a pickle, and unpickling a file can run any code its author chose. This
 format cannot: the archive holds ``manifest.json`` (a tree of tagged JSON values) and one
-``.npy`` file per distinct tensor. ``load`` parses the JSON, accepts only the tags listed in
+``.npy`` file per distinct tensor or NumPy array. ``load`` parses the JSON, accepts only the tags listed in
 ``_DECODERS`` (anything else raises ``UnpicklingError``, the type ``torch.load(weights_only=True)``
 raises for a forbidden global), and reads each array with ``numpy.load(allow_pickle=False)``, so
 object arrays are refused too. No name from the file is ever imported or called.
@@ -30,6 +30,7 @@ from ._creation import tensor as _make_tensor
 from ._device import device as _device_cls
 from ._size import Size
 from ._tensor import Tensor
+from .nn.modules.module import Module
 from .nn.parameter import Parameter
 
 __all__ = ["save", "load"]
@@ -49,6 +50,8 @@ class _Encoder:
         self.keep_alive: list = []  # ids stay unique while the encoder lives
 
     def encode(self, obj):
+        if isinstance(obj, (np.ndarray, np.generic)):  # first: np.float64 is a float, np.str_ a str
+            return self._ndarray(obj)
         if obj is None or isinstance(obj, (bool, str)):
             return obj
         if isinstance(obj, int):
@@ -68,9 +71,24 @@ class _Encoder:
         if isinstance(obj, dict) and type(obj) in (dict, OrderedDict):
             tag = "ordered_dict" if isinstance(obj, OrderedDict) else "dict"
             return {"type": tag, "items": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        if isinstance(obj, Module):
+            raise TypeError(f"retrograd.save cannot store a whole nn.Module ({type(obj).__name__}): save its "
+                            "state_dict() instead, and load it with load_state_dict() into a module built by your "
+                            "code (a file that rebuilds a module would have to run code, as PyTorch's "
+                            "weights_only=True loading refuses to)")
         raise TypeError(f"retrograd.save cannot store an object of type {type(obj).__module__}."
-                        f"{type(obj).__qualname__}; it stores tensors, None, bool, int, float, str, dtypes, "
-                        "devices, and lists, tuples and dicts of those")
+                        f"{type(obj).__qualname__}; it stores tensors, NumPy arrays, None, bool, int, float, str, "
+                        "dtypes, devices, and lists, tuples and dicts of those")
+
+    def _ndarray(self, a):
+        """A NumPy array (or scalar) of a plain dtype, stored as its own ``.npy`` (never with pickle)."""
+        array = np.asarray(a)
+        if array.dtype.hasobject or array.dtype.kind not in "biufcSUM" or array.dtype.fields is not None:
+            raise TypeError(f"retrograd.save cannot store a NumPy array of dtype {array.dtype}: only arrays of "
+                            "numbers, bools and strings, which load without pickle")
+        self.arrays.append(array if array.flags.c_contiguous else array.copy(order="C"))
+        return {"type": "ndarray", "ref": len(self.arrays) - 1, "dtype": array.dtype.str, "shape": list(array.shape),
+                "scalar": isinstance(a, np.generic)}
 
     def _tensor(self, t):
         key = id(t)
@@ -89,8 +107,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """Saves tensors and nested containers of them to a file that loads without running code.
 
     Stores tensors (dtype, shape, device, requires_grad, and whether it is an ``nn.Parameter``),
-    None, bool, int, float, str, dtypes, devices, Sizes, and lists, tuples, dicts and OrderedDicts
-    of these: a module's or an optimizer's ``state_dict()``. See Note [Safe serialization].
+    NumPy arrays and scalars of plain dtypes, None, bool, int, float, str, dtypes, devices, Sizes,
+    and lists, tuples, dicts and OrderedDicts of these (tensors as dict keys too): a module's or an
+    optimizer's ``state_dict()``. A whole ``nn.Module`` is refused: save its ``state_dict()``. See
+    Note [Safe serialization].
 
     Args:
         obj: what to save.
@@ -98,7 +118,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         pickle_module, pickle_protocol: accepted for PyTorch compatibility and ignored (no pickle).
 
     Raises:
-        TypeError: ``obj`` contains a value of another type.
+        TypeError: ``obj`` contains a value of another type, an ``nn.Module``, or an object array.
 
     Example::
         >>> import io, retrograd as rg
@@ -160,18 +180,32 @@ class _Decoder:
             self.tensors[ref] = self._read_tensor(ref, value)
         return self.tensors[ref]
 
+    def ndarray(self, value):
+        """A NumPy array, or scalar, as saved; its .npy must match the manifest's dtype and shape."""
+        ref = value.get("ref")
+        if not isinstance(ref, int) or isinstance(ref, bool):
+            raise UnpicklingError("retrograd.load: malformed array entry")
+        array = self._read_array(ref, "array")
+        if array.dtype.str != value.get("dtype") or list(array.shape) != value.get("shape"):
+            raise UnpicklingError(f"retrograd.load: array {ref} ({array.dtype.str}, {list(array.shape)}) does not "
+                                  f"match its manifest entry ({value.get('dtype')}, {value.get('shape')})")
+        return array[()] if value.get("scalar") is True else array
+
+    def _read_array(self, ref, what):
+        try:
+            raw = self.zf.read(f"tensors/{ref}.npy")
+        except KeyError:
+            raise UnpicklingError(f"retrograd.load: the file lacks the array of {what} {ref}") from None
+        try:
+            return np.load(io.BytesIO(raw), allow_pickle=False)
+        except ValueError as e:
+            raise UnpicklingError(f"retrograd.load: {what} {ref} is not a plain array ({e})") from None
+
     def _read_tensor(self, ref, value):
         name = value.get("dtype")
         if name not in _dtype._BY_NAME:
             raise UnpicklingError(f"retrograd.load: unsupported dtype {name!r}")
-        try:
-            raw = self.zf.read(f"tensors/{ref}.npy")
-        except KeyError:
-            raise UnpicklingError(f"retrograd.load: the file lacks the array of tensor {ref}") from None
-        try:
-            array = np.load(io.BytesIO(raw), allow_pickle=False)
-        except ValueError as e:
-            raise UnpicklingError(f"retrograd.load: tensor {ref} is not a plain array ({e})") from None
+        array = self._read_array(ref, "tensor")
         dtype = _dtype._BY_NAME[name]
         if array.dtype != dtype.np or list(array.shape) != value.get("shape"):
             raise UnpicklingError(f"retrograd.load: tensor {ref}'s array ({array.dtype}, {list(array.shape)}) "
@@ -211,7 +245,7 @@ def _decode_dict(cls):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise UnpicklingError("retrograd.load: malformed dict entry")
             key = dec.decode(pair[0])
-            if isinstance(key, (list, dict, Tensor)):
+            if isinstance(key, (list, dict, np.ndarray)):  # a Tensor key is hashable, as it was when saved
                 raise UnpicklingError("retrograd.load: unhashable dict key")
             out[key] = dec.decode(pair[1])
         return out
@@ -226,6 +260,7 @@ def _decode_dtype(dec, value):
 
 _DECODERS = {
     "tensor": _Decoder.tensor,
+    "ndarray": _Decoder.ndarray,
     "list": lambda dec, v: [dec.decode(x) for x in dec.items(v)],
     "tuple": lambda dec, v: tuple(dec.decode(x) for x in dec.items(v)),
     "size": lambda dec, v: Size(int(x) for x in dec.items(v)),

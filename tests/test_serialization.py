@@ -117,8 +117,44 @@ def test_optimizer_state_dict_round_trip_resumes_training():
 def test_unsupported_objects_are_refused_on_save():
     with pytest.raises(TypeError, match="retrograd.save cannot store an object of type builtins.set"):
         _round_trip({1, 2})
-    with pytest.raises(TypeError, match="cannot store an object of type numpy.ndarray"):
-        _round_trip([np.zeros(2)])
+    with pytest.raises(TypeError, match="cannot store a NumPy array of dtype object"):
+        _round_trip([np.array([{}, 1], dtype=object)])
+    with pytest.raises(TypeError, match=r"cannot store a whole nn.Module \(Linear\): save its state_dict\(\)"):
+        _round_trip({"model": rg.nn.Linear(2, 2)})
+
+
+def test_numpy_arrays_and_scalars_round_trip_as_numpy():
+    value = {"a": np.arange(6, dtype=np.int16).reshape(2, 3), "b": [np.float64(2.5), np.array(True)],
+             "c": np.array(["x", "yz"]), "t": rg.ones(2)}
+    out = _round_trip(value)
+    assert type(out["a"]) is np.ndarray and out["a"].dtype == np.int16
+    np.testing.assert_array_equal(out["a"], value["a"])
+    assert type(out["b"][0]) is np.float64 and out["b"][0] == 2.5
+    assert out["b"][1].shape == () and out["b"][1].dtype == np.bool_ and bool(out["b"][1])
+    np.testing.assert_array_equal(out["c"], value["c"])
+    assert isinstance(out["t"], rg.Tensor)
+
+
+def test_a_non_contiguous_array_round_trips():
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]
+    np.testing.assert_array_equal(_round_trip(a), a)
+
+
+def test_tensors_as_dict_keys_round_trip():
+    key = rg.tensor([1.0])
+    out = _round_trip({key: 1, "w": [key]})
+    (loaded_key, one), (_, w) = out.items()
+    assert isinstance(loaded_key, rg.Tensor) and one == 1 and w[0] is loaded_key  # one tensor, as saved
+
+
+def test_an_array_entry_that_does_not_match_its_file_is_refused():
+    manifest = {"format": "retrograd", "version": 1,
+                "root": {"type": "ndarray", "ref": 0, "dtype": "<f8", "shape": [3], "scalar": False}}
+    raw = io.BytesIO()
+    np.save(raw, np.zeros(2), allow_pickle=False)
+    f = _archive(manifest, [raw.getvalue()])
+    with pytest.raises(UnpicklingError, match="does not match its manifest entry"):
+        rg.load(f)
 
 
 # -- crafted files -----------------------------------------------------------------------------------
