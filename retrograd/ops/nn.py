@@ -24,6 +24,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from ._declarations import defop
 from .pointwise import where
+from .special import _kernels
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -387,19 +388,8 @@ softplus = defop("softplus", _softplus, public=False,
 
 
 def _erf_array(xp, x):
-    """erf to double precision: erf(x) = 2/sqrt(pi) e^(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!! (positive terms)."""
-    a = xp.minimum(xp.abs(x.astype(xp.float64)), 6.0)  # erf(6) == 1 in double precision
-    a2 = a * a
-    term = a.copy()
-    total = a.copy()
-    n = 0
-    while True:
-        n += 1
-        term = term * (2 * a2 / (2 * n + 1))
-        total += term
-        if not (term > total * 1e-17).any() or n > 200:
-            break
-    return (xp.sign(x) * (2 / math.sqrt(math.pi)) * xp.exp(-a2) * total).astype(x.dtype, copy=False)
+    """erf of an array, in its own dtype: the special-function kernels of ``xp`` (SciPy's on NumPy)."""
+    return _kernels(xp).erf(x)
 
 
 def _gelu(xp, input, approximate="none"):
