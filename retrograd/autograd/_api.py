@@ -267,7 +267,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                                "Please only use 'grad_tensors'.")
         grad_tensors = grad_variables
     if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors, "tensors")
     inputs = () if inputs is None else _as_tuple(inputs, "inputs")
     if grad_tensors is None:
@@ -320,7 +320,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     t_outputs = _as_tuple(outputs, "outputs")
     t_inputs = _as_tuple(inputs, "inputs")
     if not t_inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)

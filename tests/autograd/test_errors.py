@@ -59,8 +59,20 @@ def test_backward_inputs_with_non_leaf_retains_its_grad():
 
 def test_backward_inputs_empty_raises():
     x = rg.tensor([1.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"^'inputs' argument to backward\(\) cannot be empty."):
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `backward\(\)` cannot be empty."):
         (x * 2).backward(inputs=[])
+
+
+def test_empty_inputs_messages_are_torchs():
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (rg, torch):
+        x = lib.ones(1, requires_grad=True)
+        for call in (lambda: lib.autograd.grad(x * 2, []), lambda: (x * 2).sum().backward(inputs=[])):
+            with pytest.raises(RuntimeError) as info:
+                call()
+            messages.append(str(info.value))
+    assert messages[:2] == messages[2:]
 
 
 # -- grad arguments -----------------------------------------------------------------------------
