@@ -39,6 +39,7 @@ from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401
 from .utils import data as _data_module  # noqa: F401
 from . import optim
+from . import distributions
 from . import backends, cuda, amp
 from .amp import autocast
 from .serialization import save, load

@@ -21,8 +21,9 @@ FOUNDATIONS = {"retrograd._dtype", "retrograd._device", "retrograd._size", "retr
 AUTOGRAD_CORE = {f"retrograd.autograd.{m}" for m in ("grad_mode", "anomaly_mode", "graph", "accumulate_grad",
                                                     "variable", "saved_variable", "saved_hooks", "input_buffer",
                                                     "graph_task", "engine")}
-ABOVE_OPS = ("retrograd.nn", "retrograd.optim", "retrograd.distributed", "retrograd.utils.checkpoint",
-             "retrograd.serialization", "retrograd.viz", "retrograd.demo", "retrograd.data", "retrograd.__main__")
+ABOVE_OPS = ("retrograd.nn", "retrograd.optim", "retrograd.distributed", "retrograd.distributions",
+             "retrograd.utils.checkpoint", "retrograd.serialization", "retrograd.viz", "retrograd.demo",
+             "retrograd.data", "retrograd.__main__")
 MAX_FUNCTION_LEVEL_IMPORTS = 30
 
 

@@ -1,0 +1,97 @@
+"""Categorical: one of ``K`` classes, with probabilities ``probs`` or unnormalised ``logits``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _creation
+from .._size import Size
+from ..ops import multinomial
+from . import constraints
+from .distribution import Distribution
+
+__all__ = ["Categorical"]
+
+
+class Categorical(Distribution):
+    """The distribution over class indices ``0 .. K-1`` given by the last dim of ``probs`` or ``logits``.
+
+    ``probs`` are normalised to sum to 1; ``logits`` are log-probabilities up to a constant.
+
+    Example::
+        >>> import retrograd as rg
+        >>> d = rg.distributions.Categorical(probs=rg.tensor([0.25, 0.75]))
+        >>> d.log_prob(rg.tensor(1)), d.entropy()
+        (tensor(-0.2877), tensor(0.5623))
+    """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+            param = self.probs
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(-1, keepdim=True)
+            param = self.logits
+        self._num_events = param.shape[-1]
+        super().__init__(param.shape[:-1], validate_args=validate_args)
+
+    def __getattr__(self, name):  # the other parametrisation, made on first use
+        if name == "logits" and "probs" in self.__dict__:
+            p = self.__dict__["probs"]
+            eps = float(np.finfo(p._data.dtype).eps)
+            return p.clamp(min=eps, max=1 - eps).log()
+        if name == "probs" and "logits" in self.__dict__:
+            return self.__dict__["logits"].softmax(-1)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    @property
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @property
+    def param_shape(self):
+        return (self.__dict__.get("probs") if "probs" in self.__dict__ else self.logits).shape
+
+    @property
+    def mean(self):
+        return _creation.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
+
+    @property
+    def variance(self):
+        return _creation.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    def sample(self, sample_shape=Size()):
+        n = int(np.prod(tuple(sample_shape), dtype=np.int64))
+        probs_2d = self.probs.detach().reshape(-1, self._num_events)
+        samples = multinomial(probs_2d, n, True).t()  # (n, batch)
+        return samples.reshape(self._extended_shape(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        shape = np.broadcast_shapes(tuple(value.shape), tuple(self.logits.shape[:-1]) + (1,))
+        value = value.expand(shape)
+        log_pmf = self.logits.expand(shape[:-1] + (self._num_events,))
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+
+    def entropy(self):
+        eps = float(np.finfo(self.logits._data.dtype).min)
+        logits = self.logits.clamp(min=eps)
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand=True):
+        values = _creation.arange(self._num_events).reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
