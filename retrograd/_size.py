@@ -18,3 +18,19 @@ class Size(tuple):
     def __getitem__(self, item):
         out = tuple.__getitem__(self, item)
         return Size(out) if isinstance(item, slice) else out
+
+    # Concatenation and repetition give a Size, as torch.Size's do (a tuple's would give a tuple).
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__

@@ -290,3 +290,14 @@ def test_comparisons_and_argmax_do_not_require_grad():
     for out in (x > 1, x == 3, x <= x, x.argmax(), x.argmin(), rg.argmax(x, dim=0)):
         assert not out.requires_grad and out.grad_fn is None
     assert (x > 1).dtype is rg.bool and x.argmax().dtype is rg.int64
+
+
+def test_size_concatenation_and_repetition_stay_sizes_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (rg, torch):
+        a = lib.Size([2, 3])
+        results = [a + lib.Size([4]), a + (4,), (1,) + a, a * 2, 2 * a, a[1:]]
+        assert all(type(r) is lib.Size for r in results), lib.__name__
+        assert [tuple(r) for r in results] == [(2, 3, 4), (2, 3, 4), (1, 2, 3), (2, 3, 2, 3), (2, 3, 2, 3), (3,)]
+    with pytest.raises(TypeError):
+        rg.Size([1]) + [2]
