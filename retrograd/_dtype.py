@@ -49,14 +49,20 @@ def _from_name(name):
     return _BY_NAME[name]
 
 
-_TENSOR_TYPE_NAMES = {"float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
-                      "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor", "int32": "IntTensor",
-                      "int64": "LongTensor", "bool": "BoolTensor"}
+_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
+                      "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+def scalar_type_name(np_dtype) -> str:
+    """PyTorch's ScalarType name of a NumPy dtype, as its kernels' errors spell it (``Long``)."""
+    name = np.dtype(np_dtype).name
+    return _SCALAR_TYPE_NAMES.get(name, name)
 
 
 def tensor_type_name(np_dtype) -> str:
     """The legacy tensor type name of a NumPy dtype, as PyTorch's messages print it (``retrograd.FloatTensor``)."""
-    return "retrograd." + _TENSOR_TYPE_NAMES.get(np.dtype(np_dtype).name, "Tensor")
+    scalar = _SCALAR_TYPE_NAMES.get(np.dtype(np_dtype).name)
+    return f"retrograd.{scalar}Tensor" if scalar is not None else "retrograd.Tensor"
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

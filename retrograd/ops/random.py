@@ -14,7 +14,6 @@ from .. import _creation, _dtype
 from .._random import default_generator
 from .._tensor import Tensor
 from ._declarations import defop, tensor_method
-from .searching import scalar_type_name
 
 
 def _rng(generator):
@@ -26,7 +25,7 @@ def _host(xp, array):
     return array if xp is np else xp.asnumpy(array)
 
 
-_type_name = scalar_type_name
+_type_name = _dtype.scalar_type_name
 
 
 def _zero_grad(grad):

@@ -40,14 +40,9 @@ sum = defop("sum", _sum, method=True,  # noqa: A001
 def _mean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if input.dtype.kind != "f" and dtype is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_name(input.dtype)}")
+                           f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
     out = xp.mean(input, axis=_axis(dim, input.ndim), keepdims=keepdim)
     return out.astype(dtype.np if dtype is not None else input.dtype, copy=False)
-
-
-def _name(np_dtype):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(str(np_dtype), str(np_dtype))
 
 
 mean = defop("mean", _mean, method=True, node_names={"MeanBackward1": lambda dim: dim is not None},

@@ -9,18 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import scalar_type_name
 from .._tensor import _wrap_dim
 from ._declarations import defop, tensor_method
 from ._grad_utils import normalize_dims
-
-
-_SCALAR_TYPES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
-
-
-def scalar_type_name(np_dtype):
-    """PyTorch's scalar type name of a NumPy dtype, as its kernels' errors spell it (``Long``)."""
-    return _SCALAR_TYPES.get(str(np_dtype), str(np_dtype))
 
 
 def _host(xp, array):
