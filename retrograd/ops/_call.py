@@ -278,8 +278,8 @@ def _write_inplace(op, target, array):
         src_cat = _dtype._BY_NP[array.dtype]._category
         dst_cat = _dtype._BY_NP[dst.dtype]._category
         if src_cat > dst_cat:
-            raise RuntimeError(f"result type {_dtype._BY_NP[array.dtype].name.capitalize()} can't be cast to the "
-                               f"desired output type {_dtype._BY_NP[dst.dtype].name.capitalize()}")
+            raise RuntimeError(f"result type {_dtype.scalar_type_name(array.dtype)} can't be cast to the "
+                               f"desired output type {_dtype.scalar_type_name(dst.dtype)}")
     if array.shape != dst.shape:
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                            f"{list(array.shape)}")

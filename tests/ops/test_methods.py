@@ -132,3 +132,15 @@ def test_comparisons_and_argmax_do_not_require_grad():
         assert out.requires_grad
     x.sign().sum().backward()
     assert x.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "int32"])
+def test_inplace_result_that_cannot_be_cast_back_raises_torchs_message(dtype):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (rg, torch):
+        x = lib.zeros(2, dtype=getattr(lib, dtype))
+        with pytest.raises(RuntimeError) as info:
+            x.add_(lib.ones(2) * 0.5)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
