@@ -81,11 +81,9 @@ class Categorical(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = value.long().unsqueeze(-1)
-        shape = np.broadcast_shapes(tuple(value.shape), tuple(self.logits.shape[:-1]) + (1,))
-        value = value.expand(shape)
-        log_pmf = self.logits.expand(shape[:-1] + (self._num_events,))
-        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+        shape = np.broadcast_shapes(tuple(value.shape), tuple(self._batch_shape))
+        index = value.long().expand(shape).unsqueeze(-1)
+        return self.logits.expand(shape + (self._num_events,)).gather(-1, index).squeeze(-1)
 
     def entropy(self):
         eps = float(np.finfo(self.logits._data.dtype).min)

@@ -40,9 +40,9 @@ class Distribution:
         self._validate_args = _validate_default if validate_args is None else validate_args
         if self._validate_args:
             for name, constraint in self.arg_constraints.items():
-                if name not in self.__dict__ and isinstance(getattr(type(self), name, None), property):
+                if name not in self.__dict__:
                     continue  # a parameter given in its other form (probs for logits)
-                value = getattr(self, name)
+                value = self.__dict__[name]
                 if not constraint.check(value):
                     raise ValueError(
                         f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "

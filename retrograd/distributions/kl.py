@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops import where
+from ..ops import xlogy
 from .categorical import Categorical
 from .normal import Bernoulli, Normal, Uniform
 
@@ -50,14 +50,8 @@ def _kl_normal_normal(p, q):
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
-    pp, qp = p.probs, q.probs
-    return _xlogy_ratio(pp, qp) + _xlogy_ratio(1 - pp, 1 - qp)
-
-
-def _xlogy_ratio(a, b):
-    """``a * log(a / b)``, 0 where ``a`` is 0 (and infinite where only ``b`` is)."""
-    safe = where(a > 0, a, 1.0)
-    return where(a > 0, a * (safe.log() - b.log()), a * 0)
+    pp, qp = p.probs, q.probs  # sum of a log(a / b) over both outcomes, 0 log 0 being 0
+    return xlogy(pp, pp) - xlogy(pp, qp) + xlogy(1 - pp, 1 - pp) - xlogy(1 - pp, 1 - qp)
 
 
 @register_kl(Categorical, Categorical)

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _creation
 from .._size import Size
 from ..nn import functional as F
-from ..ops import special
+from ..ops import bernoulli, special
 from . import constraints
 from .distribution import _LOG_SQRT_2PI, Distribution, broadcast_all
 
@@ -160,8 +160,7 @@ class Bernoulli(Distribution):
         return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=Size()):
-        shape = self._extended_shape(sample_shape)
-        return _creation.rand(shape, dtype=self.probs.dtype).lt(self.probs.detach().expand(shape)).to(self.probs.dtype)
+        return bernoulli(self.probs.detach().expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -5,7 +5,6 @@ accepted for compatibility (there is one implementation, so it changes nothing).
 """
 from __future__ import annotations
 
-import functools
 import types
 import warnings
 
@@ -17,20 +16,11 @@ from ...ops import stack
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
-def _without_grad(fn):
-    """Run ``fn`` under ``no_grad`` (the decorator form would bind the mode at import time)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with grad_mode.no_grad():
-            return fn(*args, **kwargs)
-    return wrapper
-
-
 def _as_list(tensors):
     return [tensors] if isinstance(tensors, Tensor) else list(tensors)
 
 
-@_without_grad
+@grad_mode.no_grad()
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of ``tensors`` taken together, as if they were one concatenated vector.
 
@@ -66,7 +56,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     return total
 
 
-@_without_grad
+@grad_mode.no_grad()
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """Scale every ``.grad`` of ``parameters`` by ``min(max_norm / (total_norm + 1e-6), 1)``, in place.
 
@@ -84,7 +74,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         g.mul_(coef.to(g.device))
 
 
-@_without_grad
+@grad_mode.no_grad()
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Scale the gradients of ``parameters`` in place so that their total norm is at most ``max_norm``.
 
@@ -133,7 +123,7 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
-@_without_grad
+@grad_mode.no_grad()
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every ``.grad`` of ``parameters`` to ``[-clip_value, clip_value]``, in place.
 
