@@ -19,7 +19,7 @@ from .random import bernoulli, multinomial, normal, poisson
 from .special import (digamma, entr, erf, erfc, erfcx, erfinv, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, ndtr, ndtri,
                       polygamma, sinc, xlog1py, xlogy)
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
-from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, transpose, tril, triu, unsqueeze, view
+from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, t, transpose, tril, triu, unsqueeze, view
 
 
 def add_docstr(fn, doc):
@@ -632,6 +632,24 @@ add_docstr(transpose, """Swaps dims ``dim0`` and ``dim1`` of ``input``.
         >>> import retrograd as rg
         >>> rg.transpose(rg.ones(2, 3), 0, 1).shape
         retrograd.Size([3, 2])
+    """)
+
+add_docstr(t, """Transposes a 2-D tensor; 0-D and 1-D tensors come back unchanged.
+
+    Args:
+        input: a tensor of at most 2 dims.
+
+    Returns:
+        A view of ``input``.
+
+    Raises:
+        RuntimeError: if ``input`` has more than 2 dims.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.t(rg.tensor([[1., 2.]]))
+        tensor([[1.],
+                [2.]])
     """)
 
 add_docstr(permute, """Reorders the dims of ``input``.

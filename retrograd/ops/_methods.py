@@ -17,8 +17,8 @@ from ._signature import forwarding_function
 from .indexing import convert_index, getitem
 from .joining import split
 from .linalg import matmul
-from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, sub,
-                        where)
+from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, reciprocal,
+                        remainder, sub, where)
 from .shape import broadcast_to, expand, flip, permute, repeat, reshape, shape_arg, transpose, view
 from .copy import sum_to_size, to
 
@@ -131,7 +131,7 @@ def attach() -> None:
     T.__rsub__ = lambda self, other: sub(other, self)
     T.__mul__ = T.__rmul__ = mul
     T.__truediv__ = div
-    T.__rtruediv__ = lambda self, other: div(other, self)
+    T.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)  # as PyTorch: a MulBackward0 node
     T.__floordiv__ = lambda self, other: floor_divide(self, other)
     T.__rfloordiv__ = lambda self, other: floor_divide(other, self)
     T.__mod__ = lambda self, other: remainder(self, other)
@@ -160,7 +160,6 @@ def attach() -> None:
         (self, other) if rounding_mode is None else (self, other, rounding_mode))
     T.clip_ = T.clamp_
     T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
-    T.zero_ = lambda self: T.fill_(self, 0)
     T.__iadd__ = lambda self, other: T.add_(self, other)
     T.__isub__ = lambda self, other: T.sub_(self, other)
     T.__imul__ = lambda self, other: T.mul_(self, other)

@@ -104,7 +104,3 @@ def select(input, dim, index):
     d = _wrap_dim(dim, input.dim())
     return input[(slice(None),) * d + (index,)]
 
-
-def zero_(input):
-    """Fills ``input`` with zeros in place."""
-    return input.fill_(0)

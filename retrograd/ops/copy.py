@@ -84,14 +84,13 @@ def sum_to_size(input, *size):
     ok = lead >= 0 and all(s == 1 or s == in_shape[lead + i] for i, s in enumerate(shape))
     if not ok:
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(in_shape)}}}.")
-    # The broadcast dims of ``shape`` keep their size 1; the leading ones go. Summing each group
-    # in its own way needs no reshape (which would make the result a view, and AccumulateGrad
-    # would then have to copy it).
-    inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
-    out = input.sum(inner, keepdim=True) if inner else input
-    if lead:  # down to 0-d: a full sum, whose node is SumBackward0 as PyTorch's
-        out = out.sum() if lead == len(in_shape) else out.sum(tuple(range(lead)))
-    return out
+    # As PyTorch's sum_to: one sum, keeping its dims, over the leading dims and the broadcast ones,
+    # then a view dropping the leading dims; down to 0-d, a full sum (SumBackward0).
+    if lead == len(in_shape):
+        return input.sum()
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    out = input.sum(dims, keepdim=True) if dims else input
+    return out.view(shape) if lead else out
 
 
 def _copy_forward(xp, input, src):
@@ -112,3 +111,6 @@ fill = defop("fill", _fill_forward, public=False, inplace=True, tensor_args=("in
              node_name="FillBackward2", node_names={"FillBackward3": lambda value: isinstance(value, Tensor)},
              input=lambda grad: grad * 0,
              value=lambda grad: grad.sum())
+
+zero = defop("zero", lambda xp, input: xp.zeros_like(input), public=False, inplace=True,  # Tensor.zero_
+             input=lambda grad: grad * 0)

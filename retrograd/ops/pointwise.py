@@ -52,6 +52,13 @@ mul = defop("mul", ufunc("multiply", "input", "other"),
             input=op_call("mul", "grad", "other"),
             other=op_call("mul", "grad", "input"))
 
+# The Scalar overloads PyTorch's own composites call (Python's ``x * 2`` is the Tensor one): the
+# same ops, named as PyTorch names their nodes.
+mul_scalar = defop("mul_scalar", ufunc("multiply", "input", "other"), public=False, promote="binary",
+                   node_name="MulBackward1", input=op_call("mul", "grad", "other"))
+add_scalar = defop("add_scalar", ufunc("add", "input", "other"), public=False, promote="binary",
+                   node_name="AddBackward1", input=passthrough)
+
 _true_div = defop("div", ufunc("true_divide", "input", "other"), promote="float",
                   input=op_call("div", "grad", "other"),
                   other=lambda grad, input, other: -grad * input / (other * other))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap_dim
-from ._declarations import defop, passthrough, tensor_method
+from ._declarations import defop, tensor_method
 
 
 def shape_arg(shape):
@@ -118,32 +118,13 @@ permute = defop("permute", _permute, view=True,
                 input=lambda grad, dims: grad.permute(tuple(np.argsort([d % max(grad.dim(), 1) for d in dims]))))
 
 
-@tensor_method
-def t(input):
-    """Transposes a 2-D tensor; 0-D and 1-D tensors come back unchanged.
-
-    Args:
-        input: a tensor of at most 2 dims.
-
-    Returns:
-        A view of ``input``.
-
-    Raises:
-        RuntimeError: if ``input`` has more than 2 dims.
-
-    Example::
-        >>> import retrograd as rg
-        >>> rg.t(rg.tensor([[1., 2.]]))
-        tensor([[1.],
-                [2.]])
-    """
-    if input.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
-    return transpose(input, 0, 1) if input.dim() == 2 else transpose(input, 0, 0) if input.dim() == 1 else \
-        _alias(input)
+def _t(xp, input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return input.T if input.ndim == 2 else input[...]
 
 
-_alias = defop("alias", lambda xp, input: input[...], view=True, public=False, input=passthrough)
+t = defop("t", _t, method=True, view=True, input=lambda grad: grad.t())
 
 
 def _unsqueeze(xp, input, dim):

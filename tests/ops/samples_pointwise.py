@@ -1,5 +1,6 @@
 """Samples of the pointwise ops (retrograd/ops/pointwise.py); format in samples.py."""
 import numpy as np
+import scipy.special as sp
 
 from samples import A, B, Const, I, P, Sample, add, nc
 
@@ -48,9 +49,11 @@ add("mul",
     Sample(lambda m, x: x * 3, A(3), ref=lambda x: x * 3),
     Sample(lambda m, x, y: x * y, A(3), I(4, 3), ref=np.multiply, note="float times int"),
     Sample(lambda m, x, y: x * y, A(2, 2), B(2, 2), ref=np.multiply, note="float times bool"))
+add("mul_scalar", Sample(lambda m, x: m.special.ndtr(x), A(2, 3), ref=sp.ndtr, note="the last op of special.ndtr"))
+add("add_scalar", Sample(lambda m, x: m.special.ndtr(x), nc(A(3)), ref=sp.ndtr, note="inside special.ndtr"))
 _binary("div", np.divide, gen2=P)
+add("reciprocal", Sample(lambda m, x: 2 / x, P(3), ref=lambda x: 2 / x, note="number / tensor, as PyTorch's"))
 add("div",
-    Sample(lambda m, x: 2 / x, P(3), ref=lambda x: 2 / x),
     Sample(lambda m, x, y: x / y, I(5, 3), I(5, 3, low=1), ref=np.divide, note="int / int is float"))
 _unary("neg", np.negative)
 add("neg", Sample(lambda m, x: -x, A(3), ref=np.negative))

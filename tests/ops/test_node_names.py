@@ -28,7 +28,6 @@ SAMPLES = _samples.SAMPLES
 # Calls whose node retrograd does not name as PyTorch does, and why. Each is a strict xfail: a fix
 # must also remove it here.
 UNMATCHED = {
-    **{f"special_ndtr-{i}": "special.ndtr is one op (PyTorch's is a composite ending in a mul)" for i in range(5)},
     # Composites: retrograd's last node is that of the op the composite ends with; PyTorch has an
     # op (and a node) of its own for the whole call.
     "std-0": "std is a composite (StdBackward0 in PyTorch)",
@@ -44,16 +43,9 @@ UNMATCHED = {
     "binary_cross_entropy_with_logits-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
     "convolution-3": "conv1d runs conv2d between an unsqueeze and a squeeze; PyTorch's convolution takes 1-d",
     "max_pool2d_with_indices-3": "max_pool1d runs the 2-d op between an unsqueeze and a squeeze",
-    "sum_to_size-0": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
-    "sum_to_size-3": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
     # One node where PyTorch records a chain (its decomposition ends with another op).
     **{f"einsum-{i}": "einsum is one op; PyTorch's einsum is a chain of permutes, views, sums and bmm"
        for i in range(23)},
-    "div-8": "number / tensor is one div; PyTorch's __rtruediv__ is reciprocal() * number (MulBackward0)",
-    "transpose-8": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
-    "transpose-9": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
-    "alias-0": "t() of a 0-d tensor calls alias; PyTorch's t is an op of its own (TBackward0)",
-    "fill-1": "zero_() calls fill_(0); PyTorch's zero_ is an op of its own (ZeroBackward0)",
     # Views that retrograd copies, or writes PyTorch does through a view.
     "reshape-2": "a reshape PyTorch can view (ReshapeAliasBackward0) is a copy here",
     "flatten-3": "a reshape PyTorch can view (ReshapeAliasBackward0) is a copy here",

@@ -1,0 +1,78 @@
+"""Calls that PyTorch runs as an op of its own, or as a composite of other ops: the same here, on the same numbers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+torch = pytest.importorskip("torch")
+
+
+def _chain(node, depth):
+    """The names of ``node`` and its first next function, ``depth`` deep (C++ namespaces left out)."""
+    names = []
+    while node is not None and len(names) < depth:
+        names.append(node.name().rpartition("::")[2])
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+def test_t_of_more_than_two_dims_raises_as_torch():
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(2, 3, 4).t()
+    with pytest.raises(RuntimeError) as ours:
+        rg.ones(2, 3, 4).t()
+    assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_t_is_a_view_with_its_own_node(shape):
+    x = rg.zeros(shape, requires_grad=True) * 1
+    y = x.t()
+    assert y._base is x and y.grad_fn.name() == "TBackward0"
+    assert y.shape == torch.zeros(shape).t().shape
+
+
+def test_number_over_tensor_is_reciprocal_times_number_as_torch():
+    data = np.array([3., 7., 0.1, 11.], dtype=np.float32)
+    ours, theirs = 1.3 / rg.from_numpy(data.copy()), 1.3 / torch.from_numpy(data.copy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())  # bit for bit: the same two roundings
+    xs = [lib.tensor([3., 7.], requires_grad=True) for lib in (rg, torch)]
+    names = [_chain((2 / x).grad_fn, 2) for x in xs]
+    assert names[0] == names[1] == ["MulBackward0", "ReciprocalBackward0"]
+
+
+def test_number_over_int_tensor_is_default_float_as_torch():
+    assert (2 / rg.tensor([1, 2])).dtype.name == str((2 / torch.tensor([1, 2])).dtype).replace("torch.", "")
+
+
+def test_zero_in_place_has_its_own_node_and_zero_gradient():
+    grads = []
+    for lib in (rg, torch):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        before = y._version
+        y.zero_()
+        assert y._version == before + 1 and y.grad_fn.name() == "ZeroBackward0"
+        (y + x).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_ndtr_is_torchs_composite():
+    data = np.linspace(-3, 3, 7)
+    ours = rg.special.ndtr(rg.tensor(data, requires_grad=True))
+    theirs = torch.special.ndtr(torch.tensor(data, requires_grad=True))
+    assert _chain(ours.grad_fn, 4) == _chain(theirs.grad_fn, 4) == [
+        "MulBackward1", "AddBackward1", "ErfBackward0", "MulBackward1"]
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("shape,size", [((3, 4), (4,)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 3, 1)), ((2, 3), ()),
+                                        ((2, 3), (2, 3)), ((2, 1, 3), (1, 3))])
+def test_sum_to_size_records_torchs_nodes(shape, size):
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    outs = [lib.tensor(data, requires_grad=True).sum_to_size(size) for lib in (rg, torch)]
+    np.testing.assert_array_equal(outs[0].detach().numpy(), outs[1].detach().numpy())
+    assert _chain(outs[0].grad_fn, 2) == _chain(outs[1].grad_fn, 2)
