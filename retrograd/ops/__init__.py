@@ -16,7 +16,7 @@ from . import _compiled, _methods
 from ._call import call_op
 from ._declarations import REGISTRY, defop
 from ._signature import forwarding_function
-from .composite import narrow, select, square, std, std_mean, var, var_mean
+from .composite import narrow, select, square
 from .indexing import (convert_index, gather, getitem, index_add, index_put, index_select, masked_fill,
                        masked_select, scatter, scatter_add)
 from .linalg import bmm, dot, einsum, ger, matmul, mm, mv, outer, trace
@@ -24,7 +24,7 @@ from .pointwise import *  # noqa: F401,F403 - the op table
 from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, minimum, mul, ne, neg, pow,
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
-                        norm, prod, softmax, sum)
+                        norm, prod, softmax, std, std_mean, sum, var, var_mean)
 from .special import digamma, erf, erfc, erfinv, i0, lgamma, logit, polygamma, sinc, xlogy
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)

@@ -12,7 +12,8 @@ from .joining import cat, split, stack
 from .linalg import bmm, matmul, mm, outer, trace
 from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
                         sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
-from .reduction import amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, sum
+from .reduction import (amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, mean, norm, prod, softmax, std,
+                        sum, var)
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
@@ -650,6 +651,50 @@ add_docstr(t, """Transposes a 2-D tensor; 0-D and 1-D tensors come back unchange
         >>> rg.t(rg.tensor([[1., 2.]]))
         tensor([[1.],
                 [2.]])
+    """)
+
+add_docstr(var, """The variance of ``input`` over ``dim``, with Bessel's ``correction`` (1 by default).
+
+    Args:
+        input: a floating-point tensor.
+        dim: the dim or tuple of dims to reduce (None: all of them).
+        unbiased: legacy switch: False means ``correction=0``.
+        keepdim: keep each reduced dim with size 1.
+        correction: the difference between the number of elements and the divisor (keyword-only).
+
+    Returns:
+        The variances.
+
+    Raises:
+        RuntimeError: if ``input`` is not floating-point.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.var(rg.tensor([1., 2., 3., 4.]))
+        tensor(1.6667)
+        >>> rg.var(rg.tensor([1., 2., 3., 4.]), correction=0)
+        tensor(1.2500)
+    """)
+
+add_docstr(std, """The standard deviation of ``input`` over ``dim``, with Bessel's ``correction`` (1 by default).
+
+    Args:
+        input: a floating-point tensor.
+        dim: the dim or tuple of dims to reduce (None: all of them).
+        unbiased: legacy switch: False means ``correction=0``.
+        keepdim: keep each reduced dim with size 1.
+        correction: the difference between the number of elements and the divisor (keyword-only).
+
+    Returns:
+        The standard deviations.
+
+    Raises:
+        RuntimeError: if ``input`` is not floating-point.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.std(rg.tensor([1., 3.]))
+        tensor(1.4142)
     """)
 
 add_docstr(permute, """Reorders the dims of ``input``.

@@ -1,4 +1,5 @@
-"""Samples of public composite functions (retrograd/ops/composite.py), swept like the registered ops."""
+"""Samples of var, std and their _mean forms (retrograd/ops/reduction.py), and of public composite functions
+(retrograd/ops/composite.py), swept like the registered ops."""
 import numpy as np
 
 from samples import A, Sample, add, nc
@@ -17,11 +18,24 @@ add("std",
     Sample(lambda m, x: x.std((0, 1), keepdim=True), A(2, 3), ref=lambda x: np.std(x, (0, 1), ddof=1,
                                                                                      keepdims=True)),
     Sample(lambda m, x: x.std(0, correction=0), nc(A(3, 2)), ref=lambda x: np.std(x, 0)))
+add("var",
+    Sample(lambda m, x: x.var(0), A(1, 3), ref=lambda x: np.full(3, np.nan), grad=False, note="no degrees of freedom"),
+    Sample(lambda m, x: x.var(1), A(2, 0), ref=lambda x: np.full(2, np.nan), grad=False, note="empty"),
+    Sample(lambda m, x: x.var(), A(2, 3).astype(np.float32), grad=False, ref=lambda x: np.var(x, ddof=1),
+           note="float32"))
+add("std",
+    Sample(lambda m, x: m.std(x, 1, True, True), A(3, 2), ref=lambda x: np.std(x, 1, ddof=1, keepdims=True)))
 add("var_mean",
-    Sample(lambda m, x: m.var_mean(x, 1), A(2, 3), ref=lambda x: (np.var(x, 1, ddof=1), np.mean(x, 1))))
+    Sample(lambda m, x: m.var_mean(x, 1), A(2, 3), ref=lambda x: (np.var(x, 1, ddof=1), np.mean(x, 1))),
+    Sample(lambda m, x: m.var_mean(x, (0, -1), keepdim=True, correction=0), nc(A(2, 3, 2)),
+           ref=lambda x: (np.var(x, (0, 2), keepdims=True), np.mean(x, (0, 2), keepdims=True))),
+    Sample(lambda m, x: m.var_mean(x), A(), ref=lambda x: (np.nan, x), grad=False, note="0-d"),
+    Sample(lambda m, x: m.var_mean(x)[1], A(4), ref=np.mean, note="only the mean used"))
 add("std_mean",
     Sample(lambda m, x: m.std_mean(x, (0, 1), keepdim=True), A(2, 3),
-           ref=lambda x: (np.std(x, (0, 1), ddof=1, keepdims=True), np.mean(x, (0, 1), keepdims=True))))
+           ref=lambda x: (np.std(x, (0, 1), ddof=1, keepdims=True), np.mean(x, (0, 1), keepdims=True))),
+    Sample(lambda m, x: m.std_mean(x, 0, unbiased=False), A(3, 2), ref=lambda x: (np.std(x, 0), np.mean(x, 0))),
+    Sample(lambda m, x: m.std_mean(x)[0], A(4), ref=lambda x: np.std(x, ddof=1), note="only the std used"))
 add("square", Sample(lambda m, x: m.square(x), A(2, 3), ref=np.square))
 add("chunk",
     Sample(lambda m, x: m.chunk(x, 3, 1), A(2, 5), ref=lambda x: (x[:, :2], x[:, 2:4], x[:, 4:])),

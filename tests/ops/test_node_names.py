@@ -30,13 +30,6 @@ SAMPLES = _samples.SAMPLES
 UNMATCHED = {
     # Composites: retrograd's last node is that of the op the composite ends with; PyTorch has an
     # op (and a node) of its own for the whole call.
-    "std-0": "std is a composite (StdBackward0 in PyTorch)",
-    "std-1": "std is a composite (StdBackward0 in PyTorch)",
-    "std-2": "std is a composite (StdBackward0 in PyTorch)",
-    "std-3": "std is a composite (StdBackward0 in PyTorch)",
-    "std_mean-0": "std_mean is a composite (StdMeanBackward0 in PyTorch)",
-    **{f"var-{i}": "var is a composite (VarBackward0 in PyTorch)" for i in range(9)},
-    "var_mean-0": "var_mean is a composite (VarMeanBackward0 in PyTorch)",
     "binary_cross_entropy-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
     "binary_cross_entropy-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
     "binary_cross_entropy_with_logits-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",

@@ -76,3 +76,33 @@ def test_sum_to_size_records_torchs_nodes(shape, size):
     outs = [lib.tensor(data, requires_grad=True).sum_to_size(size) for lib in (rg, torch)]
     np.testing.assert_array_equal(outs[0].detach().numpy(), outs[1].detach().numpy())
     assert _chain(outs[0].grad_fn, 2) == _chain(outs[1].grad_fn, 2)
+
+
+@pytest.mark.parametrize("call", [lambda m, x: m.std(x), lambda m, x: m.std_mean(x, 0)[0]])
+def test_std_of_constant_input_has_zero_gradient_as_torch(call):
+    grads = []
+    for lib in (rg, torch):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        call(lib, x).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_var_of_integers_raises_as_torch():
+    for fn in ("var", "std", "var_mean", "std_mean"):
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(torch, fn)(torch.arange(3))
+        with pytest.raises(RuntimeError) as ours:
+            getattr(rg, fn)(rg.arange(3))
+        assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("call", [lambda m, x: m.var(x, 1), lambda m, x: m.std(x, (0, 1), correction=0),
+                                  lambda m, x: m.var_mean(x, 0, keepdim=True), lambda m, x: m.std_mean(x)])
+def test_var_and_std_record_one_node_as_torch(call):
+    data = np.arange(6.).reshape(2, 3) ** 1.5
+    outs = [call(lib, lib.tensor(data, requires_grad=True)) for lib in (rg, torch)]
+    ours, theirs = [o if isinstance(o, tuple) else (o,) for o in outs]
+    assert [_chain(o.grad_fn, 2) for o in ours] == [_chain(o.grad_fn, 2) for o in theirs]
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-14)
