@@ -177,10 +177,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
-    losses = _nn.binary_cross_entropy(input, target)
-    if weight is not None:
-        losses = losses * weight
-    return _reduce(losses, legacy_reduction(size_average, reduce, reduction))
+    return _nn.binary_cross_entropy(input, target, weight, legacy_reduction(size_average, reduce, reduction))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -198,10 +195,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    losses = _nn.binary_cross_entropy_with_logits(input, target, pos_weight)
-    if weight is not None:
-        losses = losses * weight
-    return _reduce(losses, legacy_reduction(size_average, reduce, reduction))
+    return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight,
+                                                legacy_reduction(size_average, reduce, reduction))
 
 
 def _weighted(losses, weight, input, reduction, mean_over_weight):

@@ -24,6 +24,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from ._declarations import defop
 from .pointwise import where
+from .shape import expand
 from .special import _kernels
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -453,46 +454,82 @@ elu = defop("elu", lambda xp, input, alpha=1.0:
 
 
 # -- losses with dedicated formulas -------------------------------------------------------------------
-def _bce(xp, input, target):
+def _reduce_losses(xp, losses, reduction):
+    """The elementwise ``losses`` reduced as ``reduction`` ('none', 'mean' or 'sum') says."""
+    if reduction == "none":
+        return losses
+    with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing: nan, as PyTorch
+        total = losses.sum() if reduction == "sum" else losses.mean()
+    return xp.asarray(total, dtype=losses.dtype)
+
+
+def _losses_grad(grad, input_shape, weight, reduction):
+    """The gradient of each elementwise loss (times its weight) from that of the reduced loss."""
+    if reduction != "none":
+        numel = math.prod(input_shape)
+        grad = expand(grad, tuple(input_shape))
+        if reduction == "mean":
+            grad = grad / numel if numel else grad * float("nan")
+    return grad if weight is None else grad * weight
+
+
+def _bce(xp, input, target, weight=None, reduction="mean"):
     if input.size and ((input < 0).any() or (input > 1).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     log_x = xp.maximum(xp.log(input), -100)  # PyTorch clamps the logs at -100
     log_1mx = xp.maximum(xp.log1p(-input), -100)
-    return -(target * log_x + (1 - target) * log_1mx)
+    losses = -(target * log_x + (1 - target) * log_1mx)
+    return _reduce_losses(xp, losses if weight is None else losses * weight, reduction)
 
 
-# PyTorch: BinaryCrossEntropyBackward0; the clamped logs would give a composite zero gradients at 0 and 1.
+# PyTorch: BinaryCrossEntropyBackward0, reducing in the op; the clamped logs would give a composite
+# zero gradients at 0 and 1. PyTorch does not differentiate the weight; here it is the unweighted loss.
 binary_cross_entropy = defop(
-    "binary_cross_entropy", _bce, public=False, promote="binary",
-    input=lambda grad, input, target: grad * (input - target) / ((1 - input) * input).clamp(min=1e-12),
-    target=lambda grad, input: grad * ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100)))
+    "binary_cross_entropy", _bce, public=False, promote="binary", tensor_args=("input", "target", "weight"),
+    input=lambda grad, input, target, weight, reduction: _losses_grad(grad, input.shape, weight, reduction) *
+    (input - target) / ((1 - input) * input).clamp(min=1e-12),
+    target=lambda grad, input, weight, reduction: _losses_grad(grad, input.shape, weight, reduction) *
+    ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100)),
+    weight=lambda grad, input, target, reduction: _losses_grad(grad, input.shape, None, reduction) *
+    binary_cross_entropy(input, target, None, "none"))
 
 
-def _bce_logits(xp, input, target, pos_weight=None):
+def _bce_logits(xp, input, target, weight=None, pos_weight=None, reduction="mean"):
     sp = _log1p_exp(xp, -input)  # -log(sigmoid(x)), stable
     if pos_weight is None:
-        return (1 - target) * input + sp
-    return (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
+        losses = (1 - target) * input + sp
+    else:
+        losses = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
+    return _reduce_losses(xp, losses if weight is None else losses * weight, reduction)
 
 
-def _bce_logits_input(grad, input, target, pos_weight):
+def _bce_logits_input(grad, input, target, weight, pos_weight, reduction):
+    grad = _losses_grad(grad, input.shape, weight, reduction)
     if pos_weight is None:
         return grad * (input.sigmoid() - target)
     return grad * ((1 - target) - (1 + (pos_weight - 1) * target) * (-input).sigmoid())
+
+
+def _bce_logits_target(grad, input, weight, pos_weight, reduction):
+    grad = _losses_grad(grad, input.shape, weight, reduction)
+    return grad * (-input if pos_weight is None else -input + (pos_weight - 1) * _softplus_neg(input))
 
 
 def _softplus_neg(input):
     return softplus(-input)
 
 
-# PyTorch: BinaryCrossEntropyWithLogitsBackward0; the stable composite uses |x|, whose gradient is wrong at 0.
+# PyTorch: BinaryCrossEntropyWithLogitsBackward0, reducing in the op; the stable composite uses |x|,
+# whose gradient is wrong at 0. PyTorch differentiates neither weight nor pos_weight; here both are.
 binary_cross_entropy_with_logits = defop(
     "binary_cross_entropy_with_logits", _bce_logits, public=False, promote="binary",
-    tensor_args=("input", "target", "pos_weight"),
+    tensor_args=("input", "target", "weight", "pos_weight"),
     input=_bce_logits_input,
-    target=lambda grad, input, pos_weight: grad * (-input if pos_weight is None
-                                                   else -input + (pos_weight - 1) * _softplus_neg(input)),
-    pos_weight=lambda grad, input, target: grad * target * _softplus_neg(input))
+    target=_bce_logits_target,
+    weight=lambda grad, input, target, pos_weight, reduction: _losses_grad(grad, input.shape, None, reduction) *
+    binary_cross_entropy_with_logits(input, target, None, pos_weight, "none"),
+    pos_weight=lambda grad, input, target, weight, reduction: _losses_grad(grad, input.shape, weight, reduction) *
+    target * _softplus_neg(input))
 
 
 # -- nll_loss (PyTorch: NllLossBackward0 and NllLossBackwardBackward0) ------------------------------------

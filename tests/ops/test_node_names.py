@@ -30,10 +30,6 @@ SAMPLES = _samples.SAMPLES
 UNMATCHED = {
     # Composites: retrograd's last node is that of the op the composite ends with; PyTorch has an
     # op (and a node) of its own for the whole call.
-    "binary_cross_entropy-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
-    "binary_cross_entropy-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
-    "binary_cross_entropy_with_logits-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
-    "binary_cross_entropy_with_logits-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
     "convolution-3": "conv1d runs conv2d between an unsqueeze and a squeeze; PyTorch's convolution takes 1-d",
     "max_pool2d_with_indices-3": "max_pool1d runs the 2-d op between an unsqueeze and a squeeze",
     # One node where PyTorch records a chain (its decomposition ends with another op).

@@ -106,3 +106,33 @@ def test_var_and_std_record_one_node_as_torch(call):
     assert [_chain(o.grad_fn, 2) for o in ours] == [_chain(o.grad_fn, 2) for o in theirs]
     for o, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_reduces_in_its_op_as_torch(reduction):
+    rng = np.random.default_rng(1)
+    x, t, w = rng.uniform(0.1, 0.9, (2, 3)), rng.uniform(0, 1, (2, 3)), rng.uniform(0.5, 2, 3)
+    names = []
+    for lib in (rg, torch):
+        F = lib.nn.functional
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+        names.append([_chain(F.binary_cross_entropy(a, b, lib.tensor(w), reduction=reduction).grad_fn, 1),
+                      _chain(F.binary_cross_entropy_with_logits(a, b, lib.tensor(w), reduction=reduction,
+                                                                pos_weight=lib.tensor(w)).grad_fn, 1)])
+    assert names[0] == names[1]
+
+
+def test_binary_cross_entropy_weights_have_gradients():
+    rng = np.random.default_rng(2)
+    F = rg.nn.functional
+    x = rg.tensor(rng.uniform(0.1, 0.9, (2, 3)), requires_grad=True)
+    t = rg.tensor(rng.uniform(0, 1, (2, 3)), requires_grad=True)
+    w = rg.tensor(rng.uniform(0.5, 2, 3), requires_grad=True)
+    p = rg.tensor(rng.uniform(0.5, 2, (2, 3)), requires_grad=True)
+    for reduction in ("mean", "sum", "none"):
+        assert rg.autograd.gradcheck(lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction=reduction), (x, t, w))
+        assert rg.autograd.gradgradcheck(lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction=reduction),
+                                         (x, t, w))
+        fn = lambda x, t, w, p: F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, pos_weight=p)  # noqa: E731
+        assert rg.autograd.gradcheck(fn, (x, t, w, p))
+        assert rg.autograd.gradgradcheck(fn, (x, t, w, p))
