@@ -8,13 +8,15 @@ from their op's (``x.view(2, 3)``, ``x.permute(1, 0)``), properties (``T``, ``mT
 """
 from __future__ import annotations
 
+import numpy as _np
+
 from .. import _creation, _dtype
 from .._tensor import Tensor
 from . import copy, pointwise
 from ._declarations import REGISTRY
 from ._inplace import apply_inplace
 from ._signature import forwarding_function
-from .indexing import convert_index, getitem
+from .indexing import convert_index, getitem, last_view
 from .joining import split
 from .linalg import matmul
 from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, reciprocal,
@@ -167,6 +169,22 @@ def attach() -> None:
     T.__ipow__ = lambda self, other: T.pow_(self, other)
 
     def __setitem__(self, index, value):
-        indices, _ = convert_index(index)
-        apply_inplace(REGISTRY["index_put"], (self, indices, value, False))
+        """``self[index] = value``: advanced indices put with ``index_put_``; basic ones (ints, slices, None,
+        Ellipsis) write into the view ``self[index]``, as PyTorch (the base's node is then a CopySlices)."""
+        indices, basic = convert_index(index)
+        if not basic:
+            apply_inplace(REGISTRY["index_put"], (self, indices, value, False))
+            return
+        # Indices that apply no view (x[...], x[:, :]) write into self itself, as PyTorch's.
+        target = self if last_view(self._data, indices) == "Alias" else getitem(self, index)
+        if not isinstance(value, Tensor):
+            number = isinstance(value, (bool, int, float, complex, _np.generic))
+            value = _creation.tensor(value, dtype=self.dtype, device=self._device)
+            if number:  # PyTorch fills with the number as a 0-d tensor (FillBackward3)
+                T.fill_(target, value)
+                return
+        extra = value.dim() - target.dim()
+        if extra > 0 and all(s == 1 for s in value.shape[:extra]):  # leading 1s go, as PyTorch's setitem
+            value = value.reshape(tuple(value.shape[extra:]))
+        T.copy_(target, value)
     T.__setitem__ = __setitem__

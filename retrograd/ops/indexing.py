@@ -66,7 +66,7 @@ def _index_backward(grad, input_shape, indices, accumulate):
     return index_put(zeros, indices, grad, accumulate)
 
 
-def _last_view(input, indices) -> str:
+def last_view(input, indices) -> str:
     """The view PyTorch's basic indexing applies last for ``indices``: Select, Slice, Unsqueeze or Alias.
 
     It applies the entries in order, an int a select, None an unsqueeze, and a slice a slice unless
@@ -91,7 +91,7 @@ def _last_view(input, indices) -> str:
 
 
 def _last_view_is(view):
-    return lambda input, indices: _last_view(input, indices) == view
+    return lambda input, indices: last_view(input, indices) == view
 
 
 # Both name their node after the last view, as PyTorch's chain of views does. See Note [Node names per call]

@@ -49,10 +49,31 @@ def _reshape(xp, input, shape):
     return xp.reshape(input, _infer(shape, input.size))
 
 
+def _reshape_kind(input, shape):
+    """How PyTorch's reshape of ``input`` to ``shape`` goes: "view" (contiguous), "alias" (strided, but a
+    view would do: ``_reshape_alias``) or "copy" (a contiguous clone, then ``_unsafe_view``).
+
+    NumPy's reshape views and copies in the same cases, so the result is a view of ``input`` (sharing
+    its memory and version counter) exactly where PyTorch's is.
+    """
+    arr = input._data
+    if arr.flags.c_contiguous:
+        return "view"
+    try:
+        alias = arr.view()
+        alias.shape = _infer(shape, arr.size)  # raises where only a copy has that shape
+    except (ValueError, AttributeError, RuntimeError):
+        return "copy"
+    return "alias"
+
+
 _reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E731
 
 view = defop("view", _view, view=True, input=_reshape_grad)
-reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad)
+# See Note [Node names per call]: PyTorch's reshape is a view, an alias or a copy, each with its node.
+reshape = defop("reshape", _reshape, view=True, node_name="View", input=_reshape_grad,
+                node_names={"ReshapeAliasBackward0": lambda input, shape: _reshape_kind(input, shape) == "alias",
+                            "UnsafeViewBackward0": lambda input, shape: _reshape_kind(input, shape) == "copy"})
 
 
 @tensor_method
@@ -65,7 +86,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         end_dim: the last dim to merge.
 
     Returns:
-        A view where the memory layout allows it, else a copy; a 0-d input gives a 1-D tensor.
+        A view where the memory layout allows it, else a copy (as ``reshape``); a 0-d input gives a
+        1-D tensor, and ``input`` itself comes back where ``start_dim`` and ``end_dim`` are one dim.
 
     Example::
         >>> import retrograd as rg
@@ -78,6 +100,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input  # nothing to merge: the tensor itself, as PyTorch
     shape = input._data.shape
     n = 1
     for d in shape[s:e + 1]:
@@ -89,7 +113,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.dim())
     shape = input._data.shape
-    return reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+    return view(input, shape[:d] + tuple(sizes) + shape[d + 1:])  # splitting a dim always views, as PyTorch
 
 
 def _transpose(xp, input, dim0, dim1):

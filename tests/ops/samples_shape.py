@@ -173,3 +173,32 @@ add("fill",
 add("zero",
     Sample(lambda m, x: (x * 1).zero_(), A(3), ref=np.zeros_like),
     Sample(lambda m, x: (x * 1).zero_(), A(), ref=np.zeros_like))
+
+
+def _setitem(index):
+    def call(m, x, v):
+        y = x * 1
+        y[index] = v
+        return y
+    return call
+
+
+def _put(x, index, v):
+    out = x.copy()
+    out[index] = v
+    return out
+
+
+# x[i] = v with basic indices copies v into the view x[i], as PyTorch (the base's node is a CopySlices).
+add("copy",
+    Sample(_setitem(1), A(3, 2), A(2), ref=lambda x, v: _put(x, (1,), v), note="__setitem__ int"),
+    Sample(_setitem((slice(None), slice(0, 2))), A(2, 3), A(2, 1),
+           ref=lambda x, v: _put(x, (slice(None), slice(0, 2)), v), note="__setitem__ slices"),
+    Sample(_setitem(-1), nc(A(3, 2)), A(), ref=lambda x, v: _put(x, (-1,), v), note="__setitem__ negative"),
+    Sample(_setitem((None, Ellipsis, 0)), A(2, 3), A(1, 1, 2), ref=lambda x, v: _put(x, (Ellipsis, 0), v[0, 0]),
+           note="__setitem__ None, Ellipsis; leading 1s of the value dropped"),
+    Sample(_setitem(Ellipsis), A(2, 2), Const(A(2)), ref=lambda x, v: np.broadcast_to(v, (2, 2)),
+           note="__setitem__ everything, value broadcast"))
+add("fill",
+    Sample(lambda m, x: _setitem(slice(1, None))(m, x, 2.5), A(3, 2), ref=lambda x: _put(x, (slice(1, None),), 2.5),
+           note="__setitem__ of a number fills the view"))

@@ -36,12 +36,10 @@ UNMATCHED = {
     **{f"einsum-{i}": "einsum is one op; PyTorch's einsum is a chain of permutes, views, sums and bmm"
        for i in range(23)},
     # Views that retrograd copies, or writes PyTorch does through a view.
-    "reshape-2": "a reshape PyTorch can view (ReshapeAliasBackward0) is a copy here",
-    "flatten-3": "a reshape PyTorch can view (ReshapeAliasBackward0) is a copy here",
-    "index_put-4": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
-    "index_put-5": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
-    "index_put-6": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
     # PyTorch's hand-written nodes carry their C++ namespace in name().
+    **{f"copy-{i}": "x[i] = v copies into the view x[i]: the base's CopySlices.name() is 'CopySlices' (as fill-3)"
+       for i in (4, 5, 6, 7)},
+    "fill-4": "x[i] = number fills the view x[i]: the base's CopySlices.name() is 'CopySlices' (as fill-3)",
     "fill-3": "CopySlices.name() stays 'CopySlices' (tests/autograd/test_inplace.py pins it); PyTorch's is "
               "'torch::autograd::CopySlices'",
 }

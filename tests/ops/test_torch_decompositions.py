@@ -136,3 +136,70 @@ def test_binary_cross_entropy_weights_have_gradients():
         fn = lambda x, t, w, p: F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, pos_weight=p)  # noqa: E731
         assert rg.autograd.gradcheck(fn, (x, t, w, p))
         assert rg.autograd.gradgradcheck(fn, (x, t, w, p))
+
+
+@pytest.mark.parametrize("make,shape", [
+    (lambda b: b, (3, 8)),                      # contiguous: a view (ViewBackward0)
+    (lambda b: b[::2], (2, 2, 3)),              # strided, but a view would do (ReshapeAliasBackward0)
+    (lambda b: b[:, 1:4], (4, 3, 1)),
+    (lambda b: b.t(), (-1,)),                   # only a copy has that shape (UnsafeViewBackward0)
+    (lambda b: b[:, ::2], (12,)),
+])
+@pytest.mark.parametrize("method", ["reshape", "flatten"])
+def test_reshape_views_where_torch_does(make, shape, method):
+    seen = []
+    for lib in (rg, torch):
+        leaf = lib.arange(24.).reshape(4, 6).requires_grad_(True)
+        base = leaf * 1
+        src = make(base)
+        y = src.reshape(shape) if method == "reshape" else src.flatten()
+        is_view = y._base is not None and y._base is base
+        version = base._version
+        y.mul_(2)
+        base_node = base.grad_fn.name().rpartition("::")[2]
+        (base * lib.arange(24.).reshape(4, 6)).sum().backward()
+        seen.append((is_view, base._version - version, base_node, base.detach().numpy().tolist(),
+                     leaf.grad.numpy().tolist(), y.shape == src.shape))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make,shape", [(lambda b: b, (3, 8)), (lambda b: b[::2], (2, 2, 3)), (lambda b: b.t(), (-1,))])
+def test_reshape_node_name_matches_torch(make, shape):
+    names = [make(lib.ones(4, 6, requires_grad=True) * 1).reshape(shape).grad_fn.name() for lib in (rg, torch)]
+    assert names[0] == names[1]
+
+
+def test_flatten_of_one_dim_is_the_tensor_itself_as_torch():
+    for lib in (rg, torch):
+        x = lib.ones(2, 3, requires_grad=True)
+        assert x.flatten(1, -1) is x and x[0].flatten() is not x
+
+
+@pytest.mark.parametrize("index,value", [(1, [5., 6., 7.]), ((slice(None), 0), 2.5), ((Ellipsis, None, 1), [[9.], [8.]]),
+                                         ((0, slice(1, None)), [[1., 2.]]), (Ellipsis, 0.5)])
+def test_setitem_with_basic_indices_copies_into_the_view_as_torch(index, value):
+    seen = []
+    for lib in (rg, torch):
+        leaf = lib.arange(6.).reshape(2, 3).requires_grad_(True)
+        v = lib.tensor(value, requires_grad=True) if isinstance(value, list) else value
+        y = leaf * 1
+        version = y._version
+        y[index] = v
+        node = y.grad_fn.name().rpartition("::")[2]
+        (y * lib.arange(1., 7.).reshape(2, 3)).sum().backward()
+        seen.append((y.detach().numpy().tolist(), y._version - version, node, leaf.grad.numpy().tolist(),
+                     None if isinstance(value, float) else v.grad.numpy().tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_setitem_on_a_leaf_that_requires_grad_raises_as_torch():
+    errors = []
+    for lib in (rg, torch):
+        x = lib.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            x[0] = 1.
+        errors.append(str(info.value).split(".")[0])
+        with lib.no_grad():
+            x[1:] = lib.ones(2)
+        assert x.tolist() == [0., 1., 1.] and x.is_leaf
+    assert errors[0] == errors[1]
