@@ -7,6 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._device import device as _device_cls
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from ..backends import get_backend
 from ._declarations import defop, passthrough, tensor_method
 from .shape import shape_arg
@@ -84,11 +85,17 @@ def sum_to_size(input, *size):
     ok = lead >= 0 and all(s == 1 or s == in_shape[lead + i] for i, s in enumerate(shape))
     if not ok:
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(in_shape)}}}.")
-    # As PyTorch's sum_to: one sum, keeping its dims, over the leading dims and the broadcast ones,
-    # then a view dropping the leading dims; down to 0-d, a full sum (SumBackward0).
-    if lead == len(in_shape):
+    if lead == len(in_shape):  # down to 0-d: a full sum (SumBackward0), as PyTorch's
         return input.sum()
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    if lead and not (input.requires_grad and grad_mode.recording()):
+        # Nothing is recorded (the engine reducing a broadcast gradient): sum each group in its own
+        # way, with no view, which AccumulateGrad would have to copy; the values are the same.
+        out = input.sum(inner, keepdim=True) if inner else input
+        return out.sum(tuple(range(lead)))
+    # Recorded, as PyTorch's sum_to: one sum, keeping its dims, over the leading and the broadcast
+    # dims, then a view dropping the leading ones.
+    dims = tuple(range(lead)) + inner
     out = input.sum(dims, keepdim=True) if dims else input
     return out.view(shape) if lead else out
 

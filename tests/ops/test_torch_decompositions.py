@@ -133,7 +133,8 @@ def test_binary_cross_entropy_weights_have_gradients():
         assert rg.autograd.gradcheck(lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction=reduction), (x, t, w))
         assert rg.autograd.gradgradcheck(lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction=reduction),
                                          (x, t, w))
-        fn = lambda x, t, w, p: F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, pos_weight=p)  # noqa: E731
+        def fn(x, t, w, p):
+            return F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, pos_weight=p)
         assert rg.autograd.gradcheck(fn, (x, t, w, p))
         assert rg.autograd.gradgradcheck(fn, (x, t, w, p))
 
@@ -175,8 +176,9 @@ def test_flatten_of_one_dim_is_the_tensor_itself_as_torch():
         assert x.flatten(1, -1) is x and x[0].flatten() is not x
 
 
-@pytest.mark.parametrize("index,value", [(1, [5., 6., 7.]), ((slice(None), 0), 2.5), ((Ellipsis, None, 1), [[9.], [8.]]),
-                                         ((0, slice(1, None)), [[1., 2.]]), (Ellipsis, 0.5)])
+@pytest.mark.parametrize("index,value", [(1, [5., 6., 7.]), ((slice(None), 0), 2.5),
+                                         ((Ellipsis, None, 1), [[9.], [8.]]), ((0, slice(1, None)), [[1., 2.]]),
+                                         (Ellipsis, 0.5)])
 def test_setitem_with_basic_indices_copies_into_the_view_as_torch(index, value):
     seen = []
     for lib in (rg, torch):
@@ -203,3 +205,13 @@ def test_setitem_on_a_leaf_that_requires_grad_raises_as_torch():
             x[1:] = lib.ones(2)
         assert x.tolist() == [0., 1., 1.] and x.is_leaf
     assert errors[0] == errors[1]
+
+
+def test_sum_to_size_without_a_graph_gives_torchs_values():
+    data = np.arange(24.).reshape(2, 3, 4)
+    with rg.no_grad():
+        ours = [rg.tensor(data, requires_grad=True).sum_to_size(s) for s in ((4,), (3, 1), (1, 3, 1), (1, 4))]
+    theirs = [torch.tensor(data).sum_to_size(s) for s in ((4,), (3, 1), (1, 3, 1), (1, 4))]
+    for o, t in zip(ours, theirs, strict=True):
+        assert o.grad_fn is None and o.shape == t.shape
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
