@@ -177,6 +177,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        weight = weight.expand(tuple(input.shape))  # as PyTorch's, which saves the expanded weight
     return _nn.binary_cross_entropy(input, target, weight, legacy_reduction(size_average, reduce, reduction))
 
 

@@ -51,81 +51,92 @@ mean = defop("mean", _mean, method=True, node_names={"MeanBackward1": lambda dim
 
 
 def _var_args(dim, unbiased, correction):
-    """``(dim, correction)`` of a var/std call: ``var(x, False)`` passes ``unbiased`` as ``dim``; 1 by default."""
+    """``(dim, correction)`` of a var/std call as PyTorch's overloads take (and its nodes save) them.
+
+    ``var(x, False)`` passes ``unbiased`` as ``dim``; a dim becomes a tuple; ``correction`` is
+    ``unbiased``'s 1 or 0 where that is given, 1 where only a dim is (the ``dim, unbiased``
+    overload), else None (1 in the formulas).
+    """
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
-        dim = None  # dim=() reduces everything, as PyTorch
-    if correction is None:
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if correction is None and (unbiased is not None or dim is not None):
         correction = 1 if unbiased is None or unbiased else 0
     return dim, correction
 
 
-def _var_forward(xp, input, dim, unbiased, keepdim, correction, name="std and var"):
+def _var_forward(xp, input, dim, correction, keepdim, name):
     """The variance of ``input`` and its mean, both over ``dim``, the mean with its dims kept."""
     if input.dtype.kind not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
-    dim, correction = _var_args(dim, unbiased, correction)
     axis = _axis(dim, input.ndim)
     mean = xp.mean(input, axis=axis, keepdims=True)
     diff = input - mean
-    dof = (input.size // mean.size if mean.size else 0) - correction
+    dof = (input.size // mean.size if mean.size else 0) - (1 if correction is None else correction)
     with np.errstate(divide="ignore", invalid="ignore"):  # no degrees of freedom: inf or nan, as PyTorch
         var = xp.sum(diff * diff, axis=axis, keepdims=keepdim) / (dof if dof > 0 else 0)
     return var.astype(input.dtype, copy=False), mean
 
 
-def _var(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var_forward(xp, input, dim, unbiased, keepdim, correction)[0]
+def _var(xp, input, dim=None, correction=None, keepdim=False):
+    return _var_forward(xp, input, dim, correction, keepdim, "std and var")[0]
 
 
-def _std(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return xp.sqrt(_var_forward(xp, input, dim, unbiased, keepdim, correction)[0])
+def _std(xp, input, dim=None, correction=None, keepdim=False):
+    return xp.sqrt(_var_forward(xp, input, dim, correction, keepdim, "std and var")[0])
 
 
-def _var_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    var, mean = _var_forward(xp, input, dim, unbiased, keepdim, correction, "var_mean")
+def _var_mean(xp, input, dim=None, correction=None, keepdim=False):
+    var, mean = _var_forward(xp, input, dim, correction, keepdim, "var_mean")
     return var, mean.reshape(var.shape)
 
 
-def _std_mean(xp, input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    var, mean = _var_forward(xp, input, dim, unbiased, keepdim, correction, "std_mean")
+def _std_mean(xp, input, dim=None, correction=None, keepdim=False):
+    var, mean = _var_forward(xp, input, dim, correction, keepdim, "std_mean")
     return xp.sqrt(var), mean.reshape(var.shape)
 
 
-def _var_backward(grad, input, dim, unbiased, keepdim, correction):
+def _var_backward(grad, input, dim, correction, keepdim):
     """PyTorch's var_backward: ``2 (x - mean) / (N - correction)`` times the gradient, spread over ``dim``."""
-    dim, correction = _var_args(dim, unbiased, correction)
-    dof = reduced_numel(input.shape, dim) - correction
+    dof = reduced_numel(input.shape, dim) - (1 if correction is None else correction)
     g = unsqueeze_reduced(grad, input.shape, dim, keepdim)
     return g * (input - input.mean(dim, keepdim=True)) * (2.0 / dof if dof > 0 else float("inf"))
 
 
-def _std_backward(grad, input, result, dim, unbiased, keepdim, correction):
+def _std_backward(grad, input, result, dim, correction, keepdim):
     """PyTorch's std_backward: var's, of the gradient over ``2 std`` (0 where the std is 0)."""
-    return _var_backward(_where(result == 0, 0., grad / (result * 2)), input, dim, unbiased, keepdim, correction)
+    return _var_backward(_where(result == 0, 0., grad / (result * 2)), input, dim, correction, keepdim)
 
 
-def _mean_backward(grad, input, dim, unbiased, keepdim):
-    dim, _ = _var_args(dim, unbiased, None)
-    return expand_reduced(grad, input.shape, dim, keepdim) / reduced_numel(input.shape, dim)
+def _var_mean_backward(grads, input, dim, correction, keepdim):
+    return (_var_backward(grads[0], input, dim, correction, keepdim) +
+            expand_reduced(grads[1], input.shape, dim, keepdim) / reduced_numel(input.shape, dim))
 
 
-def _var_mean_backward(grads, input, dim, unbiased, keepdim, correction):
-    return (_var_backward(grads[0], input, dim, unbiased, keepdim, correction) +
-            _mean_backward(grads[1], input, dim, unbiased, keepdim))
+def _std_mean_backward(grads, input, result, dim, correction, keepdim):
+    return (_std_backward(grads[0], input, result[0], dim, correction, keepdim) +
+            expand_reduced(grads[1], input.shape, dim, keepdim) / reduced_numel(input.shape, dim))
 
 
-def _std_mean_backward(grads, input, result, dim, unbiased, keepdim, correction):
-    return (_std_backward(grads[0], input, result[0], dim, unbiased, keepdim, correction) +
-            _mean_backward(grads[1], input, dim, unbiased, keepdim))
-
-
-# Ops of their own, as PyTorch's (one node each, and faster than the chain of five ops they were).
-var = defop("var", _var, method=True, input=_var_backward)
-std = defop("std", _std, method=True, input=_std_backward)
+# Ops of their own, as PyTorch's (one node each, and faster than the chain of five ops they were),
+# called with PyTorch's arguments by the functions below.
+_var_op = defop("var", _var, public=False, input=_var_backward)
+_std_op = defop("std", _std, public=False, input=_std_backward)
 _var_mean_op = defop("var_mean", _var_mean, multi_output=True, public=False, input=_var_mean_backward)
 _std_mean_op = defop("std_mean", _std_mean, multi_output=True, public=False, input=_std_mean_backward)
+
+
+@tensor_method
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, correction = _var_args(dim, unbiased, correction)
+    return _var_op(input, dim, correction, keepdim)
+
+
+@tensor_method
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, correction = _var_args(dim, unbiased, correction)
+    return _std_op(input, dim, correction, keepdim)
 
 
 @tensor_method
@@ -140,7 +151,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         >>> rg.var_mean(rg.tensor([1., 2., 3., 4.]))
         var_mean(var=tensor(1.6667), mean=tensor(2.5000))
     """
-    return return_types.var_mean(*_var_mean_op(input, dim, unbiased, keepdim, correction=correction))
+    dim, correction = _var_args(dim, unbiased, correction)
+    return return_types.var_mean(*_var_mean_op(input, dim, correction, keepdim))
 
 
 @tensor_method
@@ -155,7 +167,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         >>> rg.std_mean(rg.tensor([1., 3.]))
         std_mean(std=tensor(1.4142), mean=tensor(2.))
     """
-    return return_types.std_mean(*_std_mean_op(input, dim, unbiased, keepdim, correction=correction))
+    dim, correction = _var_args(dim, unbiased, correction)
+    return return_types.std_mean(*_std_mean_op(input, dim, correction, keepdim))
 
 
 def _evenly_distribute(grad, input, result, dim=None, keepdim=False):

@@ -170,7 +170,6 @@ def test_retrograd_formula_names_work_beside_pytorch_names():
 # The PyTorch names retrograd's node lacks, by op: its formulas are written differently, or save
 # shapes instead of tensors.
 PYTORCH_ONLY = {
-    "binary_cross_entropy": {"reduction", "weight"}, "binary_cross_entropy_with_logits": {"reduction", "weight"},
     "convolution": {"bias_sym_sizes_opt", "dilation", "input", "output_padding", "padding", "stride", "transposed"},
     "div_rounding": {"other", "rounding_mode", "self"}, "elu": {"input_scale", "scale"},
     "embedding": {"sparse", "weight_sym_argsize_0"}, "gather": {"self", "sparse_grad"},
@@ -189,7 +188,9 @@ SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"}}
 # indices, max_pool2d its resolved stride, nll_loss a 1-d target).
 OTHER_VALUES = {"index": {"indices", "self_sym_sizes"}, "index_put": {"indices"}, "max_pool2d_with_indices": {"stride"},
                 "nll_loss": {"target"}, "select_index": {"self_sym_sizes"},
-                "norm": {"ord"}, "outer": {"self"}}  # norm keeps "fro"; outer is mul of reshaped inputs in PyTorch
+                "norm": {"ord"}, "outer": {"self"},  # norm keeps "fro"; outer is mul of reshaped inputs in PyTorch
+                # the losses keep their reduction's name; PyTorch, its enum
+                "binary_cross_entropy": {"reduction"}, "binary_cross_entropy_with_logits": {"reduction"}}
 
 
 def _sample_tensors(sample, m):
