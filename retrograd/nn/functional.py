@@ -14,7 +14,7 @@ from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
 from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 
-__all__ = ["conv1d", "conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout",
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout",
            "embedding", "layer_norm", "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu",
            "leaky_relu", "elu", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss",
@@ -35,6 +35,79 @@ def _pair(x, name="argument"):
 
 
 # -- convolution ----------------------------------------------------------------------------------
+def _ntuple(x, n, name="argument"):
+    """``x`` as ``n`` ints: an int repeated, or a sequence of one or ``n`` values (PyTorch's message otherwise)."""
+    if isinstance(x, (tuple, list)):
+        if len(x) == 1:
+            return (int(x[0]),) * n
+        if len(x) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                               f"convolution dimensions, but got {name}={list(x)}")
+        return tuple(int(v) for v in x)
+    return (int(x),) * n
+
+
+def _pair(x, name="argument"):
+    return _ntuple(x, 2, name)
+
+
+def _lift(values, fill):
+    """A 1-d convolution's parameter as the 2-d pair of the column ops: ``fill`` for the added height."""
+    return (fill,) + tuple(values) if len(values) == 1 else tuple(values)
+
+
+def _conv_input(name, input, weight, nd):
+    """The batched input of a ``nd``-d convolution, whether it was unbatched; PyTorch's errors on bad ranks."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
+                           f"of size: {list(input.shape)}")
+    unbatched = input.dim() == nd + 1
+    input = input.unsqueeze(0) if unbatched else input
+    if weight.dim() > nd + 2:
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    if weight.dim() < nd + 2:
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {weight.dim() - 2} values to "
+                           f"match the convolution dimensions, but got stride={[1] * nd}" if weight.dim() > 2
+                           else "weight should have at least three dimensions")
+    return input, unbatched
+
+
+def _conv(name, input, weight, bias, stride, padding, dilation, groups, nd):
+    """A ``nd``-d convolution (1 or 2) as im2col and one ``convolution`` op; see Note [Convolution as im2col]."""
+    input, unbatched = _conv_input(name, input, weight, nd)
+    stride, dilation = _ntuple(stride, nd, "stride"), _ntuple(dilation, nd, "dilation")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    kernel = tuple(weight.shape[2:])
+    x = input.unsqueeze(2) if nd == 1 else input  # the column ops work on (N, C, H, W)
+    k2, s2, d2 = _lift(kernel, 1), _lift(stride, 1), _lift(dilation, 1)
+    if isinstance(padding, str):
+        p2, x = _string_padding(x, padding, k2, s2, d2)
+    else:
+        p2 = _lift(_ntuple(padding, nd, "padding"), 0)
+    c = input.shape[1]
+    if c != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got {c} channels "
+                           f"instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError("Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight "
+                           "of size {} instead".format(groups, groups, list(weight.shape)))
+    h, w = x.shape[2], x.shape[3]
+    eff = [dd * (k - 1) + 1 for dd, k in zip(d2, k2, strict=True)]
+    padded = [h + 2 * p2[0], w + 2 * p2[1]]
+    if padded[0] < eff[0] or padded[1] < eff[1]:
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded[2 - nd:]))}). "
+                           f"Kernel size: ({' x '.join(map(str, eff[2 - nd:]))}). Kernel size can't be greater than "
+                           f"actual input size")
+    columns = _nn.im2col(x, k2, d2, p2, s2)
+    out_size = (_nn.conv_out_size(h, k2[0], s2[0], p2[0], d2[0]), _nn.conv_out_size(w, k2[1], s2[1], p2[1], d2[1]))
+    out = _nn.convolution(columns, weight, bias, out_size[2 - nd:], groups)
+    return out.squeeze(0) if unbatched else out
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 2-d convolution (cross-correlation) over an input of shape (N, C, H, W) or (C, H, W).
 
@@ -57,39 +130,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         >>> F.conv2d(rg.ones(1, 1, 3, 3), rg.ones(1, 1, 2, 2)).shape
         retrograd.Size([1, 1, 2, 2])
     """
-    unbatched = input.dim() == 3
-    if unbatched:
-        input = input.unsqueeze(0)
-    if input.dim() != 4:
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-                           f"{list(input.shape)}")
-    if weight.dim() != 4:
-        raise RuntimeError("weight should have at least three dimensions")
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    if min(stride) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    kh, kw = weight.shape[2], weight.shape[3]
-    if isinstance(padding, str):
-        padding, input = _string_padding(input, padding, (kh, kw), stride, dilation)
-    else:
-        padding = _pair(padding, "padding")
-    n, c, h, w = input.shape
-    if c != weight.shape[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-                           f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got {c} channels "
-                           f"instead")
-    if weight.shape[0] % groups:
-        raise RuntimeError("Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight "
-                           "of size {} instead".format(groups, groups, list(weight.shape)))
-    eh, ew = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
-    if h + 2 * padding[0] < eh or w + 2 * padding[1] < ew:
-        raise RuntimeError(f"Calculated padded input size per channel: ({h + 2 * padding[0]} x {w + 2 * padding[1]})."
-                           f" Kernel size: ({eh} x {ew}). Kernel size can't be greater than actual input size")
-    columns = _nn.im2col(input, (kh, kw), dilation, padding, stride)
-    out_size = (_nn.conv_out_size(h, kh, stride[0], padding[0], dilation[0]),
-                _nn.conv_out_size(w, kw, stride[1], padding[1], dilation[1]))
-    out = _nn.convolution(columns, weight, bias, out_size, groups)
-    return out.squeeze(0) if unbatched else out
+    return _conv("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
 def _string_padding(input, padding, kernel, stride, dilation):
@@ -117,18 +158,78 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         >>> F.conv1d(rg.ones(1, 1, 4), rg.ones(1, 1, 2))
         tensor([[[2., 2., 2.]]])
     """
-    def one(v):
-        return v[0] if isinstance(v, (tuple, list)) else v
-    if isinstance(padding, str):
-        pad2 = padding
-    else:
-        pad2 = (0, one(padding))
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
-                           f"{list(input.shape)}")
-    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, one(stride)), pad2, (1, one(dilation)),
-                 groups)
-    return out.squeeze(-2)
+    return _conv("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    """A ``nd``-d transposed convolution: the adjoint of the convolution with the same parameters."""
+    input, unbatched = _conv_input(name, input, weight, nd)
+    stride, padding = _ntuple(stride, nd, "stride"), _ntuple(padding, nd, "padding")
+    output_padding, dilation = _ntuple(output_padding, nd, "output_padding"), _ntuple(dilation, nd, "dilation")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+    c = input.shape[1]
+    if c != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[0]} channels, but got {c} channels instead")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation, strict=True)):
+        values = (_lift(output_padding, 0), _lift(stride, 1), _lift(dilation, 1))  # 1-d reads as 2-d, as PyTorch
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
+            f"{what}_{axis}: {v[i]}" for what, v in zip(("output_padding", "stride", "dilation"), values, strict=True)
+            for i, axis in enumerate(("height", "width"))))
+    kernel = tuple(weight.shape[2:])
+    out_size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
+                     zip(input.shape[2:], stride, padding, dilation, kernel, output_padding, strict=True))
+    if min(out_size) <= 0:
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). Calculated "
+                           f"output size per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
+    out = _nn.convolution_transpose(input, weight, bias, out_size, _lift(stride, 1), _lift(padding, 0),
+                                    _lift(dilation, 1), groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Applies a 1-d transposed convolution over (N, C_in, L) or (C_in, L); see ``conv_transpose2d``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.conv_transpose1d(rg.ones(1, 1, 3), rg.ones(1, 1, 2))
+        tensor([[[1., 2., 2., 1.]]])
+    """
+    return _conv_transpose("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Applies a 2-d transposed convolution ("deconvolution"): the gradient of ``conv2d`` for its input.
+
+    Args:
+        input: (N, C_in, H, W) or unbatched (C_in, H, W).
+        weight: (C_in, C_out / groups, kH, kW).
+        bias: optional, (C_out,).
+        stride, padding, output_padding, dilation: an int or a pair; ``output_padding`` adds rows and
+            columns on one side of the output, to pick among the sizes a strided convolution maps alike.
+        groups: splits the input channels into this many groups.
+
+    Returns:
+        A tensor of shape (N, C_out, H_out, W_out), ``H_out = (H - 1) * stride - 2 * padding +
+        dilation * (kH - 1) + output_padding + 1``.
+
+    Raises:
+        RuntimeError: on mismatched shapes, with PyTorch's message.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.conv_transpose2d(rg.ones(1, 1, 2, 2), rg.ones(1, 3, 3, 3), stride=2).shape
+        retrograd.Size([1, 3, 5, 5])
+    """
+    return _conv_transpose("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -194,10 +295,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                   [13., 15.]]]])
     """
     k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
-    x, unbatched = _batched(input, "max_pool2d")
-    out, idx = _nn.max_pool2d_with_indices(x, k, s, p, d, bool(ceil_mode))
-    if unbatched:
-        out, idx = out.squeeze(0), idx.squeeze(0)
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    out, idx = _nn.max_pool2d_with_indices(input, k, s, p, d, bool(ceil_mode))  # unbatched too: one node
     return (out, idx) if return_indices else out
 
 

@@ -94,7 +94,7 @@ def _conv_cols(xp, columns, weight, bias, output_size, groups):
         out = xp.matmul(weight.reshape(groups, o // groups, k), columns.reshape(n, groups, k, length))
     out = out.reshape((n, o) + tuple(output_size))
     if bias is not None:
-        out += bias.reshape(1, o, 1, 1)
+        out += bias.reshape((1, o) + (1,) * len(output_size))
     return out
 
 
@@ -102,7 +102,7 @@ def conv_columns_backward(grad, weight, groups):
     """Gradient of the input's columns: the weight, transposed, times the output gradient."""
     n, o = grad.shape[0], grad.shape[1]
     k = weight.numel() // o
-    g = grad.reshape(n, groups, o // groups, grad.shape[2] * grad.shape[3])
+    g = grad.reshape(n, groups, o // groups, math.prod(grad.shape[2:]))
     cols = weight.reshape(groups, o // groups, k).mT.matmul(g)  # (N, G, k, L)
     return cols.reshape(n, groups * k, g.shape[3])
 
@@ -110,7 +110,7 @@ def conv_columns_backward(grad, weight, groups):
 def conv_weight_backward(grad, columns, weight_shape, groups):
     """Gradient of the weight: the output gradient times the input's columns, summed over the batch."""
     n, o = grad.shape[0], grad.shape[1]
-    length = grad.shape[2] * grad.shape[3]
+    length = math.prod(grad.shape[2:])
     g = grad.reshape(n, groups, o // groups, length)
     cols = columns.reshape(n, groups, columns.shape[1] // groups, length)
     # Per-sample products summed over the batch: measured faster here than one large product
@@ -118,13 +118,56 @@ def conv_weight_backward(grad, columns, weight_shape, groups):
     return g.matmul(cols.mT).sum(0).reshape(weight_shape)
 
 
+def _bias_backward(grad):
+    return grad.sum((0,) + tuple(range(2, grad.dim())))
+
+
 # The product of the weight with the input's columns (im2col); see Note [Convolution as im2col].
 # The columns are saved for the weight's gradient, so backward does not unfold the input again.
+# ``output_size`` is the output's spatial shape: (L,) for conv1d, (H, W) for conv2d.
 convolution = defop("convolution", _conv_cols, public=False, promote="binary",
                     columns=lambda grad, weight, groups: conv_columns_backward(grad, weight, groups),
                     weight=lambda grad, columns, weight_shape, groups:
                     conv_weight_backward(grad, columns, weight_shape, groups),
-                    bias=lambda grad: grad.sum((0, 2, 3)))
+                    bias=_bias_backward)
+
+
+# -- transposed convolution (PyTorch: ConvolutionBackward0 too) ----------------------------------------
+def _as_2d(shape):
+    """A 1-d spatial shape (L,) as the 2-d (1, L) the column ops work on."""
+    return (1,) + tuple(shape) if len(shape) == 1 else tuple(shape)
+
+
+def _conv_transpose(xp, input, weight, bias, output_size, stride, padding, dilation, groups):
+    """The adjoint of convolution: each input position scatters the weight into the output (col2im)."""
+    n, c = input.shape[0], input.shape[1]
+    length = math.prod(input.shape[2:])
+    k = weight.size // c  # (C_out / groups) * kernel elements
+    x = input.reshape(n, groups, c // groups, length)
+    cols = xp.matmul(weight.reshape(groups, c // groups, k).swapaxes(1, 2), x).reshape(n, groups * k, length)
+    out = _col2im_array(xp, cols, _as_2d(output_size), _as_2d(weight.shape[2:]), dilation, padding, stride)
+    o = out.shape[1]
+    out = out.reshape((n, o) + tuple(output_size))
+    if bias is not None:
+        out += bias.reshape((1, o) + (1,) * len(output_size))
+    return out
+
+
+def _transpose_grad_columns(grad, weight_shape, stride, padding, dilation):
+    """The output gradient unfolded into the columns that the transposed convolution scattered."""
+    g = grad.unsqueeze(2) if grad.dim() == 3 else grad
+    return im2col(g, _as_2d(weight_shape[2:]), dilation, padding, stride)
+
+
+# Padding, stride and dilation are the 2-d pairs of the column ops ((0, p) and (1, s) for 1-d).
+convolution_transpose = defop(
+    "convolution_transpose", _conv_transpose, public=False, promote="binary", node_name="Convolution",
+    input=lambda grad, weight, input_shape, stride, padding, dilation, groups: convolution(
+        _transpose_grad_columns(grad, weight.shape, stride, padding, dilation), weight, None,
+        tuple(input_shape[2:]), groups),
+    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv_weight_backward(
+        input, _transpose_grad_columns(grad, weight_shape, stride, padding, dilation), weight_shape, groups),
+    bias=_bias_backward)
 
 
 # -- pooling ------------------------------------------------------------------------------------------
@@ -138,6 +181,9 @@ def pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    if input.ndim == 3:  # unbatched (C, H, W): one node, as PyTorch's
+        best, idx = _max_pool2d(xp, input[None], kernel_size, stride, padding, dilation, ceil_mode)
+        return best[0], idx[0]
     n, c, h, w = input.shape
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
     oh = pool_out_size(h, kh, sh, ph, dh, ceil_mode)
@@ -186,20 +232,20 @@ def _max_pool_with_nan(xp, views, offsets):
 
 
 def _max_pool2d_backward_fwd(xp, grad_output, input_shape, indices, overlapping=True):
-    n, c, h, w = input_shape
-    flat = (indices.reshape(n * c, -1) + (xp.arange(n * c) * (h * w)).reshape(-1, 1)).reshape(-1)
+    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]  # (N, C, H, W) or (C, H, W)
+    flat = (indices.reshape(planes, -1) + (xp.arange(planes) * plane).reshape(-1, 1)).reshape(-1)
     g = grad_output.reshape(-1)
     if overlapping:  # two windows may pick the same element: sum
-        out = xp.bincount(flat, weights=g, minlength=n * c * h * w).astype(grad_output.dtype, copy=False)
+        out = xp.bincount(flat, weights=g, minlength=planes * plane).astype(grad_output.dtype, copy=False)
     else:
-        out = xp.zeros(n * c * h * w, dtype=grad_output.dtype)
+        out = xp.zeros(planes * plane, dtype=grad_output.dtype)
         out[flat] = g
     return out.reshape(input_shape)
 
 
 def _gather_at(grad, indices):
-    n, c = indices.shape[0], indices.shape[1]
-    return grad.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices.shape)
+    planes = math.prod(indices.shape[:-2])
+    return grad.reshape(planes, -1).gather(1, indices.reshape(planes, -1)).reshape(indices.shape)
 
 
 # PyTorch's own pair: the gradient scatters to the argmax positions; its gradient gathers from them.

@@ -41,7 +41,21 @@ add("convolution",
     Sample(lambda m, x, w: _F(m).conv2d(x, w), A(2, 3, 3), Const(A(1, 2, 2, 2)), note="unbatched"),
     Sample(lambda m, x, w, b: _F(m).conv2d(x, w, b), A(0, 1, 3, 3), A(2, 1, 2, 2), A(2), note="empty batch"),
     Sample(lambda m, x, w: _F(m).conv2d(x, w), I(3, 1, 1, 3, 3).astype(np.float64), I(3, 1, 1, 2, 2)
-           .astype(np.float64), ref=None, note="integral values"))
+           .astype(np.float64), ref=None, note="integral values"),
+    Sample(lambda m, x, w, b: _F(m).conv1d(x, w, b, stride=2, dilation=2, groups=2), A(1, 4, 7), A(2, 2, 2), A(2),
+           note="conv1d: stride, dilation, groups"),
+    Sample(lambda m, x, w: _F(m).conv1d(x, w, padding="same"), A(2, 6), A(3, 2, 2), note="conv1d unbatched, same"))
+add("convolution_transpose",
+    Sample(lambda m, x, w, b: _F(m).conv_transpose2d(x, w, b), A(2, 2, 3, 3), A(2, 3, 2, 2), A(3)),
+    Sample(lambda m, x, w: _F(m).conv_transpose2d(x, w, stride=2, padding=1, output_padding=1, dilation=(1, 2)),
+           A(1, 2, 3, 2), A(2, 1, 3, 2), note="stride, padding, output_padding, dilation"),
+    Sample(lambda m, x, w, b: _F(m).conv_transpose2d(x, w, b, stride=(2, 1), groups=2), A(1, 4, 2, 3),
+           nc(A(4, 1, 2, 2)), A(2), note="groups"),
+    Sample(lambda m, x, w, b: _F(m).conv_transpose1d(x, w, b, stride=3, padding=1, output_padding=2), A(2, 2, 4),
+           A(2, 3, 3), A(3), note="conv_transpose1d"),
+    Sample(lambda m, x, w: _F(m).conv_transpose1d(x, w, groups=2, dilation=2), A(4, 3), A(4, 1, 2),
+           note="1-d unbatched, groups, dilation"),
+    Sample(lambda m, x, w: _F(m).conv_transpose2d(x, w), A(0, 1, 2, 2), A(1, 2, 2, 2), note="empty batch"))
 add("max_pool2d_with_indices",
     Sample(lambda m, x: _F(m).max_pool2d(x, 2, return_indices=True), A(1, 2, 4, 4)),
     Sample(lambda m, x: _F(m).max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True), A(2, 1, 5, 6)),

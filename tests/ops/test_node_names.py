@@ -42,8 +42,6 @@ UNMATCHED = {
     "binary_cross_entropy-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
     "binary_cross_entropy_with_logits-0": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
     "binary_cross_entropy_with_logits-2": "the reduction is a mean/sum after the op; PyTorch's op reduces itself",
-    "convolution-3": "conv1d runs conv2d between an unsqueeze and a squeeze; PyTorch's convolution takes 1-d",
-    "max_pool2d_with_indices-3": "max_pool1d runs the 2-d op between an unsqueeze and a squeeze",
     "sum_to_size-0": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
     "sum_to_size-3": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
     # One node where PyTorch records a chain (its decomposition ends with another op).

@@ -1,7 +1,7 @@
 """The layers of ``retrograd.nn``."""
 from .activation import ELU, GELU, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
@@ -12,7 +12,8 @@ from .module import Module, RemovableHandle
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 
 __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Softplus",
-           "Tanh", "ModuleDict", "ModuleList", "Sequential", "Conv1d", "Conv2d", "CosineSimilarity",
+           "Tanh", "ModuleDict", "ModuleList", "Sequential", "Conv1d", "Conv2d", "ConvTranspose1d",
+           "ConvTranspose2d", "CosineSimilarity",
            "PairwiseDistance", "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss",
            "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
