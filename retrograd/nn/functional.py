@@ -12,15 +12,20 @@ from .._creation import tensor as _tensor
 from .._random import default_generator as _default_generator
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
+from ..ops._inplace import apply_inplace as _apply_inplace
 from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout",
-           "embedding", "layer_norm", "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu",
-           "leaky_relu", "elu", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
-           "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss",
-           "huber_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "logsigmoid",
-           "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance",
-           "cosine_similarity", "cosine_embedding_loss", "triplet_margin_loss"]
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
+           "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle", "dropout", "embedding",
+           "layer_norm", "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu",
+           "relu", "selu", "celu", "hardtanh", "relu6", "threshold", "hardsigmoid", "hardswish", "mish", "hardshrink",
+           "softshrink", "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax",
+           "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
+           "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
+           "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss",
+           "triplet_margin_loss"]
 
 
 def _pair(x, name="argument"):
@@ -375,6 +380,173 @@ def adaptive_avg_pool2d(input, output_size):
     return mh.matmul(input).matmul(mw)
 
 
+def _one(x, what, name):
+    """A 1-d pooling parameter as one int: an int, or a sequence of one."""
+    if isinstance(x, (tuple, list)):
+        if len(x) != 1:
+            raise RuntimeError(f"{name}() argument '{what}' should contain one int (got {len(x)})")
+        return int(x[0])
+    return int(x)
+
+
+def _check_1d(input, name):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling over (N, C, L) or (C, L); with ``return_indices`` also the argmax positions.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.max_pool1d(rg.tensor([[1., 3., 2., 0.]]), 2)
+        tensor([[3., 2.]])
+    """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    k = _one(kernel_size, "kernel_size", "max_pool1d")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _one(stride, "stride",
+                                                                                            "max_pool1d")
+    p, d = _one(padding, "padding", "max_pool1d"), _one(dilation, "dilation", "max_pool1d")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    out, idx = _nn.max_pool2d_with_indices(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), bool(ceil_mode))
+    out, idx = out.squeeze(-2), idx.squeeze(-2)
+    return (out, idx) if return_indices else out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-d average pooling over (N, C, L) or (C, L); see ``avg_pool2d``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.avg_pool1d(rg.tensor([[1., 3., 2., 0.]]), 2)
+        tensor([[2., 1.]])
+    """
+    _check_1d(input, "avg_pool1d")
+    k = _one(kernel_size, "kernel_size", "avg_pool1d")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _one(stride, "stride",
+                                                                                            "avg_pool1d")
+    out = avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "avg_pool1d")), ceil_mode,
+                     count_include_pad)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling of (N, C, L) or (C, L) to ``output_size`` positions.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.adaptive_avg_pool1d(rg.tensor([[1., 3., 2.]]), 2)
+        tensor([[2.0000, 2.5000]])
+    """
+    _check_1d(input, "adaptive_avg_pool1d")
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size, "output_size",
+                                                              "adaptive_avg_pool1d"))).squeeze(-2)
+
+
+def _adaptive_size(input, output_size):
+    oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    return (input.shape[-2] if oh is None else int(oh)), (input.shape[-1] if ow is None else int(ow))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` (an int, a pair, None keeps a dim).
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.adaptive_max_pool2d(rg.arange(9.).reshape(1, 3, 3), 2)
+        tensor([[[4., 5.],
+                 [7., 8.]]])
+    """
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    out, idx = _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, L) or (C, L) to ``output_size`` positions; see ``adaptive_max_pool2d``."""
+    _check_1d(input, "adaptive_max_pool1d")
+    size = _one(output_size, "output_size", "adaptive_max_pool1d")
+    out, idx = _nn.adaptive_max_pool2d(input.unsqueeze(-2), (1, size))
+    out, idx = out.squeeze(-2), idx.squeeze(-2)
+    return (out, idx) if return_indices else out
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool2d``: each value put back at its index, zeros elsewhere.
+
+    Raises:
+        ValueError: for an ``output_size`` no pooling with these parameters comes from.
+        RuntimeError: for an index outside the output.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.max_unpool2d(*F.max_pool2d(rg.arange(4.).reshape(1, 2, 2), 2, return_indices=True), 2)
+        tensor([[[0., 0.],
+                 [0., 3.]]])
+    """
+    k, s = _pair(kernel_size), (_pair(kernel_size) if stride is None else _pair(stride))
+    p = _pair(padding)
+    default = [(input.shape[-2 + d] - 1) * s[d] - 2 * p[d] + k[d] for d in range(2)]
+    if output_size is None:
+        size = default
+    else:
+        size = [int(v) for v in output_size]
+        if len(size) == input.dim():
+            size = size[-2:]
+        if len(size) != 2:
+            raise ValueError(f"output_size should be a sequence containing 2 or {input.dim()} elements, but it has "
+                             f"a length of '{len(size)}'")
+        for d in range(2):
+            lo, hi = default[d] - s[d], default[d] + s[d]
+            if not lo < size[d] < hi:
+                raise ValueError(f'invalid output_size "{tuple(size)}" (dim {d} must be between {lo} and {hi})')
+    return _nn.max_unpool2d(input, indices, tuple(size))
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r): channels rearranged into blocks of space.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.pixel_shuffle(rg.arange(4.).reshape(4, 1, 1), 2)
+        tensor([[[0., 1.],
+                 [2., 3.]]])
+    """
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if input.shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={input.shape[-3]} is not divisible by {r * r}")
+    return _nn.pixel_shuffle(input, r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W): the inverse of ``pixel_shuffle``."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    for name, d in (("height", -2), ("width", -1)):
+        if input.shape[d] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({d})={input.shape[d]} is not divisible by {r}")
+    return _nn.pixel_unshuffle(input, r)
+
+
 # -- dropout, linear, embedding, one_hot, pad ------------------------------------------------------------
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes elements with probability ``p`` and scales the rest by 1/(1-p), when ``training``.
@@ -479,28 +651,40 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's name
     if mode == "constant":
         return _nn.constant_pad_nd(input, pad, 0 if value is None else value)
     if value is not None and value != 0:
-        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    out = input
-    for k in range(len(pad) // 2):
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    n = len(pad) // 2
+    if n not in (1, 2, 3) or input.dim() not in (n + 1, n + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    for k in range(n):
         d = input.dim() - 1 - k
-        lo, hi = pad[2 * k], pad[2 * k + 1]
-        size = input.shape[d]
-        pos = np.arange(-lo, size + hi)
-        if mode == "reflect":
-            if lo >= size or hi >= size:
-                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension,"
-                                   f" but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
-            period = 2 * (size - 1) if size > 1 else 1
-            pos = np.abs(pos) % period
-            pos = np.where(pos >= size, period - pos, pos)
-        elif mode == "replicate":
-            pos = np.clip(pos, 0, size - 1)
-        else:
-            if lo > size or hi > size:
-                raise RuntimeError("Padding value causes wrapping around more than once.")
-            pos = pos % size
+        lo, hi, size = pad[2 * k], pad[2 * k + 1], input.shape[d]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size + lo + hi <= 0 or mode == "replicate" and size == 0:
+            raise RuntimeError(f"input (H: {size}) is too small. Calculated output H: {size + lo + hi}")
+    if mode == "reflect":
+        return _nn.reflection_pad(input, pad)
+    if mode == "replicate":
+        return _nn.replication_pad(input, pad)
+    out = input  # circular: PyTorch copies slices (CopySlices); here a chain of index_select
+    for k in range(n):
+        d = input.dim() - 1 - k
+        pos = _nn.pad_positions(input.shape[d], pad[2 * k], pad[2 * k + 1], "circular")
         out = out.index_select(d, _tensor(pos, device=input.device))
     return out
 
@@ -607,19 +791,155 @@ def gelu(input, approximate="none"):
     return _nn.gelu(input, approximate)
 
 
+def _activation(op, inplace, input, *args):
+    """``op(input, *args)`` (every argument given), or written into ``input`` (an in-place op) where ``inplace``."""
+    return _apply_inplace(op.op, (input,) + args) if inplace else op(input, *args)
+
+
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
-    return _nn.silu(input)
+    return _activation(_nn.silu, inplace, input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
-    return _nn.leaky_relu(input, negative_slope)
+    return _activation(_nn.leaky_relu, inplace, input, negative_slope)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    return _nn.elu(input, alpha)
+    return _activation(_nn.elu, inplace, input, alpha, 1.0)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalizing constants (alpha ~ 1.6733, scale ~ 1.0507).
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.selu(rg.tensor([1.]))
+        tensor([1.0507])
+    """
+    return _activation(_nn.elu, inplace, input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    Raises:
+        RuntimeError: for ``alpha == 0``.
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _activation(_nn.celu, inplace, input, alpha)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``input`` clamped to [min_val, max_val]; the gradient is 0 outside (and on the bounds).
+
+    Raises:
+        ValueError: if ``min_val > max_val``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.hardtanh(rg.tensor([-2., 0.5, 3.]))
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(_nn.hardtanh, inplace, input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002 - PyTorch's names
+    """x where x > threshold, else value."""
+    return _activation(_nn.threshold, inplace, input, threshold, value)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return _activation(_nn.hardsigmoid, inplace, input)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6."""
+    return _activation(_nn.hardswish, inplace, input)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
+    return _activation(_nn.mish, inplace, input)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return _nn.hardshrink(input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    return _nn.softshrink(input, lambd)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def glu(input, dim=-1):
+    """The gated linear unit: a * sigmoid(b), for ``input`` split in halves a, b along ``dim``.
+
+    Raises:
+        RuntimeError: if that dim's size is odd.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.glu(rg.tensor([2., 0.]))
+        tensor([1.])
+    """
+    return _nn.glu(input, dim)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, with one learned slope per channel (dim 1) or one for all.
+
+    Raises:
+        RuntimeError: if the weight's size is neither 1 nor the number of channels.
+    """
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    return _nn.prelu(input, weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope in [lower, upper] per element when ``training``, else their mean.
+
+    The slopes come from retrograd's default generator.
+    """
+    if training:
+        data = input._data
+        noise = _default_generator.np.uniform(lower, upper, tuple(input.shape)).astype(data.dtype)
+        slope = _tensor(np.where(input._host() >= 0, 1, noise).astype(data.dtype), device=input.device)
+    else:
+        slope = (lower + upper) / 2
+    return _activation(_nn.rrelu_with_noise, inplace, input, slope)
 
 
 def _softmax_dim(ndim):
@@ -629,6 +949,11 @@ def _softmax_dim(ndim):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``."""
     return _softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along ``dim``."""
+    return _softmax(-input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from ._declarations import defop
+from .joining import cat
 from .pointwise import where
 from .special import _kernels
 
@@ -264,6 +265,78 @@ max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=F
                                 input=_max_pool2d_backward)
 
 
+def adaptive_bounds(in_size, out_size):
+    """PyTorch's adaptive pooling windows of one dim: [floor(i * in / out), ceil((i + 1) * in / out))."""
+    return [((i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)) for i in range(out_size)]
+
+
+def _adaptive_max_pool2d(xp, input, output_size):
+    h, w = input.shape[-2:]
+    oh, ow = output_size
+    best = xp.empty(input.shape[:-2] + (oh, ow), dtype=input.dtype)
+    idx = xp.empty(best.shape, dtype=xp.int64)
+    for i, (r0, r1) in enumerate(adaptive_bounds(h, oh)):
+        for j, (c0, c1) in enumerate(adaptive_bounds(w, ow)):
+            window = input[..., r0:r1, c0:c1].reshape(input.shape[:-2] + (-1,))
+            if input.dtype.kind == "f":  # NaN propagates, the first one's index, as PyTorch
+                k = xp.where(xp.isnan(window).any(-1), xp.argmax(xp.isnan(window), -1), xp.argmax(window, -1))
+            else:
+                k = xp.argmax(window, -1)
+            best[..., i, j] = xp.take_along_axis(window, k[..., None], -1)[..., 0]
+            idx[..., i, j] = (r0 + k // (c1 - c0)) * w + c0 + k % (c1 - c0)
+    return best, idx
+
+
+# Max over PyTorch's adaptive windows; the indices and the gradient are max_pool2d's (flat in H*W).
+adaptive_max_pool2d = defop(
+    "adaptive_max_pool2d", _adaptive_max_pool2d, public=False, multi_output=True, nondiff_outputs=(1,),
+    node_name="AdaptiveMaxPool2D",
+    input=lambda grads, input_shape, result: max_pool2d_backward(grads[0], tuple(input_shape), result[1], True))
+
+
+def _max_unpool2d(xp, input, indices, output_size):
+    planes = math.prod(input.shape[:-2])
+    plane = output_size[0] * output_size[1]
+    flat = indices.reshape(planes, -1)
+    if flat.size and (flat.min() < 0 or flat.max() >= plane):
+        bad = int(flat.max() if flat.max() >= plane else flat.min())
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{output_size[0]}x{output_size[1]})")
+    out = xp.zeros((planes, plane), dtype=input.dtype)
+    xp.put_along_axis(out, flat, input.reshape(planes, -1), axis=1)
+    return out.reshape(input.shape[:-2] + tuple(output_size))
+
+
+# The inverse of max pooling: each value to its index in a zero plane (PyTorch: MaxUnpool2DBackward0).
+max_unpool2d = defop("max_unpool2d", _max_unpool2d, public=False, tensor_args=("input", "indices"),
+                     node_name="MaxUnpool2D", input=lambda grad, indices: _gather_at(grad, indices))
+
+
+def _pixel_shuffle(xp, input, upscale_factor):
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    k = len(lead)
+    x = x.transpose(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle(xp, input, downscale_factor):
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    k = len(lead)
+    x = x.transpose(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+# Each other's adjoint, so each is the other's gradient.
+pixel_shuffle = defop("pixel_shuffle", _pixel_shuffle, public=False,
+                      input=lambda grad, upscale_factor: pixel_unshuffle(grad, upscale_factor))
+pixel_unshuffle = defop("pixel_unshuffle", _pixel_unshuffle, public=False,
+                        input=lambda grad, downscale_factor: pixel_shuffle(grad, downscale_factor))
+
+
 # -- padding (PyTorch: ConstantPadNdBackward0) -----------------------------------------------------------
 def _constant_pad_nd(xp, input, pad, value=0):
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
@@ -289,6 +362,52 @@ def _constant_pad_nd(xp, input, pad, value=0):
 
 constant_pad_nd = defop("constant_pad_nd", _constant_pad_nd, public=False,
                         input=lambda grad, pad: constant_pad_nd(grad, tuple(-p for p in pad)))
+
+
+def pad_positions(size, lo, hi, mode):
+    """For each output position of a dim padded by (lo, hi), the input position it copies."""
+    pos = np.arange(-lo, size + hi)
+    if mode == "replicate":
+        return np.clip(pos, 0, size - 1)
+    if mode == "circular":
+        return pos % size
+    period = 2 * (size - 1) if size > 1 else 1
+    pos = np.abs(pos) % period
+    return np.where(pos >= size, period - pos, pos)
+
+
+def _pad_gather(xp, input, pad, mode):
+    x = input
+    for k in range(len(pad) // 2):
+        d = input.ndim - 1 - k
+        x = xp.take(x, xp.asarray(pad_positions(input.shape[d], pad[2 * k], pad[2 * k + 1], mode)), axis=d)
+    return x
+
+
+def _pad_scatter(grad, input_shape, pad, mode):
+    """The adjoint of the gather: each output gradient added into the input position it copied."""
+    g = grad
+    for k in range(len(pad) // 2):
+        d = len(input_shape) - 1 - k
+        pos = tensor(pad_positions(input_shape[d], pad[2 * k], pad[2 * k + 1], mode), device=grad.device)
+        shape = list(g.shape)
+        shape[d] = input_shape[d]
+        g = _zeros(shape, g).index_add(d, pos, g)
+    return g
+
+
+def _pad_names(stem):
+    return {f"{stem}{n}DBackward0": (lambda n: lambda pad: len(pad) == 2 * n)(n) for n in (1, 2, 3)}
+
+
+# Reflection and replication padding of the last 1-3 dims (PyTorch: ReflectionPad1DBackward0...):
+# a gather of positions, whose gradient scatters back (index_add).
+reflection_pad = defop("reflection_pad", lambda xp, input, pad: _pad_gather(xp, input, pad, "reflect"),
+                       public=False, node_names=_pad_names("ReflectionPad"),
+                       input=lambda grad, input_shape, pad: _pad_scatter(grad, input_shape, pad, "reflect"))
+replication_pad = defop("replication_pad", lambda xp, input, pad: _pad_gather(xp, input, pad, "replicate"),
+                        public=False, node_names=_pad_names("ReplicationPad"),
+                        input=lambda grad, input_shape, pad: _pad_scatter(grad, input_shape, pad, "replicate"))
 
 
 # -- normalization (PyTorch: NativeLayerNormBackward0, NativeBatchNormBackward0) ---------------------
@@ -492,10 +611,113 @@ leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
                    xp.where(input > 0, input, input * negative_slope).astype(input.dtype, copy=False),
                    public=False,
                    input=lambda grad, input, negative_slope: where(input > 0, grad, grad * negative_slope))
-elu = defop("elu", lambda xp, input, alpha=1.0:
-            xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0))).astype(input.dtype, copy=False),
+# ``scale`` makes selu this same op (PyTorch's elu has it too: SELU is EluBackward0).
+elu = defop("elu", lambda xp, input, alpha=1.0, scale=1.0:
+            (scale * xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0)))).astype(input.dtype,
+                                                                                                 copy=False),
             public=False,
-            input=lambda grad, input, alpha: where(input > 0, grad, grad * alpha * input.exp()))
+            input=lambda grad, input, alpha, scale:
+            where(input > 0, grad * scale, grad * (scale * alpha) * input.exp()))
+
+
+def _cast(xp, out, like):
+    return out.astype(like.dtype, copy=False)
+
+
+def _inside(input, low, high):
+    return (input > low).logical_and(input < high)
+
+
+# Piecewise activations, each one op and one node as in PyTorch (HardtanhBackward0...); the
+# gradient at a kink is PyTorch's side of it.
+hardtanh = defop("hardtanh", lambda xp, input, min_val=-1.0, max_val=1.0: _cast(xp, xp.clip(input, min_val, max_val),
+                                                                                input),
+                 public=False,
+                 input=lambda grad, input, min_val, max_val: where(_inside(input, min_val, max_val), grad, 0.))
+threshold = defop("threshold", lambda xp, input, threshold, value:
+                  _cast(xp, xp.where(input > threshold, input, value), input), public=False,
+                  input=lambda grad, input, threshold: where(input > threshold, grad, 0.))
+hardshrink = defop("hardshrink", lambda xp, input, lambd=0.5:
+                   _cast(xp, xp.where(xp.abs(input) > lambd, input, 0), input), public=False,
+                   input=lambda grad, input, lambd: where(_inside(input, -lambd, lambd), 0., grad))
+softshrink = defop("softshrink", lambda xp, input, lambd=0.5:
+                   _cast(xp, xp.where(input > lambd, input - lambd, xp.where(input < -lambd, input + lambd, 0)),
+                         input), public=False,
+                   input=lambda grad, input, lambd: where(_inside(input, -lambd, lambd), 0., grad))
+hardsigmoid = defop("hardsigmoid", lambda xp, input: _cast(xp, xp.clip(input / 6 + 0.5, 0, 1), input),
+                    public=False, input=lambda grad, input: where(_inside(input, -3., 3.), grad / 6, 0.))
+
+
+def _hardswish_grad(grad, input):
+    return where(input <= -3, 0., where(input < 3, grad * (input / 3 + 0.5), grad))
+
+
+hardswish = defop("hardswish", lambda xp, input: _cast(xp, input * xp.clip(input / 6 + 0.5, 0, 1), input),
+                  public=False, input=_hardswish_grad)
+celu = defop("celu", lambda xp, input, alpha=1.0:
+             _cast(xp, xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0) / alpha)), input),
+             public=False, input=lambda grad, input, alpha: where(input > 0, grad, grad * (input / alpha).exp()))
+
+
+def _mish_grad(grad, input):
+    t = softplus(input).tanh()
+    return grad * (t + input * input.sigmoid() * (1 - t * t))
+
+
+mish = defop("mish", lambda xp, input: input * xp.tanh(_softplus(xp, input)), public=False, input=_mish_grad)
+
+
+# Randomized leaky ReLU: ``slope`` is a number (evaluation: the mean of the range) or, in training,
+# the per-element noise, 1 where the input is non-negative (PyTorch: RreluWithNoiseBackward0).
+rrelu_with_noise = defop("rrelu_with_noise", lambda xp, input, slope:
+                         _cast(xp, xp.where(input >= 0, input, input * slope), input), public=False,
+                         tensor_args=("input", "slope"),
+                         input=lambda grad, input, slope: where(input > 0, grad, grad * slope))
+
+
+def _channel_shape(ndim, weight_numel):
+    """The shape PReLU's weight broadcasts as: along dim 1, or one value (below 2 dims there is one channel)."""
+    shape = [1] * ndim
+    if weight_numel != 1:
+        shape[1] = weight_numel
+    return tuple(shape)
+
+
+def _prelu(xp, input, weight):
+    w = weight.reshape(_channel_shape(input.ndim, weight.size))
+    return xp.where(input > 0, input, w * input).astype(xp.result_type(input, weight), copy=False)
+
+
+def _prelu_weight_grad(grad, input, weight):
+    shape = _channel_shape(input.dim(), weight.numel())
+    g = where(input > 0, 0., grad * input)
+    dims = tuple(d for d in range(input.dim()) if shape[d] == 1)
+    return (g.sum(dims) if dims else g).reshape(weight.shape)
+
+
+prelu = defop("prelu", _prelu, public=False, promote="binary", node_name="PreluKernel",
+              input=lambda grad, input, weight:
+              where(input > 0, grad, grad * weight.reshape(_channel_shape(input.dim(), weight.numel()))),
+              weight=_prelu_weight_grad)
+
+
+def _glu(xp, input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    a, b = xp.split(input, 2, axis=d)
+    return a * _sigmoid_array(xp, b)
+
+
+def _glu_grad(grad, input, dim):
+    a, b = input.chunk(2, dim)
+    s = b.sigmoid()
+    return cat([grad * s, grad * a * s * (1 - s)], dim)
+
+
+glu = defop("glu", _glu, public=False, input=_glu_grad)
 
 
 # -- losses with dedicated formulas -------------------------------------------------------------------

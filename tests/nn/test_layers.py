@@ -129,3 +129,167 @@ def test_conv1d_and_unbatched_max_pool2d_are_one_node_as_torch():
                lambda lib, x: lib.nn.functional.max_pool2d(x, 2)):
         names = [fn(lib, lib.from_numpy(_a(2, 3, 4)).requires_grad_(True)).grad_fn.name() for lib in (rg, torch)]
         assert names[0] == names[1]
+
+
+# -- activations -------------------------------------------------------------------------------------
+ACTIVATIONS = [
+    ("Hardtanh", (), {}), ("Hardtanh", (-2, 3), {}), ("ReLU6", (), {}), ("PReLU", (), {}), ("PReLU", (3, 0.1), {}),
+    ("RReLU", (), {}), ("RReLU", (0.1, 0.3), {}), ("Mish", (), {}), ("Hardswish", (), {}), ("Hardsigmoid", (), {}),
+    ("Softsign", (), {}), ("Tanhshrink", (), {}), ("Threshold", (0.1, 20.0), {}), ("GLU", (), {}), ("GLU", (2,), {}),
+    ("Softmin", (1,), {}), ("CELU", (), {}), ("CELU", (2.0,), {}), ("SELU", (), {}), ("Hardshrink", (), {}),
+    ("Softshrink", (0.3,), {}), ("Softmax2d", (), {}), ("LogSigmoid", (), {}), ("SiLU", (), {}), ("ELU", (0.5,), {}),
+    ("LeakyReLU", (0.2,), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", ACTIVATIONS, ids=[f"{a[0]}{a[1]}" for a in ACTIVATIONS])
+def test_activation_module_matches_torch(name, args, kwargs):
+    ours, theirs = _pair_modules(getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs))
+    ours.eval(), theirs.eval()
+    assert repr(ours) == repr(theirs)
+    _check(ours, theirs, _a(2, 3, 4, 2) * 3)
+    if name == "LogSigmoid":  # a composite here (-softplus(-x)), one op in PyTorch
+        return
+    x = _a(2, 3, 4, 2)
+    names = []
+    for lib, m in ((rg, ours), (torch, theirs)):
+        names.append(m(lib.from_numpy(x.copy()).requires_grad_(True)).grad_fn.name())
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("name,args", [("Hardtanh", ()), ("ReLU6", ()), ("RReLU", ()), ("Mish", ()),
+                                       ("Hardswish", ()), ("Hardsigmoid", ()), ("Threshold", (0.1, 2.0)),
+                                       ("CELU", ()), ("SELU", ()), ("SiLU", ()), ("ELU", ()), ("LeakyReLU", ())])
+def test_inplace_activation_writes_into_its_input_as_torch(name, args):
+    x = _a(3, 4)
+    results = []
+    assert repr(getattr(nn, name)(*args, inplace=True)) == repr(getattr(torch.nn, name)(*args, inplace=True))
+    for lib in (rg, torch):
+        m = getattr(lib.nn, name)(*args, inplace=True)
+        m.eval()
+        leaf = lib.from_numpy(x.copy()).requires_grad_(True)
+        y = leaf * 1
+        out = m(y)
+        assert out is y
+        out.sum().backward()
+        results.append((out.detach().numpy(), leaf.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
+
+
+def test_rrelu_in_training_draws_slopes_in_its_range_from_the_seed():
+    x = rg.full((1000,), -1.0, dtype=rg.float64, requires_grad=True)
+    m = nn.RReLU(0.1, 0.3)
+    rg.manual_seed(4)
+    out = m(x)
+    slopes = -out.detach().numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.03
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slopes)
+    rg.manual_seed(4)
+    np.testing.assert_array_equal(m(x).detach().numpy(), out.detach().numpy())
+    np.testing.assert_array_equal(m(rg.ones(3)).numpy(), [1., 1., 1.])
+
+
+def test_activation_errors_match_torch():
+    for fn in (lambda lib: lib.nn.functional.hardtanh(lib.ones(2), 2., 1.),
+               lambda lib: lib.nn.Softmax2d()(lib.ones(2, 2)),
+               lambda lib: lib.nn.functional.celu(lib.ones(2), 0.),
+               lambda lib: lib.nn.functional.glu(lib.ones(3, 3)),
+               lambda lib: lib.nn.functional.glu(lib.tensor(1.)),
+               lambda lib: lib.nn.functional.prelu(lib.ones(2, 3), lib.ones(2)),
+               lambda lib: lib.nn.functional.prelu(lib.ones(3), lib.ones(3))):
+        _raises_like(fn)
+
+
+# -- padding -------------------------------------------------------------------------------------------
+PADS = [("ZeroPad1d", (2,)), ("ZeroPad2d", ((1, 0, 2, 1),)), ("ZeroPad3d", (1,)), ("ConstantPad1d", ((1, 2), 3.5)),
+        ("ConstantPad2d", (1, -1.0)), ("ConstantPad3d", ((1, 0, 0, 1, 1, 1), 2.0)), ("ReflectionPad1d", (2,)),
+        ("ReflectionPad2d", ((1, 2, 0, 1),)), ("ReflectionPad3d", (1,)), ("ReplicationPad1d", ((3, 1),)),
+        ("ReplicationPad2d", (2,)), ("ReplicationPad3d", ((1, 0, 2, 1, 0, 1),)), ("CircularPad1d", (2,)),
+        ("CircularPad2d", ((1, 0, 2, 1),)), ("CircularPad3d", (1,))]
+
+
+@pytest.mark.parametrize("name,args", PADS, ids=[p[0] for p in PADS])
+def test_padding_module_matches_torch(name, args):
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    n = int(name[-2])
+    _check(ours, theirs, _a(*(2, 3, 4, 3, 4)[:n + 2]))
+    _check(ours, theirs, _a(*(3, 4, 3, 4)[:n + 1]))
+
+
+def test_pad_modes_name_their_node_and_raise_as_torch():
+    x = _a(2, 3, 4, 5)
+    for fn in (lambda lib, x: lib.nn.functional.pad(x[0, 0], (1, 1), mode="reflect"),
+               lambda lib, x: lib.nn.functional.pad(x, (1, 1, 2, 1, 1, 1), mode="replicate"),
+               lambda lib, x: lib.nn.functional.pad(x[0], (1, 2, 2, 1), mode="reflect")):
+        names = [fn(lib, lib.from_numpy(x.copy()).requires_grad_(True)).grad_fn.name() for lib in (rg, torch)]
+        assert names[0] == names[1]
+    for fn in (lambda lib, x: lib.nn.functional.pad(x, (1, 1), mode="reflect"),
+               lambda lib, x: lib.nn.functional.pad(x[0, 0, 0], (1, 1), mode="replicate"),
+               lambda lib, x: lib.nn.functional.pad(x[0], (5, 1), mode="reflect"),
+               lambda lib, x: lib.nn.functional.pad(x[0], (6, 1), mode="circular"),
+               lambda lib, x: lib.nn.functional.pad(x[0], (1,), mode="reflect"),
+               lambda lib, x: lib.nn.functional.pad(x[0], (1, 1), mode="reflect", value=1.0),
+               lambda lib, x: lib.nn.functional.pad(x[0], (1, 1), mode="foo"),
+               lambda lib, x: lib.nn.functional.pad(x[0], (1,) * 8, mode="replicate"),
+               lambda lib, x: lib.nn.CircularPad2d(1)(x[0, 0])):
+        _raises_like(lambda lib: fn(lib, lib.from_numpy(x.copy())))
+
+
+# -- pooling, unpooling, pixel shuffle -------------------------------------------------------------------
+POOLS = [("MaxPool1d", (2,), (2, 3, 7)), ("MaxPool1d", (3, 2, 1, 2, True), (3, 9)), ("AvgPool1d", (3,), (2, 3, 7)),
+         ("AvgPool1d", (3, 2, 1, True, False), (3, 8)), ("AdaptiveAvgPool1d", (3,), (2, 3, 7)),
+         ("AdaptiveAvgPool1d", (4,), (3, 8)), ("AdaptiveMaxPool1d", (3,), (2, 3, 7)),
+         ("AdaptiveMaxPool2d", ((2, None),), (2, 3, 5, 4)), ("AdaptiveMaxPool2d", (3,), (3, 7, 5)),
+         ("PixelShuffle", (2,), (2, 8, 3, 2)), ("PixelUnshuffle", (2,), (3, 4, 6))]
+
+
+@pytest.mark.parametrize("name,args,shape", POOLS, ids=[f"{p[0]}{p[1]}" for p in POOLS])
+def test_pooling_module_matches_torch(name, args, shape):
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    _check(ours, theirs, _a(*shape))
+
+
+@pytest.mark.parametrize("name,args,shape", [("MaxPool1d", (2,), (2, 3, 7)), ("AdaptiveMaxPool1d", (3,), (3, 7)),
+                                             ("AdaptiveMaxPool2d", (3,), (2, 2, 7, 5))])
+def test_pooling_return_indices_match_torch(name, args, shape):
+    x = _a(*shape)
+    ours = getattr(nn, name)(*args, return_indices=True)(rg.from_numpy(x))
+    theirs = getattr(torch.nn, name)(*args, return_indices=True)(torch.from_numpy(x))
+    np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+    assert ours[1].dtype == rg.int64
+
+
+def test_max_unpool2d_inverts_max_pool2d_as_torch():
+    x, x4 = _a(2, 3, 5, 5), _a(3, 4, 4)
+    results = []
+    for lib in (rg, torch):
+        pool, unpool = lib.nn.MaxPool2d(2, return_indices=True), lib.nn.MaxUnpool2d(2)
+        out, idx = pool(lib.from_numpy(x.copy()))
+        results.append((unpool(*pool(lib.from_numpy(x4.copy()))).numpy(), unpool(out, idx, output_size=(5, 5)).numpy(),
+                        repr(unpool)))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)
+    out, idx = F.max_pool2d(rg.from_numpy(x), 2, return_indices=True)
+    with pytest.raises(ValueError, match=r'invalid output_size "\(7, 5\)" \(dim 0 must be between 2 and 6\)'):
+        F.max_unpool2d(out, idx, 2, output_size=(7, 5))
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: 18 \(output volumes are of size 2x2\)"):
+        F.max_unpool2d(out[:, :, :1, :1], rg.full((2, 3, 1, 1), 18), 2)
+
+
+def test_pooling_errors_match_torch():
+    x = _a(2, 3, 7)
+    for fn in (lambda lib, x: lib.nn.functional.max_pool1d(x[0, 0], 2),
+               lambda lib, x: lib.nn.functional.max_pool1d(x, 2, padding=2),
+               lambda lib, x: lib.nn.functional.avg_pool1d(x[None], 2),
+               lambda lib, x: lib.nn.functional.adaptive_avg_pool1d(x[0, 0], 2),
+               lambda lib, x: lib.nn.functional.adaptive_avg_pool1d(x, (2, 3)),
+               lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x[None], 2),
+               lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x[0, 0], 2),
+               lambda lib, x: lib.nn.functional.pixel_shuffle(x, 2),
+               lambda lib, x: lib.nn.functional.pixel_shuffle(x[0], 2),
+               lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 2)):
+        _raises_like(lambda lib: fn(lib, lib.from_numpy(x.copy())))

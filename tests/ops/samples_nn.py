@@ -152,3 +152,91 @@ add("nll_loss_backward",
            A(3, 4), I(4, 3), A(3), note="reduction='none'"),
     Sample(lambda m, x, t, w, g: _grad_of(m, lambda v: _F(m).nll_loss(v, t, w, ignore_index=2), x, g),
            A(4, 3), np.array([0, 2, 1, 1]), Const(A(3, low=0.5, high=1.5)), A(), note="weighted mean"))
+
+
+def _away(*shape, low=0.1):
+    """Values in [-2, 2) at least ``low`` from 0 and from ±1, ±3 (the kinks of the piecewise activations)."""
+    x = A(*shape)
+    for kink in (0., 1., -1., 3., -3., 0.5, -0.5):
+        x = np.where(np.abs(x - kink) < low, kink + low * np.sign(x - kink + 1e-9) * 1.5, x)
+    return x
+
+
+add("hardtanh",
+    Sample(lambda m, x: _F(m).hardtanh(x), _away(2, 3), ref=lambda x: np.clip(x, -1, 1)),
+    Sample(lambda m, x: _F(m).relu6(x * 4), nc(_away(3, 2)), ref=lambda x: np.clip(4 * x, 0, 6), note="relu6"),
+    Sample(lambda m, x: _F(m).hardtanh(x, -0.5, 0.5), np.array([-0.5, 0.5, 0.2]), grad=False,
+           note="on the bounds: gradient 0, as PyTorch"),
+    Sample(lambda m, x: _F(m).hardtanh(x), A(0, 2), note="empty"))
+add("threshold",
+    Sample(lambda m, x: _F(m).threshold(x, 0.5, -2.), _away(2, 3), ref=lambda x: np.where(x > 0.5, x, -2.)),
+    Sample(lambda m, x: _F(m).threshold(x, 0., 1.5), nc(_away(3, 2)), note="non-contiguous"))
+add("hardshrink",
+    Sample(lambda m, x: _F(m).hardshrink(x), _away(2, 3), ref=lambda x: np.where(np.abs(x) > 0.5, x, 0.)),
+    Sample(lambda m, x: _F(m).hardshrink(x, 1.0), nc(_away(4)), note="lambd"))
+add("softshrink",
+    Sample(lambda m, x: _F(m).softshrink(x), _away(2, 3),
+           ref=lambda x: np.where(x > 0.5, x - 0.5, np.where(x < -0.5, x + 0.5, 0.))),
+    Sample(lambda m, x: _F(m).softshrink(x, 1.0), nc(_away(4)), note="lambd"))
+add("hardsigmoid",
+    Sample(lambda m, x: _F(m).hardsigmoid(x * 2), _away(2, 3), ref=lambda x: np.clip(2 * x / 6 + 0.5, 0, 1),
+           gradgrad=False, note="PyTorch has no second derivative of hardsigmoid (it would be 0)"),
+    Sample(lambda m, x: _F(m).hardsigmoid(x), np.array([-3., 3., 0.]), grad=False, note="at the kinks"))
+add("hardswish",
+    Sample(lambda m, x: _F(m).hardswish(x * 2), _away(2, 3), ref=lambda x: 2 * x * np.clip(2 * x / 6 + 0.5, 0, 1)),
+    Sample(lambda m, x: _F(m).hardswish(x), np.array([-3., 3., 0.]), grad=False, note="at the kinks"))
+add("celu",
+    Sample(lambda m, x: _F(m).celu(x), _away(2, 3), ref=lambda x: np.where(x > 0, x, np.expm1(x))),
+    Sample(lambda m, x: _F(m).celu(x, alpha=2.), nc(_away(4)), note="alpha"))
+add("elu",
+    Sample(lambda m, x: _F(m).selu(x), _away(2, 3), note="selu: scale"))
+add("mish",
+    Sample(lambda m, x: _F(m).mish(x), A(2, 3, low=-4, high=4), ref=lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    Sample(lambda m, x: _F(m).mish(x), nc(A(3)), note="non-contiguous"),
+    Sample(lambda m, x: _F(m).mish(x), A(), note="0-d"))
+add("rrelu_with_noise",
+    Sample(lambda m, x: _F(m).rrelu(x), _away(2, 3), ref=lambda x: np.where(x >= 0, x, x * (1 / 8 + 1 / 3) / 2)),
+    Sample(lambda m, x: _F(m).rrelu(x, 0.1, 0.3), nc(_away(4)), note="lower, upper"))
+add("prelu",
+    Sample(lambda m, x, w: _F(m).prelu(x, w), _away(2, 3, 2), A(3), note="a slope per channel"),
+    Sample(lambda m, x, w: _F(m).prelu(x, w), _away(4), A(1), note="1-d: one slope"),
+    Sample(lambda m, x, w: _F(m).prelu(x, w), nc(_away(2, 2)), A(1), note="one slope for all"))
+add("glu",
+    Sample(lambda m, x: _F(m).glu(x), A(2, 4), ref=lambda x: x[:, :2] * _sigmoid(x[:, 2:])),
+    Sample(lambda m, x: _F(m).glu(x, 0), nc(A(4, 3)), note="dim 0"),
+    Sample(lambda m, x: _F(m).glu(x, -2), A(2, 2, 3), note="negative dim"))
+add("reflection_pad",
+    Sample(lambda m, x: _F(m).pad(x, (2, 1), mode="reflect"), A(2, 4), ref=lambda x: np.pad(x, ((0, 0), (2, 1)),
+                                                                                            mode="reflect")),
+    Sample(lambda m, x: _F(m).pad(x, (2, 1, 1, 2), mode="reflect"), nc(A(1, 2, 4, 4)), note="2-d"),
+    Sample(lambda m, x: _F(m).pad(x, (1, 1, 0, 1, 1, 0), mode="reflect"), A(1, 2, 2, 3), note="3-d, unbatched"),
+    Sample(lambda m, x: _F(m).pad(x, (-1, 2), mode="reflect"), A(1, 2, 5), note="negative amount"))
+add("replication_pad",
+    Sample(lambda m, x: _F(m).pad(x, (2, 1), mode="replicate"), A(2, 3), ref=lambda x: np.pad(x, ((0, 0), (2, 1)),
+                                                                                              mode="edge")),
+    Sample(lambda m, x: _F(m).pad(x, (2, 1, 1, 3), mode="replicate"), nc(A(1, 2, 3, 4)), note="2-d"),
+    Sample(lambda m, x: _F(m).pad(x, (1, 0, 1, 1, 0, 2), mode="replicate"), A(1, 1, 2, 2, 3), note="3-d"))
+add("max_pool2d_with_indices",
+    Sample(lambda m, x: _F(m).max_pool1d(x, 2, return_indices=True), A(2, 3, 5), note="max_pool1d"),
+    Sample(lambda m, x: _F(m).max_pool1d(x, 3, stride=2, padding=1, dilation=1, ceil_mode=True), nc(A(2, 6)),
+           note="max_pool1d unbatched, ceil_mode"))
+add("adaptive_max_pool2d",
+    Sample(lambda m, x: _F(m).adaptive_max_pool2d(x, 2, return_indices=True), A(1, 2, 5, 4)),
+    Sample(lambda m, x: _F(m).adaptive_max_pool2d(x, (3, None)), nc(A(2, 4, 3)), note="unbatched, None keeps a dim"),
+    Sample(lambda m, x: _F(m).adaptive_max_pool1d(x, 3, return_indices=True), A(2, 2, 7), note="1-d"),
+    Sample(lambda m, x: _F(m).adaptive_max_pool2d(x, 1), np.array([[[1., np.nan], [3., 2.]]]), grad=False,
+           note="NaN propagates"))
+add("max_unpool2d",
+    Sample(lambda m, x: _F(m).max_unpool2d(*_F(m).max_pool2d(x, 2, return_indices=True), 2), A(1, 2, 4, 4)),
+    Sample(lambda m, x: _F(m).max_unpool2d(*_F(m).max_pool2d(x, 2, return_indices=True), 2, output_size=(5, 5)),
+           nc(A(2, 5, 5)), note="unbatched, output_size"))
+add("pixel_shuffle",
+    Sample(lambda m, x: _F(m).pixel_shuffle(x, 2), A(1, 8, 2, 3)),
+    Sample(lambda m, x: _F(m).pixel_shuffle(x, 3), nc(A(9, 2, 1)), note="unbatched"),
+    Sample(lambda m, x: _F(m).pixel_shuffle(x, 2), A(2, 1, 4, 1, 2), note="two leading dims"))
+add("pixel_unshuffle",
+    Sample(lambda m, x: _F(m).pixel_unshuffle(x, 2), A(1, 2, 4, 6)),
+    Sample(lambda m, x: _F(m).pixel_unshuffle(x, 3), nc(A(1, 3, 6)), note="unbatched"))
+add("im2col",
+    Sample(lambda m, x: _F(m).avg_pool1d(x, 2), A(2, 3, 5), note="avg_pool1d: unfold and sum"),
+    Sample(lambda m, x: _F(m).adaptive_avg_pool1d(x, 2), nc(A(3, 4)), note="adaptive_avg_pool1d, unbatched"))

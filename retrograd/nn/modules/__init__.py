@@ -1,5 +1,8 @@
 """The layers of ``retrograd.nn``."""
-from .activation import ELU, GELU, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
+                         LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6, RReLU, SiLU,
+                         Sigmoid, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
+                         Tanh, Tanhshrink, Threshold)
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -7,16 +10,26 @@ from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
                    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
                    MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
-from .misc import AdaptiveAvgPool2d, AvgPool2d, Dropout, Embedding, Flatten, MaxPool2d, Unflatten
+from .misc import Dropout, Embedding, Flatten, Unflatten
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
+                      MaxPool1d, MaxPool2d, MaxUnpool2d)
 from .module import Module, RemovableHandle
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
+                      ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                      ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 
 __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Softplus",
-           "Tanh", "ModuleDict", "ModuleList", "Sequential", "Conv1d", "Conv2d", "ConvTranspose1d",
-           "ConvTranspose2d", "CosineSimilarity",
+           "Tanh", "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "Mish", "PReLU",
+           "ReLU6", "RReLU", "Softmax2d", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "ModuleDict",
+           "ModuleList", "Sequential", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CosineSimilarity",
            "PairwiseDistance", "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss",
            "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
-           "SoftMarginLoss", "TripletMarginLoss", "AdaptiveAvgPool2d", "AvgPool2d", "Dropout", "Embedding",
-           "Flatten", "MaxPool2d", "Unflatten", "Module", "RemovableHandle", "BatchNorm1d", "BatchNorm2d",
-           "LayerNorm"]
+           "SoftMarginLoss", "TripletMarginLoss", "AdaptiveAvgPool2d", "AvgPool2d", "Dropout", "Embedding", "Flatten",
+           "MaxPool2d", "Unflatten", "Module", "RemovableHandle", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+           "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle",
+           "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d", "MaxUnpool2d"]

@@ -1,11 +1,14 @@
 """Activation layers: thin modules over ``retrograd.nn.functional``."""
 from __future__ import annotations
 
-from .. import functional as F
+from ... import _creation
+from .. import functional as F, init as _init
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Softplus",
-           "LogSigmoid"]
+           "LogSigmoid", "Hardtanh", "ReLU6", "Threshold", "PReLU", "RReLU", "Mish", "Hardswish", "Hardsigmoid",
+           "SELU", "CELU", "GLU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Softmin", "Softmax2d"]
 
 
 class ReLU(Module):
@@ -64,7 +67,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -107,7 +110,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -122,7 +125,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -154,3 +157,231 @@ class LogSigmoid(Module):
 
     def forward(self, input):
         return F.logsigmoid(input)
+
+
+class _Inplace(Module):
+    """An activation with an ``inplace`` flag and no other argument."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardtanh(Module):
+    """``input`` clamped to [min_val, max_val].
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.Hardtanh()(rg.tensor([-2., 0.5]))
+        tensor([-1.0000,  0.5000])
+    """
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError()
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    """min(max(x, 0), 6)."""
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class PReLU(Module):
+    """Leaky ReLU with learned slopes: ``num_parameters`` of them (1, or one per channel), starting at ``init``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.PReLU(3)
+        PReLU(num_parameters=3)
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_creation.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random slope in [lower, upper] in training, their mean in evaluation."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Mish(_Inplace):
+    """x * tanh(softplus(x))."""
+
+    def forward(self, input):
+        return F.mish(input, self.inplace)
+
+
+class Hardswish(_Inplace):
+    """x * relu6(x + 3) / 6."""
+
+    def extra_repr(self):
+        return ""  # PyTorch's repr leaves ``inplace`` out here
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(_Inplace):
+    """relu6(x + 3) / 6."""
+
+    def extra_repr(self):
+        return ""  # PyTorch's repr leaves ``inplace`` out here
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class SELU(_Inplace):
+    """scale * elu(x, alpha), the self-normalizing constants."""
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+
+class CELU(Module):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """a * sigmoid(b) for the halves a, b of the input along ``dim``."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Softmin(Module):
+    """softmax(-x) along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W).
+
+    Raises:
+        ValueError: for another number of dims.
+    """
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)

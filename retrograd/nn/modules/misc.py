@@ -1,4 +1,4 @@
-"""Embedding, Dropout, Flatten/Unflatten and the pooling layers."""
+"""Embedding, Dropout, Flatten and Unflatten."""
 from __future__ import annotations
 
 from ... import _creation
@@ -7,7 +7,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Embedding", "Dropout", "Flatten", "Unflatten", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["Embedding", "Dropout", "Flatten", "Unflatten"]
 
 
 class Embedding(Module):
@@ -126,59 +126,3 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
-
-
-class MaxPool2d(Module):
-    """2-d max pooling; see ``functional.max_pool2d``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                            self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
-
-
-class AvgPool2d(Module):
-    """2-d average pooling; see ``functional.avg_pool2d``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    """Average pooling to a fixed output size."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
