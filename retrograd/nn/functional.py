@@ -6,6 +6,8 @@ composes the rest (linear, dropout, the losses) from registered ops.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._creation import tensor as _tensor
@@ -17,11 +19,12 @@ from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softma
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle", "dropout", "embedding",
-           "layer_norm", "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu",
-           "relu", "selu", "celu", "hardtanh", "relu6", "threshold", "hardsigmoid", "hardswish", "mish", "hardshrink",
-           "softshrink", "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax",
-           "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
+           "adaptive_max_pool2d", "max_unpool2d", "pixel_shuffle", "interpolate", "upsample", "pixel_unshuffle",
+           "dropout", "embedding", "layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
+           "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu", "relu", "selu",
+           "celu", "hardtanh", "relu6", "threshold", "hardsigmoid", "hardswish", "mish", "hardshrink", "softshrink",
+           "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax", "log_softmax",
+           "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss",
@@ -547,6 +550,91 @@ def pixel_unshuffle(input, downscale_factor):
     return _nn.pixel_unshuffle(input, r)
 
 
+_INTERPOLATING = "linear | bilinear | bicubic | trilinear"
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resamples (N, C, L) or (N, C, H, W) to ``size`` or by ``scale_factor``, as PyTorch's ``interpolate``.
+
+    Args:
+        input: (N, C, L) for ``"nearest"``, ``"nearest-exact"``, ``"linear"``, ``"area"``; (N, C, H, W)
+            for those and ``"bilinear"``.
+        size: the output's spatial size (an int for every dim, or one per dim).
+        scale_factor: a multiplier per dim instead; the output size is floor(in * scale_factor).
+        mode: ``"nearest"`` (PyTorch's legacy floor rule), ``"nearest-exact"``, ``"linear"``,
+            ``"bilinear"`` or ``"area"`` (adaptive average pooling).
+        align_corners: for the linear modes: map the corner pixels' centres onto each other.
+        recompute_scale_factor: sample at in / out (from the computed size) instead of the given factor.
+
+    Raises:
+        ValueError: for inconsistent arguments, NotImplementedError for a mode and rank that do not
+            go together; PyTorch's messages.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.interpolate(rg.tensor([[[0., 1.]]]), scale_factor=2, mode="linear")
+        tensor([[[0.0000, 0.2500, 0.7500, 1.0000]]])
+    """
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(f"align_corners option can only be set with the interpolating modes: {_INTERPOLATING}")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    scales = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 f"Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 f"(o1, o2, ...,oK) format.")
+            output_size = [int(v) for v in size]
+        else:
+            output_size = [int(size)] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 f"scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(v) for v in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        output_size = [int(math.floor(input.shape[2 + i] * scales[i])) for i in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" or recompute_scale_factor:
+        scales = None
+    if antialias:
+        raise NotImplementedError("antialias is not supported here")
+    scales = None if scales is None else tuple(scales)
+    if dim in (1, 2) and mode in ("nearest", "nearest-exact"):
+        return _nn.upsample_nearest(input, tuple(output_size), scales, mode == "nearest-exact")
+    if mode == "area" and dim in (1, 2):
+        return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+    if (dim, mode) in ((1, "linear"), (2, "bilinear")):
+        return _nn.upsample_linear(input, tuple(output_size), bool(align_corners), scales)
+    needs = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}.get(mode)
+    if needs is not None and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {needs}D input")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
+                              f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                              f"nearest-exact (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """``interpolate`` under its old name."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
 # -- dropout, linear, embedding, one_hot, pad ------------------------------------------------------------
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes elements with probability ``p`` and scales the rest by 1/(1-p), when ``training``.
@@ -747,6 +835,103 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalizes each group of ``num_groups`` channel groups over its channels and positions, then the affine.
+
+    Raises:
+        RuntimeError: if the number of channels is not divisible by ``num_groups``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.group_norm(rg.tensor([[1., 3., 5., 9.]]), 2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
+    if input.dim() < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    return _nn.group_norm(input, num_groups, weight, bias, eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalizes each channel of each sample over its positions: batch norm of (1, N * C, *).
+
+    With ``use_input_stats`` the running statistics (if given) are updated by the batch's mean over
+    the samples; otherwise they normalize.
+
+    Raises:
+        ValueError: with a single position per channel while using the input's statistics.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.instance_norm(rg.tensor([[[1., 3.], [0., 4.]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n, c = input.shape[0], input.shape[1]
+    if input.numel() // (n * c) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    x = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    w = None if weight is None else weight.repeat(n)
+    b = None if bias is None else bias.repeat(n)
+    out = batch_norm(x, None, None, w, b, True, momentum, eps).reshape(input.shape)
+    if running_mean is not None or running_var is not None:
+        with _grad_mode.no_grad():
+            dims = tuple(range(2, input.dim()))
+            count = input.numel() // (n * c)
+            d = input.detach()
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(d.mean(dims).mean(0).to(running_mean.dtype) * momentum)
+            if running_var is not None:
+                var = d.var(dims, correction=0).mean(0) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(var.to(running_var.dtype) * momentum)
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the trailing ``normalized_shape`` dims, times ``weight``.
+
+    ``eps`` None is the machine epsilon of the input's dtype, as PyTorch.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.rms_norm(rg.tensor([[3., 4.]]), (2,), eps=0.)
+        tensor([[0.8485, 1.1314]])
+    """
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*{', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Divides each channel by (k + alpha * mean of the squares of ``size`` neighbouring channels) ** beta.
+
+    Raises:
+        ValueError: for an input of fewer than 3 dims.
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality{' ' * 26}input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = pad(input * input, (0, 0) * (input.dim() - 2) + (size // 2, (size - 1) // 2))
+    total = sq.narrow(1, 0, c)
+    for j in range(1, size):
+        total = total + sq.narrow(1, j, c)
+    return input / (total * (alpha / size) + k) ** beta
 
 
 # -- activations -----------------------------------------------------------------------------------

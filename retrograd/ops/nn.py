@@ -337,6 +337,79 @@ pixel_unshuffle = defop("pixel_unshuffle", _pixel_unshuffle, public=False,
                         input=lambda grad, downscale_factor: pixel_shuffle(grad, downscale_factor))
 
 
+# -- interpolation (PyTorch: UpsampleNearest1DBackward0, UpsampleBilinear2DBackward0...) --------------
+def interpolation_matrix(in_size, out_size, mode, align_corners=False, scale=None):
+    """The (out, in) matrix that resamples one dim as PyTorch's upsample kernels do.
+
+    ``scale`` is the user's scale factor for the dim (None: in / out is used), ``mode`` one of
+    ``"nearest"``, ``"nearest-exact"`` and ``"linear"``.
+    """
+    m = np.zeros((out_size, in_size))
+    dst = np.arange(out_size)
+    if mode in ("nearest", "nearest-exact"):
+        # PyTorch computes the nearest source index in single precision.
+        step = np.float32(in_size / out_size if scale is None else 1.0 / scale)
+        pos = dst.astype(np.float32) + np.float32(0.5 if mode == "nearest-exact" else 0.0)
+        src = np.minimum(np.floor(pos * step).astype(np.int64), in_size - 1)
+        if mode == "nearest" and out_size == in_size:
+            src = dst
+        m[dst, src] = 1.0
+        return m
+    if align_corners:
+        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        src = dst * step
+    else:
+        step = in_size / out_size if scale is None else 1.0 / scale
+        src = np.maximum((dst + 0.5) * step - 0.5, 0.0)
+    i0 = np.minimum(src.astype(np.int64), in_size - 1)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    frac = src - i0
+    np.add.at(m, (dst, i0), 1.0 - frac)
+    np.add.at(m, (dst, i1), frac)
+    return m
+
+
+def _resample(xp, input, output_size, mode, align_corners, scales):
+    x = input
+    k = len(output_size)
+    for j in range(k):
+        d = input.ndim - k + j
+        m = xp.asarray(interpolation_matrix(input.shape[d], output_size[j], mode, align_corners,
+                                            None if scales is None else scales[j]), dtype=input.dtype)
+        x = xp.moveaxis(xp.tensordot(m, x, axes=(1, d)), 0, d)
+    return xp.ascontiguousarray(x)
+
+
+def _resample_backward(grad, input_shape, output_size, mode, align_corners, scales):
+    """The transposed resampling: the output gradient multiplied back through each dim's matrix."""
+    g = grad
+    k = len(output_size)
+    for j in range(k):
+        d = len(input_shape) - k + j
+        m = tensor(interpolation_matrix(input_shape[d], output_size[j], mode, align_corners,
+                                        None if scales is None else scales[j]), dtype=grad.dtype, device=grad.device)
+        g = g.movedim(d, -1).matmul(m).movedim(-1, d)
+    return g
+
+
+upsample_nearest = defop(
+    "upsample_nearest", lambda xp, input, output_size, scales=None, exact=False:
+    _resample(xp, input, output_size, "nearest-exact" if exact else "nearest", False, scales), public=False,
+    node_names={"UpsampleNearest1DBackward0": lambda output_size, exact: len(output_size) == 1 and not exact,
+                "UpsampleNearest2DBackward0": lambda output_size, exact: len(output_size) == 2 and not exact,
+                "UpsampleNearestExact1DBackward0": lambda output_size: len(output_size) == 1,
+                "UpsampleNearestExact2DBackward0": lambda output_size: len(output_size) == 2},
+    input=lambda grad, input_shape, output_size, scales, exact: _resample_backward(
+        grad, input_shape, output_size, "nearest-exact" if exact else "nearest", False, scales))
+upsample_linear = defop(
+    "upsample_linear", lambda xp, input, output_size, align_corners=False, scales=None:
+    _resample(xp, input, output_size, "linear", align_corners, scales), public=False,
+    node_names={"UpsampleLinear1DBackward0": lambda output_size: len(output_size) == 1,
+                "UpsampleBilinear2DBackward0": lambda output_size: len(output_size) == 2},
+    input=lambda grad, input_shape, output_size, align_corners, scales: _resample_backward(
+        grad, input_shape, output_size, "linear", align_corners, scales))
+
+
 # -- padding (PyTorch: ConstantPadNdBackward0) -----------------------------------------------------------
 def _constant_pad_nd(xp, input, pad, value=0):
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
@@ -491,6 +564,37 @@ native_batch_norm = defop(
     weight=lambda grads, input, eps: (grads[0] * _xhat(input, _bn_dims(input.dim()), eps)).sum(
         _bn_dims(input.dim())),
     bias=lambda grads, input_shape: grads[0].sum(_bn_dims(len(input_shape))))
+
+
+def _group_norm(xp, input, num_groups, weight=None, bias=None, eps=1e-5):
+    n = input.shape[0]
+    out, _, _ = _normalize_array(xp, input.reshape(n, num_groups, -1), (2,), eps)
+    out = out.reshape(input.shape)
+    shape = _bn_shape(input.ndim, input.shape[1])
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _grouped(t, num_groups):
+    return t.reshape(t.shape[0], num_groups, -1)
+
+
+def _group_norm_input(grad, input, num_groups, weight, eps):
+    g = grad if weight is None else grad * weight.reshape(_bn_shape(input.dim(), input.shape[1]))
+    return norm_input_backward(_grouped(g, num_groups), _grouped(input, num_groups), None, (2,), eps,
+                               None).reshape(input.shape)
+
+
+# Normalization over groups of channels, with a per-channel affine (PyTorch: NativeGroupNormBackward0).
+group_norm = defop(
+    "group_norm", _group_norm, public=False, node_name="NativeGroupNorm", promote="binary",
+    input=_group_norm_input,
+    weight=lambda grad, input, num_groups, eps: (grad * _xhat(_grouped(input, num_groups), (2,), eps).reshape(
+        input.shape)).sum(_bn_dims(input.dim())),
+    bias=lambda grad: grad.sum(_bn_dims(grad.dim())))
 
 
 # -- embedding (PyTorch: EmbeddingBackward0) ----------------------------------------------------------

@@ -293,3 +293,82 @@ def test_pooling_errors_match_torch():
                lambda lib, x: lib.nn.functional.pixel_shuffle(x[0], 2),
                lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 2)):
         _raises_like(lambda lib: fn(lib, lib.from_numpy(x.copy())))
+
+
+# -- interpolation -------------------------------------------------------------------------------------
+UPSAMPLES = [((), dict(scale_factor=2), (1, 2, 3, 4)), ((), dict(size=(5, 7), mode="bilinear"), (2, 1, 3, 4)),
+             ((), dict(scale_factor=(1.5, 2.5), mode="bilinear", align_corners=True), (1, 2, 3, 3)),
+             ((), dict(size=9, mode="linear"), (2, 2, 4)), ((), dict(scale_factor=3, mode="nearest"), (1, 2, 3)),
+             ((), dict(size=(3, 2), mode="area"), (1, 2, 6, 5)),
+             ((), dict(scale_factor=1.3, mode="bilinear", recompute_scale_factor=True), (1, 1, 5, 4))]
+
+
+@pytest.mark.parametrize("args,kwargs,shape", UPSAMPLES)
+def test_upsample_module_matches_torch(args, kwargs, shape):
+    ours, theirs = nn.Upsample(*args, **kwargs), torch.nn.Upsample(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    _check(ours, theirs, _a(*shape))
+
+
+@pytest.mark.parametrize("name", ["UpsamplingNearest2d", "UpsamplingBilinear2d"])
+def test_upsampling_2d_modules_match_torch(name):
+    ours, theirs = getattr(nn, name)(scale_factor=2), getattr(torch.nn, name)(scale_factor=2)
+    assert repr(ours) == repr(theirs)
+    _check(ours, theirs, _a(1, 2, 3, 4))
+
+
+def test_interpolate_errors_match_torch():
+    x = _a(1, 2, 3, 4)
+    for fn in (lambda lib, x: lib.nn.functional.interpolate(x, size=3, scale_factor=2),
+               lambda lib, x: lib.nn.functional.interpolate(x),
+               lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2, align_corners=True),
+               lambda lib, x: lib.nn.functional.interpolate(x, size=(2, 3, 4)),
+               lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=(2, 3, 4)),
+               lambda lib, x: lib.nn.functional.interpolate(x, size=3, recompute_scale_factor=True),
+               lambda lib, x: lib.nn.functional.interpolate(x, size=3, mode="linear"),
+               lambda lib, x: lib.nn.functional.interpolate(x[0], size=3, mode="bilinear"),
+               lambda lib, x: lib.nn.functional.interpolate(x[0, 0], size=3)):
+        _raises_like(lambda lib: fn(lib, lib.from_numpy(x.copy())))
+
+
+# -- normalization -------------------------------------------------------------------------------------
+NORMS = [("GroupNorm", (2, 4), {}, (2, 4, 3)), ("GroupNorm", (1, 3), dict(affine=False), (2, 3, 2, 2)),
+         ("GroupNorm", (3, 3), dict(bias=False, eps=1e-3), (2, 3, 5)),
+         ("InstanceNorm1d", (3,), {}, (2, 3, 5)), ("InstanceNorm1d", (3,), dict(affine=True), (3, 5)),
+         ("InstanceNorm2d", (2,), dict(affine=True, track_running_stats=True), (3, 2, 3, 4)),
+         ("InstanceNorm3d", (2,), {}, (2, 2, 2, 3, 2)),
+         ("RMSNorm", (4,), {}, (2, 3, 4)), ("RMSNorm", ((2, 3),), dict(eps=1e-3, elementwise_affine=False), (4, 2, 3)),
+         ("LocalResponseNorm", (3,), {}, (2, 5, 4)), ("LocalResponseNorm", (2, 1e-2, 0.5, 2.0), {}, (2, 4, 3, 2))]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shape", NORMS, ids=[f"{n[0]}{n[1]}" for n in NORMS])
+def test_normalization_module_matches_torch(name, args, kwargs, shape):
+    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.uniform_(0.5, 1.5)
+    ours, theirs = _pair_modules(ours, theirs)
+    assert repr(ours) == repr(theirs)
+    _check(ours, theirs, _a(*shape) * 2 + 1)
+    for a, b in zip(ours.buffers(), theirs.buffers(), strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7)
+    if any(True for _ in theirs.buffers()):  # evaluation uses the running statistics
+        ours.eval(), theirs.eval()
+        _check(ours, theirs, _a(*shape))
+
+
+def test_group_norm_is_one_node_as_torch():
+    names = [lib.nn.functional.group_norm(lib.from_numpy(_a(2, 4, 3)).requires_grad_(True), 2).grad_fn.name()
+             for lib in (rg, torch)]
+    assert names[0] == names[1]
+
+
+def test_normalization_errors_match_torch():
+    for fn in (lambda lib: lib.nn.functional.group_norm(lib.ones(2, 3, 4), 2),
+               lambda lib: lib.nn.GroupNorm(2, 3),
+               lambda lib: lib.nn.functional.instance_norm(lib.ones(2, 3, 1)),
+               lambda lib: lib.nn.InstanceNorm1d(3)(lib.ones(2, 3, 4, 5)),
+               lambda lib: lib.nn.InstanceNorm1d(3, affine=True)(lib.ones(2, 4, 5)),
+               lambda lib: lib.nn.functional.local_response_norm(lib.ones(2, 3), 2),
+               lambda lib: lib.nn.functional.rms_norm(lib.ones(2, 3), (4,))):
+        _raises_like(fn)
