@@ -20,7 +20,8 @@ from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softma
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "max_unpool2d", "pixel_shuffle", "interpolate", "upsample", "pixel_unshuffle",
-           "dropout", "embedding", "layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
+           "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding",
+           "embedding_bag", "layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
            "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu", "relu", "selu",
            "celu", "hardtanh", "relu6", "threshold", "hardsigmoid", "hardswish", "mish", "hardshrink", "softshrink",
            "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax", "log_softmax",
@@ -664,6 +665,88 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(m) if inplace else input * m
 
 
+def _keep_mask(input, p, shape):
+    """A keep mask of ``shape`` (1 with probability 1 - p) from retrograd's default generator, as a float array."""
+    if p == 1.0:
+        return np.zeros(shape, dtype=input._data.dtype)
+    return (_default_generator.np.random(shape) >= p).astype(input._data.dtype)
+
+
+def _feature_dropout(input, p, training, inplace, batched_dims):
+    """Dropout of whole channels: one draw per (sample, channel) of an input batched as ``batched_dims`` dims."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    lead = 1 if input.dim() == batched_dims - 1 else 2  # (C, ...) unbatched, else (N, C, ...)
+    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    mask = _keep_mask(input, p, shape)
+    if p != 1.0:
+        mask *= np.asarray(1.0 / (1.0 - p), dtype=mask.dtype)
+    m = _tensor(mask, device=input.device)
+    return input.mul_(m) if inplace else input * m
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) or (C, L) with probability ``p``, scaling the rest by 1/(1-p).
+
+    Raises:
+        RuntimeError: for another number of dims; ValueError: if ``p`` is not in [0, 1].
+    """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           f"dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           f"channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) with probability ``p``; a 3-d input is read as (N, C, L), as PyTorch."""
+    return _feature_dropout(input, p, training, inplace, input.dim())
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, 5 if input.dim() in (4, 5) else input.dim())
+
+
+_ALPHA = 1.7580993408473766  # SELU's -scale * alpha: the value a dropped unit takes
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
+    keep = _keep_mask(input, p, shape)
+    a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    dt = input._data.dtype
+    scale = _tensor((keep * a).astype(dt), device=input.device)
+    shift = _tensor(((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(dt), device=input.device)
+    return input.mul_(scale).add_(shift) if inplace else input * scale + shift
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps a SELU network's mean and variance: dropped units take SELU's negative saturation,
+    then an affine map restores the statistics.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.alpha_dropout(rg.ones(3), 0.5)
+        tensor([1., 1., 1.])
+    """
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """``alpha_dropout`` of whole channels (one draw per sample and channel)."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``, as ``torch.nn.functional.linear``.
 
@@ -708,6 +791,75 @@ def _embedding_renorm(weight, input, max_norm, norm_type):
         scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         data[rows] *= scale[:, None].astype(data.dtype)
         weight._version_counter.bump()
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of rows of ``weight``, without building the looked-up rows.
+
+    Args:
+        input: the indices: (B, L), B bags of L each, or 1-d with ``offsets`` (where each bag starts).
+        weight: the table, (num_embeddings, embedding_dim).
+        mode: ``"sum"``, ``"mean"`` or ``"max"``.
+        per_sample_weights: a weight per index (``mode="sum"`` only).
+        include_last_offset: ``offsets`` has one more element, the end of the last bag.
+        padding_idx: entries at this index are left out of their bag (and of a mean's count).
+
+    Returns:
+        A tensor (number of bags, embedding_dim); an empty bag gives zeros.
+
+    Raises:
+        ValueError, NotImplementedError: for inconsistent arguments, with PyTorch's messages.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.embedding_bag(rg.tensor([0, 1, 1]), rg.tensor([[1., 2.], [3., 4.]]), rg.tensor([0, 1]), mode="sum")
+        tensor([[1., 2.],
+                [6., 8.]])
+    """
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = _tensor(np.arange(0, input.numel(), max(input.shape[1], 1)) if input.shape[1] else
+                          np.zeros(input.shape[0], dtype=np.int64), device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    first = int(offsets._host().reshape(-1)[0]) if offsets.numel() else 0
+    if first != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {first}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if not -n <= padding_idx < n:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-n} through {n - 1}, but got "
+                               f"{padding_idx}")
+        padding_idx %= n
+    if max_norm is not None:
+        _embedding_renorm(weight, input, max_norm, norm_type)
+    out, _ = _nn.embedding_bag(weight, input, offsets, mode, per_sample_weights, padding_idx,
+                               bool(include_last_offset))
+    return out
 
 
 def one_hot(tensor, num_classes=-1):

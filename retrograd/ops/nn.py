@@ -624,6 +624,93 @@ embedding = defop("embedding", _embedding, public=False, tensor_args=("weight", 
                   weight=embedding_backward)
 
 
+def bag_ids(offsets, count, include_last_offset):
+    """The bag of each of ``count`` flat indices (-1 before the first offset), and the number of bags.
+
+    With ``include_last_offset`` the last offset only ends the bag count: the last bag runs to the
+    end of the indices, as on PyTorch's CPU.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    bags = len(offsets) - 1 if include_last_offset else len(offsets)
+    ids = np.searchsorted(offsets[:bags], np.arange(count), side="right") - 1
+    return ids, bags
+
+
+def _embedding_bag(xp, weight, indices, offsets, mode, per_sample_weights=None, padding_idx=None,
+                   include_last_offset=False):
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    ids, bags = bag_ids(offsets, indices.size, include_last_offset)
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep &= indices != padding_idx
+    ids, idx = xp.asarray(ids[keep]), indices[keep]
+    rows = weight[idx]
+    d = weight.shape[1]
+    which = xp.full((bags, d), -1, dtype=xp.int64)
+    if mode == "max":
+        out = xp.full((bags, d), -xp.inf, dtype=weight.dtype)
+        xp.maximum.at(out, ids, rows)
+        hit = rows == out[ids]  # the first row of each bag holding its maximum, per feature
+        for k in range(len(idx) - 1, -1, -1):
+            which[ids[k]] = xp.where(hit[k], idx[k], which[ids[k]])
+        out[which < 0] = 0
+        return out, which
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[keep][:, None]
+    out = xp.zeros((bags, d), dtype=xp.result_type(weight, rows))
+    xp.add.at(out, ids, rows)
+    if mode == "mean":
+        counts = xp.bincount(ids, minlength=bags)
+        out /= xp.maximum(counts, 1)[:, None]
+    return out, which
+
+
+def _bag_coefficients(indices, offsets, mode, padding_idx, include_last_offset):
+    """For each flat index: its bag (0 where none), and its share of the bag (0 where none, 1/count for a mean)."""
+    flat = indices._host().reshape(-1)
+    ids, bags = bag_ids(offsets._host(), flat.size, include_last_offset)
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep &= flat != padding_idx
+    coef = keep.astype(np.float64)
+    if mode == "mean":
+        counts = np.bincount(ids[keep], minlength=bags)
+        coef = coef / np.maximum(counts, 1)[np.maximum(ids, 0)]
+    return np.maximum(ids, 0), coef
+
+
+def _embedding_bag_weight(grads, weight_shape, indices, offsets, mode, per_sample_weights, padding_idx,
+                          include_last_offset, result):
+    grad = grads[0]
+    if mode == "max":
+        which = result[1]
+        d = weight_shape[1]
+        g = where(which >= 0, grad, 0.).reshape(-1)
+        pos = (which.clamp(min=0) * d + tensor(np.arange(d), device=grad.device)).reshape(-1)
+        return _zeros((weight_shape[0] * d,), grad).index_add(0, pos, g).reshape(weight_shape)
+    ids, coef = _bag_coefficients(indices, offsets, mode, padding_idx, include_last_offset)
+    rows = grad.index_select(0, tensor(ids, device=grad.device)) * tensor(coef, dtype=grad.dtype,
+                                                                           device=grad.device).unsqueeze(1)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    return _zeros(weight_shape, grad).index_add(0, indices, rows)
+
+
+def _embedding_bag_psw(grads, weight, indices, offsets, mode, padding_idx, include_last_offset):
+    ids, coef = _bag_coefficients(indices, offsets, mode, padding_idx, include_last_offset)
+    rows = grads[0].index_select(0, tensor(ids, device=weight.device))
+    return (rows * weight.index_select(0, indices)).sum(1) * tensor(coef, dtype=rows.dtype, device=rows.device)
+
+
+# Sums, means or maxima of bags of embedding rows (PyTorch: EmbeddingBagBackward0); the second output is,
+# for ``mode="max"``, the row each maximum came from (-1 for an empty bag).
+embedding_bag = defop(
+    "embedding_bag", _embedding_bag, public=False, multi_output=True, nondiff_outputs=(1,),
+    tensor_args=("weight", "indices", "offsets", "per_sample_weights"),
+    weight=_embedding_bag_weight, per_sample_weights=_embedding_bag_psw)
+
+
 def _one_hot(xp, input, num_classes=-1):
     if input.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

@@ -372,3 +372,111 @@ def test_normalization_errors_match_torch():
                lambda lib: lib.nn.functional.local_response_norm(lib.ones(2, 3), 2),
                lambda lib: lib.nn.functional.rms_norm(lib.ones(2, 3), (4,))):
         _raises_like(fn)
+
+
+# -- embeddings ------------------------------------------------------------------------------------------
+def test_embedding_padding_idx_and_max_norm_match_torch():
+    w = _a(5, 3) * 2
+    idx = np.array([[0, 2, 4], [4, 1, 0]])
+    for kwargs in (dict(padding_idx=0), dict(padding_idx=-1), dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0),
+                   dict(scale_grad_by_freq=True)):
+        mods = []
+        for lib in (rg, torch):
+            m = lib.nn.Embedding(5, 3, **kwargs).double()
+            with lib.no_grad():
+                m.weight.copy_(lib.from_numpy(w.copy()))
+            mods.append(m)
+        assert repr(mods[0]) == repr(mods[1])
+        _check(mods[0], mods[1], idx, grad=True)
+        np.testing.assert_allclose(mods[0].weight.detach().numpy(), mods[1].weight.detach().numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("kwargs,inputs", [
+    (dict(mode="mean"), (np.array([0, 2, 1, 2, 3]), np.array([0, 2]))),
+    (dict(mode="sum", padding_idx=1), (np.array([[0, 1], [1, 1], [2, 3]]),)),
+    (dict(mode="max"), (np.array([0, 2, 1, 2, 3, 1]), np.array([0, 3, 3]))),
+    (dict(mode="mean", include_last_offset=True, max_norm=1.0), (np.array([1, 0, 1, 2, 2]), np.array([0, 2, 4]))),
+])
+def test_embedding_bag_module_matches_torch(kwargs, inputs):
+    ours, theirs = _pair_modules(nn.EmbeddingBag(4, 3, **kwargs), torch.nn.EmbeddingBag(4, 3, **kwargs))
+    assert repr(ours) == repr(theirs)
+    _check(ours, theirs, *inputs)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-7)
+
+
+def test_embedding_bag_per_sample_weights_match_torch_and_twice_differentiable():
+    ours, theirs = _pair_modules(nn.EmbeddingBag(4, 2, mode="sum"), torch.nn.EmbeddingBag(4, 2, mode="sum"))
+    idx, offsets, psw = np.array([1, 0, 3, 1]), np.array([0, 1, 1]), _a(4)
+    _check(ours, theirs, idx, offsets, psw)
+    w = rg.from_numpy(_a(4, 2)).requires_grad_(True)
+    p = rg.from_numpy(psw.copy()).requires_grad_(True)
+    for mode, weights in (("sum", p), ("mean", None), ("max", None)):
+        def fn(w, *p, mode=mode):
+            return F.embedding_bag(rg.from_numpy(idx), w, rg.from_numpy(offsets), mode=mode,
+                                   per_sample_weights=p[0] if p else None)
+        args = (w, weights) if weights is not None else (w,)
+        assert rg.autograd.gradgradcheck(fn, args)
+
+
+def test_embedding_bag_errors_match_torch():
+    for fn in (lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[0, 1]]), lib.ones(3, 2), lib.tensor([0])),
+               lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2)),
+               lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2), lib.tensor([[0]])),
+               lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2), lib.tensor([0]),
+                                                           mode="foo"),
+               lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2), lib.tensor([0]),
+                                                           per_sample_weights=lib.ones(2)),
+               lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2), lib.tensor([0]),
+                                                           padding_idx=5),
+               lambda lib: lib.nn.functional.embedding_bag(lib.tensor([0, 1]), lib.ones(3, 2), lib.tensor([1])),
+               lambda lib: lib.nn.EmbeddingBag(3, 2, padding_idx=4)):
+        _raises_like(fn)
+
+
+# -- dropout -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,shape,lead", [("Dropout1d", (4, 6, 50), 2), ("Dropout1d", (6, 50), 1),
+                                             ("Dropout2d", (4, 6, 5, 10), 2), ("Dropout3d", (4, 6, 2, 5, 5), 2),
+                                             ("Dropout3d", (6, 2, 5, 5), 1)])
+def test_channel_dropout_zeroes_whole_channels_and_scales_the_rest(name, shape, lead):
+    m = getattr(nn, name)(0.4)
+    assert repr(m) == repr(getattr(torch.nn, name)(0.4))
+    rg.manual_seed(0)
+    x = rg.ones(*shape, dtype=rg.float64, requires_grad=True)
+    out = m(x)
+    flat = out.detach().numpy().reshape(int(np.prod(shape[:lead])), -1)
+    per_channel = np.unique(flat, axis=1)
+    assert per_channel.shape[1] == 1  # one value per channel
+    assert set(np.unique(flat)) <= {0.0, 1 / 0.6}
+    assert 0 < (flat[:, 0] == 0).sum() < flat.shape[0]
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), out.detach().numpy())
+    rg.manual_seed(0)
+    np.testing.assert_array_equal(m(x).detach().numpy(), out.detach().numpy())
+    m.eval()
+    assert m(x) is x
+
+
+def test_dropout_layer_errors_match_torch():
+    for fn in (lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5)),
+               lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3, 4, 5), p=1.5),
+               lambda lib: lib.nn.Dropout2d(-0.1),
+               lambda lib: lib.nn.functional.alpha_dropout(lib.ones(2), p=2.0, training=True)):
+        _raises_like(fn)
+
+
+@pytest.mark.parametrize("name", ["AlphaDropout", "FeatureAlphaDropout"])
+def test_alpha_dropout_keeps_zero_mean_unit_variance(name):
+    m = getattr(nn, name)(0.3)
+    assert repr(m) == repr(getattr(torch.nn, name)(0.3))
+    rg.manual_seed(1)
+    x = rg.randn(200, 50, 20, dtype=rg.float64)
+    out = m(x).numpy()
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1) < 0.02
+    dropped = -1.7580993408473766 / np.sqrt((1.7580993408473766 ** 2 * 0.3 + 1) * 0.7) \
+        + 1.7580993408473766 * 0.3 / np.sqrt((1.7580993408473766 ** 2 * 0.3 + 1) * 0.7)
+    assert np.isclose(out, dropped).mean() == pytest.approx(0.3, abs=0.03)
+    if name == "FeatureAlphaDropout":
+        assert (np.isclose(out, dropped).all(-1) == np.isclose(out, dropped).any(-1)).all()
+    m.eval()
+    assert m(x) is x
+    assert F.alpha_dropout(x, 0.3) is x  # training=False by default, as PyTorch

@@ -10,7 +10,8 @@ from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
                    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
                    MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
-from .misc import Dropout, Embedding, Flatten, Unflatten
+from .misc import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout,
+                   Flatten, Unflatten)
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
                       MaxPool1d, MaxPool2d, MaxUnpool2d)
@@ -36,4 +37,5 @@ __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU
            "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle",
            "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d", "MaxUnpool2d",
            "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LocalResponseNorm", "RMSNorm"]
+           "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "EmbeddingBag", "AlphaDropout", "Dropout1d", "Dropout2d",
+           "Dropout3d", "FeatureAlphaDropout"]
