@@ -25,7 +25,7 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold",
            "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu", "relu", "selu",
            "celu", "hardtanh", "relu6", "threshold", "hardsigmoid", "hardswish", "mish", "hardshrink", "softshrink",
            "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax", "log_softmax",
-           "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
+           "cross_entropy", "ctc_loss", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss",
@@ -1300,6 +1300,6 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 # -- losses (in _losses.py) -------------------------------------------------------------------------
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: E402
-                      cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div,
-                      l1_loss, logsigmoid, margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss,
+                      cosine_similarity, cross_entropy, ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss,
+                      kl_div, l1_loss, logsigmoid, margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss,
                       pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)

@@ -1008,3 +1008,98 @@ nll_loss = defop(
     node_names={"NllLoss2DBackward0": lambda input: input.ndim in (3, 4)},  # PyTorch's nll_loss2d
     input=lambda grad, target, weight, reduction, ignore_index, input_shape: nll_loss_backward(
         grad, target, weight, reduction, ignore_index, tuple(input_shape)))
+
+
+# -- ctc_loss (PyTorch: CtcLossBackward0) -------------------------------------------------------------
+def _ctc_targets(targets, target_lengths):
+    """Each sample's target sequence, from (N, S) padded targets or their 1-d concatenation."""
+    if targets.ndim == 2:
+        return [targets[b, :n] for b, n in enumerate(target_lengths)]
+    ends = np.cumsum(target_lengths)
+    return [targets[e - n:e] for e, n in zip(ends, target_lengths, strict=True)]
+
+
+def _logsumexp(*terms):
+    top = np.max(terms, axis=0)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(sum(np.exp(t - safe) for t in terms))
+
+
+def _ctc_lattice(lp, target, blank):
+    """log alpha and log beta (each (T, 2S+1)) of one sample's CTC lattice, and the extended labels."""
+    ext = np.full(2 * len(target) + 1, blank, dtype=np.int64)
+    ext[1::2] = target
+    t_len, width = lp.shape[0], len(ext)
+    skip = np.zeros(width, dtype=bool)  # s may come from s - 2: a label unlike the one two back
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    emit = lp[:, ext]
+    alpha = np.full((t_len, width), -np.inf)
+    beta = np.full((t_len, width), -np.inf)
+    if t_len == 0:
+        return alpha, beta, ext
+    alpha[0, :min(2, width)] = emit[0, :min(2, width)]
+    for t in range(1, t_len):
+        a = alpha[t - 1]
+        a1 = np.concatenate(([-np.inf], a[:-1]))
+        a2 = np.where(skip, np.concatenate(([-np.inf, -np.inf], a[:-2])), -np.inf)
+        alpha[t] = _logsumexp(a, a1, a2) + emit[t]
+    beta[-1, max(width - 2, 0):] = emit[-1, max(width - 2, 0):]
+    skip_back = np.concatenate((skip[2:], [False, False]))  # s + 2 may come after s
+    for t in range(t_len - 2, -1, -1):
+        b = beta[t + 1]
+        b1 = np.concatenate((b[1:], [-np.inf]))
+        b2 = np.where(skip_back, np.concatenate((b[2:], [-np.inf, -np.inf])), -np.inf)
+        beta[t] = _logsumexp(b, b1, b2) + emit[t]
+    return alpha, beta, ext
+
+
+def _ctc_loss(xp, log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    lp_all = np.asarray(log_probs, dtype=np.float64)
+    out = np.zeros(lp_all.shape[1])
+    for b, (lp_t, target) in enumerate(zip(input_lengths, _ctc_targets(np.asarray(targets), target_lengths),
+                                           strict=True)):
+        alpha, _, _ = _ctc_lattice(lp_all[:lp_t, b], target, blank)
+        nll = -_logsumexp(*alpha[-1, -2:]) if lp_t else (0.0 if len(target) == 0 else np.inf)
+        out[b] = nll  # inf for an impossible target; functional.ctc_loss zeroes it where zero_infinity
+    return xp.asarray(out, dtype=log_probs.dtype)
+
+
+def _ctc_loss_backward_fwd(xp, grad_output, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """The gradient of ctc_loss for its log-probabilities: minus the posterior of each label at each time."""
+    lp_all = np.asarray(log_probs, dtype=np.float64)
+    g_out = np.asarray(grad_output, dtype=np.float64)
+    grad = np.zeros_like(lp_all)
+    for b, (lp_t, target) in enumerate(zip(input_lengths, _ctc_targets(np.asarray(targets), target_lengths),
+                                           strict=True)):
+        lp = lp_all[:lp_t, b]
+        alpha, beta, ext = _ctc_lattice(lp, target, blank)
+        if not lp_t:
+            continue
+        nll = -_logsumexp(*alpha[-1, -2:])
+        if np.isinf(nll):
+            grad[:lp_t, b] = 0.0 if zero_infinity else np.nan
+            continue
+        ab = alpha + beta  # log of the paths through (t, s), each counting lp[t, ext[s]] twice
+        post = np.zeros_like(lp)
+        for c in np.unique(ext):
+            with np.errstate(divide="ignore"):
+                post[:, c] = np.exp(_logsumexp(*ab[:, ext == c].T) - lp[:, c] + nll)
+        grad[:lp_t, b] = -post * g_out[b]
+    return xp.asarray(grad, dtype=log_probs.dtype)
+
+
+def _no_ctc_second_derivative(grad):
+    raise RuntimeError("derivative for ctc_loss_backward is not implemented")
+
+
+ctc_loss_backward = defop("ctc_loss_backward", _ctc_loss_backward_fwd, public=False,
+                          tensor_args=("grad_output", "log_probs", "targets"),
+                          grad_output=_no_ctc_second_derivative, log_probs=_no_ctc_second_derivative)
+
+# The negative log-likelihood of each sample's target under CTC: a forward-backward over the lattice
+# of blanks and labels, in NumPy; no second derivative, as in PyTorch. ``zero_infinity`` zeroes the
+# gradient of an impossible target (its loss is zeroed after the op, as PyTorch does).
+ctc_loss = defop("ctc_loss", _ctc_loss, public=False, tensor_args=("log_probs", "targets"),
+                 log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity:
+                 ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity))

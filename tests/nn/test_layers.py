@@ -480,3 +480,29 @@ def test_alpha_dropout_keeps_zero_mean_unit_variance(name):
     m.eval()
     assert m(x) is x
     assert F.alpha_dropout(x, 0.3) is x  # training=False by default, as PyTorch
+
+
+# -- CTC ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [{}, dict(reduction="sum", blank=4), dict(reduction="none", zero_infinity=True)])
+def test_ctc_loss_module_matches_torch(kwargs):
+    x = _a(6, 3, 5)
+    targets, il, tl = np.array([[1, 2, 2], [3, 1, 0], [2, 3, 3]]), np.array([6, 5, 2]), np.array([3, 2, 3])
+    _check(nn.CTCLoss(**kwargs), torch.nn.CTCLoss(**kwargs), x, targets, il, tl,
+           call=lambda m, x, t, i, n: m(x.log_softmax(2), t, i, n))
+    assert repr(nn.CTCLoss(**kwargs)) == repr(torch.nn.CTCLoss(**kwargs))
+
+
+def test_ctc_loss_has_no_second_derivative_as_torch():
+    x = rg.from_numpy(_a(4, 1, 3)).requires_grad_(True)
+    loss = F.ctc_loss(x.log_softmax(2), rg.tensor([[1, 2]]), [4], [2])
+    (g,) = rg.autograd.grad(loss, x, create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for ctc_loss_backward is not implemented"):
+        g.sum().backward()
+
+
+def test_ctc_loss_errors_match_torch():
+    lp = _a(4, 2, 3)
+    for fn in (lambda lib, x: lib.nn.functional.ctc_loss(x, lib.tensor([[1], [2]]), [4], [1, 1]),
+               lambda lib, x: lib.nn.functional.ctc_loss(x, lib.tensor([[1], [2]]), [4, 4], [1]),
+               lambda lib, x: lib.nn.functional.ctc_loss(x, lib.tensor([[1], [2]]), [5, 4], [1, 1])):
+        _raises_like(lambda lib: fn(lib, lib.from_numpy(lp.copy()).log_softmax(2)))

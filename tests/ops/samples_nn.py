@@ -278,3 +278,17 @@ add("embedding_bag",
            note="padding_idx, include_last_offset"),
     Sample(lambda m, w, i: _F(m).embedding_bag(i, w, mode="max", padding_idx=0), A(3, 2), np.array([[0, 2], [0, 0]]),
            gradgrad=False, note="max, padding_idx, a bag of padding only"))
+add("ctc_loss",
+    Sample(lambda m, x, t: _F(m).ctc_loss(x.log_softmax(2), t, [6, 5, 4], [3, 2, 1], reduction="none"), A(6, 3, 5),
+           np.array([[1, 2, 2], [3, 1, 0], [4, 4, 4]]), gradgrad=False,
+           note="log_softmax first: PyTorch's gradient for log_probs assumes it (and has no second derivative)"),
+    Sample(lambda m, x, t: _F(m).ctc_loss(x.log_softmax(2), t, (4, 3), (2, 2), blank=4), nc(A(4, 2, 5)),
+           np.array([1, 1, 0, 2]), gradgrad=False, note="1-d targets, blank, mean"),
+    Sample(lambda m, x, t: _F(m).ctc_loss(x.log_softmax(1), t, [5], [2], reduction="none"), A(5, 3),
+           np.array([1, 2]), gradgrad=False, note="unbatched"),
+    Sample(lambda m, x, t: _F(m).ctc_loss(x.log_softmax(2), t, [2, 3], [3, 1], reduction="none", zero_infinity=True),
+           A(3, 2, 4), np.array([[1, 1, 1], [2, 0, 0]]), gradgrad=False, note="an impossible target, zero_infinity"))
+add("ctc_loss_backward",
+    Sample(lambda m, x, t, g: _grad_of(m, lambda v: _F(m).ctc_loss(v, t, [4, 3], [2, 1], reduction="none"), x, g),
+           A(4, 2, 3), np.array([[1, 2], [2, 0]]), A(2), grad=False, torch=False,
+           note="the true derivative for log_probs; PyTorch's adds exp(log_probs), the log_softmax part"))

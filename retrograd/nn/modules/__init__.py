@@ -7,7 +7,7 @@ from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Identity, Linear
-from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CTCLoss, CrossEntropyLoss, GaussianNLLLoss,
                    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
                    MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .misc import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout,
@@ -38,4 +38,4 @@ __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU
            "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d", "MaxUnpool2d",
            "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "EmbeddingBag", "AlphaDropout", "Dropout1d", "Dropout2d",
-           "Dropout3d", "FeatureAlphaDropout"]
+           "Dropout3d", "FeatureAlphaDropout", "CTCLoss"]
