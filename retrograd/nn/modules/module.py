@@ -8,6 +8,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _dtype
+from ..._dtype import tensor_type_name
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...utils.hooks import RemovableHandle
@@ -131,6 +132,15 @@ class _WrappedHook:
         if module is None:
             raise RuntimeError("You are trying to call the hook of a dead Module!")
         return self.hook(module, grad_input, grad_output)
+
+
+def _typename(obj):
+    """The name PyTorch's messages give an object's type: ``int``, ``retrograd.FloatTensor``, ``pkg.Class``."""
+    if isinstance(obj, Tensor):
+        return tensor_type_name(obj._data.dtype)
+    cls = type(obj)
+    module = cls.__module__ or ""
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
 
 
 def _addindent(text, spaces):
@@ -443,12 +453,12 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove_from(name)
+            self._remove_from(name, keep="_parameters")  # a parameter replaced keeps its place, as PyTorch's
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}' as parameter "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter "
                                 f"'{name}' (retrograd.nn.Parameter or None expected)")
             self.register_parameter(name, value)
             return
@@ -456,29 +466,30 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove_from(name)
+            self._remove_from(name, keep="_modules")
             modules[name] = value
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}' as child module "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (retrograd.nn.Module or None expected)")
             modules[name] = value
             return
         buffers = d.get("_buffers")
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}' as buffer "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
                                 f"'{name}' (retrograd.Tensor or None expected)")
             buffers[name] = value
             return
         object.__setattr__(self, name, value)
 
-    def _remove_from(self, name):
+    def _remove_from(self, name, keep):
         d = self.__dict__
         d.pop(name, None)
         for key in ("_parameters", "_buffers", "_modules"):
-            d[key].pop(name, None)
+            if key != keep:
+                d[key].pop(name, None)
         d["_non_persistent_buffers_set"].discard(name)
 
     def __getattr__(self, name):
@@ -503,7 +514,7 @@ class Module:
 
     def _check_name(self, name, kind):
         if not isinstance(name, str):
-            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
         if "." in name:
             raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
@@ -519,10 +530,10 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter")
-        if hasattr(type(self), name) or (name in self.__dict__ and name not in self._parameters):
+        if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__module__}.{type(param).__name__}' object to parameter "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
                             f"'{name}' (retrograd.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
@@ -541,10 +552,10 @@ class Module:
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer")
-        if hasattr(type(self), name) or (name in self.__dict__ and name not in self._buffers):
+        if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__module__}.{type(tensor).__name__}' object to buffer "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer "
                             f"'{name}' (retrograd Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
@@ -553,12 +564,22 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
-        """Adds a child module under ``name``."""
+        """Adds a child module (or None) under ``name``.
+
+        Raises:
+            TypeError: if ``module`` is not a Module or ``name`` not a string.
+            KeyError: if ``name`` is empty, contains ".", or is another attribute.
+        """
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
-        self._check_name(name, "module")
-        if hasattr(type(self), name) and name not in self._modules:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
     register_module = add_module
