@@ -14,9 +14,10 @@ from .exponential import Exponential, Laplace
 from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
 from .normal import Bernoulli, Normal, Uniform
 from .poisson import Binomial, Poisson
 
 __all__ = ["constraints", "Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "OneHotCategorical",
            "Exponential", "Laplace", "Gamma", "Beta", "Dirichlet", "Poisson", "Binomial", "Independent",
-           "kl_divergence", "register_kl"]
+           "MultivariateNormal", "kl_divergence", "register_kl"]

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..ops import digamma, lgamma, xlogy
 from .categorical import Categorical, OneHotCategorical
 from .distribution import sum_rightmost
 from .exponential import Exponential, Laplace
 from .gamma import Beta, Dirichlet, Gamma
+from ._linalg import solve_triangular
 from .independent import Independent
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Bernoulli, Normal, Uniform
 from .poisson import Binomial, Poisson
 
@@ -150,3 +154,18 @@ def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
     t1 = -q.concentration * ratio.log()
     return t1 + ratio + lgamma(q.concentration) + q.concentration * _EULER - (1 + _EULER)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    n = p.event_shape[0]
+    batch = tuple(np.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2])))
+    term2 = solve_triangular(q_tril.expand(batch + (n, n)), p_tril.expand(batch + (n, n)), upper=False)
+    term2 = term2.pow(2).sum((-2, -1))
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
