@@ -209,3 +209,35 @@ def test_old_weight_norm_and_remove_weight_norm_match_torch():
     for ours, theirs in zip(got[3], expected[3]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
     np.testing.assert_allclose(got[7], expected[7], rtol=1e-12)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_spectral_norm_matches_torch_from_the_same_singular_vectors(training):
+    ref = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(3, 4).double())
+    ours = rg.nn.utils.parametrizations.spectral_norm(rg.nn.Linear(3, 4).double())
+    state = {k: rg.tensor(v.numpy()) for k, v in ref.state_dict().items()}
+    assert list(state) == list(ours.state_dict())
+    ours.load_state_dict(state)
+    ours.train(training)
+    ref.train(training)
+    x = np.arange(6.0).reshape(2, 3)
+    y, ty = ours(rg.tensor(x)), ref(torch.tensor(x))
+    y.pow(2).sum().backward()
+    ty.pow(2).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(ours.parametrizations.weight.original.grad.numpy(),
+                               ref.parametrizations.weight.original.grad.numpy(), rtol=1e-9)
+    for key, value in ref.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-10, err_msg=key)
+    largest = np.linalg.svd(ours.weight.detach().numpy(), compute_uv=False)[0]
+    assert abs(largest - 1) < 1e-6
+
+
+def test_spectral_norm_errors_match_torch():
+    def run(lib):
+        sn = lib.nn.utils.parametrizations.spectral_norm
+        return [_error(lambda: sn(lib.nn.Linear(2, 2), name="nope"))[0],
+                _error(lambda: sn(lib.nn.Linear(2, 2), dim=3)),
+                _error(lambda: sn(lib.nn.Linear(2, 2), n_power_iterations=0))]
+    expected, got = _both(run)
+    assert got == expected
