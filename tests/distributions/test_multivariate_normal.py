@@ -20,7 +20,8 @@ MATRICES = {"covariance_matrix": COV, "precision_matrix": np.linalg.inv(COV), "s
 def _run(lib, kind):
     loc, mat = lib.tensor(LOC, requires_grad=True), lib.tensor(MATRICES[kind], requires_grad=True)
     d = lib.distributions.MultivariateNormal(loc, **{kind: mat})
-    q = lib.distributions.MultivariateNormal(lib.tensor(LOC[::-1].copy()), covariance_matrix=lib.tensor(COV[::-1].copy()))
+    q = lib.distributions.MultivariateNormal(lib.tensor(LOC[::-1].copy()),
+                                             covariance_matrix=lib.tensor(COV[::-1].copy()))
     lp, ent, kl = d.log_prob(lib.tensor(X)), d.entropy(), lib.distributions.kl_divergence(d, q)
     (lp.sum() + ent.sum() + kl.sum()).backward()
     e = d.expand((5, 2))

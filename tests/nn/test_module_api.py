@@ -55,7 +55,8 @@ def test_named_buffers_and_modules_with_prefix_recurse_and_duplicates():
         shared = lib.nn.Linear(1, 1)
         net.a, net.b = shared, shared
         return ([n for n, _ in net.named_buffers(prefix="m")], [n for n, _ in net.named_buffers(recurse=False)],
-                [n for n, _ in net.named_modules(prefix="root")], [n for n, _ in net.named_modules(remove_duplicate=False)],
+                [n for n, _ in net.named_modules(prefix="root")],
+                [n for n, _ in net.named_modules(remove_duplicate=False)],
                 [n for n, _ in net.named_parameters(remove_duplicate=False)], [n for n, _ in net.named_children()])
     expected, got = _both(run)
     assert got == expected
@@ -254,7 +255,8 @@ def test_parameter_list_registers_and_converts_tensors():
         pl.extend([lib.ones(4)])
         pl += [lib.ones(5)]
         pl[0] = lib.full((2,), 7.0)
-        out = [len(pl), [type(p).__name__ for p in pl], [p.requires_grad for p in pl], [n for n, _ in pl.named_parameters()],
+        out = [len(pl), [type(p).__name__ for p in pl], [p.requires_grad for p in pl],
+               [n for n, _ in pl.named_parameters()],
                pl[0].tolist(), len(pl[1:4]), [k for k in dir(pl) if k.isdigit()]]
         out += [_error(lambda: pl(1)), _error(lambda: pl.extend(lib.ones(2))), _error(lambda: pl[9])]
         return out

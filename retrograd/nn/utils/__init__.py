@@ -1,4 +1,4 @@
-"""``retrograd.nn.utils``: gradient clipping, parameter/vector conversion and parametrizations, as ``torch.nn.utils``."""
+"""``retrograd.nn.utils``: gradient clipping, parameter/vector conversion, parametrizations, as ``torch.nn.utils``."""
 from . import parametrizations, parametrize
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters

@@ -344,7 +344,7 @@ def type_before_parametrizations(module):
 
 
 def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
-    """Registers ``from_module``'s parametrizations (of ``tensor_name``, or all) on ``to_module``, sharing the originals.
+    """Registers ``from_module``'s parametrizations (of ``tensor_name``, or all) on ``to_module``, sharing originals.
 
     Returns:
         ``to_module``.
