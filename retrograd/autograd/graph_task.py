@@ -181,6 +181,12 @@ class GraphTask:
         if self.exit_on_error:
             self.mark_as_completed_and_run_post_processing()
 
+    def interrupt(self, exc: BaseException) -> None:
+        """Fails the pass with ``exc`` from a signal handler, taking no lock. See Note [Interrupts during backward]."""
+        if not self.has_error and not self._claimed:
+            self.error = exc
+            self.has_error = True
+
     # -- step 5 of the engine (see engine.py) ------------------------------------------------------
     def mark_as_completed_and_run_post_processing(self) -> None:
         """Completes the GraphTask exactly once: post-processing, then its outcome and future.
