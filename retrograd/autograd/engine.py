@@ -174,8 +174,7 @@ class Engine:
         if local.ready_queue is None:
             local.ready_queue = ReadyQueue()
         reentrant = local.worker_device != NO_DEVICE
-        graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0,
-                               local.ready_queue)
+        graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0, local.ready_queue)
         graph_root = GraphRoot(roots, inputs)
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
@@ -248,6 +247,8 @@ class Engine:
         try:
             while graph_task is None or not graph_task.completed:
                 if follow is None:
+                    if graph_task is None:  # a device thread holds nothing of a finished task while it waits
+                        gt = node = current = state.current_graph_task = None
                     kind, _, _, _, gt, node, inputs = queue.pop()
                     if kind == 0:  # shutdown
                         break
@@ -455,8 +456,7 @@ class Engine:
         with pool.lock:
             pool.graphtasks_queue.append(graph_task)
             if pool.num_workers < len(pool.graphtasks_queue):  # every idle thread already has work
-                threading.Thread(target=self._reentrant_thread_main, name="retrograd-reentrant",
-                                 daemon=True).start()
+                threading.Thread(target=self._reentrant_thread_main, name="retrograd-reentrant", daemon=True).start()
             pool.work.notify()
 
     def _reentrant_thread_main(self) -> None:
