@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import composite, copy, indexing, joining, linalg, pointwise, random, reduction, searching, shape, sorting
 from . import special
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
+from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
 from ._call import call_op

@@ -49,6 +49,8 @@ UNMATCHED = {
     # One node where PyTorch records a chain (its decomposition ends with another op).
     **{f"einsum-{i}": "einsum is one op; PyTorch's einsum is a chain of permutes, views, sums and bmm"
        for i in range(23)},
+    **{f"scaled_dot_product_attention-{i}": "attention is one op; PyTorch's CPU math kernel (float64) is a chain "
+       "of matmuls, softmax and views (UnsafeViewBackward0, MmBackward0)" for i in range(8)},
     "div-8": "number / tensor is one div; PyTorch's __rtruediv__ is reciprocal() * number (MulBackward0)",
     "transpose-8": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
     "transpose-9": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",

@@ -1,5 +1,6 @@
 """The layers of ``retrograd.nn``."""
 from .activation import ELU, GELU, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
+from .activation import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -19,3 +20,4 @@ __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU
            "SoftMarginLoss", "TripletMarginLoss", "AdaptiveAvgPool2d", "AvgPool2d", "Dropout", "Embedding",
            "Flatten", "MaxPool2d", "Unflatten", "Module", "RemovableHandle", "BatchNorm1d", "BatchNorm2d",
            "LayerNorm", "ParameterDict", "ParameterList"]
+__all__ += ["MultiheadAttention"]
