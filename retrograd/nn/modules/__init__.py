@@ -11,6 +11,8 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .misc import AdaptiveAvgPool2d, AvgPool2d, Dropout, Embedding, Flatten, MaxPool2d, Unflatten
 from .module import Module, RemovableHandle
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
 
 __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Softplus",
            "Tanh", "ModuleDict", "ModuleList", "Sequential", "Conv1d", "Conv2d", "CosineSimilarity",
@@ -20,4 +22,5 @@ __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU
            "SoftMarginLoss", "TripletMarginLoss", "AdaptiveAvgPool2d", "AvgPool2d", "Dropout", "Embedding",
            "Flatten", "MaxPool2d", "Unflatten", "Module", "RemovableHandle", "BatchNorm1d", "BatchNorm2d",
            "LayerNorm", "ParameterDict", "ParameterList"]
-__all__ += ["MultiheadAttention"]
+__all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+            "TransformerEncoder", "TransformerEncoderLayer"]
