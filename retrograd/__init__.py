@@ -58,9 +58,6 @@ negative = neg
 
 __version__ = "0.1.0"
 
-import builtins as _builtins  # noqa: E402 - this module rebinds bool, int and float to dtypes
-
-
 def is_tensor(obj) -> bool:
     """True if ``obj`` is a retrograd Tensor."""
     return isinstance(obj, Tensor)
@@ -72,14 +69,3 @@ def numel(input) -> int:
 
 def is_floating_point(input) -> bool:
     return input.is_floating_point()
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """True if every element of ``input`` is close to ``other``, as ``torch.allclose``."""
-    import numpy as np
-    return _builtins.bool(np.allclose(input._host(), other._host(), rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def equal(input, other) -> bool:
-    """True if both tensors have the same shape and elements."""
-    return input.shape == other.shape and _builtins.bool((input._host() == other._host()).all())

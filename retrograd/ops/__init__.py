@@ -44,3 +44,7 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
     "concatenate", "sum_to_size", "ger", "sort", "msort", "topk", "kthvalue", "median", "mode", "normal", "nonzero",
     "argwhere", "unique", "unique_consecutive"})
+
+# Public functions written in Python (not declared by defop), beyond the list above.
+__all__ = sorted(set(__all__) | {
+    "arctan2", "float_power", "allclose", "equal"})
