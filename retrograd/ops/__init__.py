@@ -48,3 +48,6 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
 # Public functions written in Python (not declared by defop), beyond the list above.
 __all__ = sorted(set(__all__) | {
     "arctan2", "float_power", "allclose", "equal"})
+from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid  # noqa: E402
+
+__all__ = sorted(set(__all__) | {"cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid"})
