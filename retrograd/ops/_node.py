@@ -122,7 +122,8 @@ _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the ru
     "threshold_backward": {"output": "self"},
 }
 _PYTORCH_OUTPUT_NAMES = {op: {1: "indices"} for op in (  # op: {output: PyTorch's name}
-    "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode")}
+    "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode", "cummax", "cummin")}
+_PYTORCH_OUTPUT_NAMES["aminmax"] = {0: "min", 1: "max"}
 
 
 def _int_list(value):
@@ -139,7 +140,7 @@ def _wrapped_number(value):
 _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # PyTorch's at::Reduction, which its nodes save
 _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where it differs from retrograd's
-    **{(op, "dim"): _int_list for op in ("sum", "mean", "amax", "amin", "logsumexp", "norm")},
+    **{(op, "dim"): _int_list for op in ("sum", "mean", "amax", "amin", "logsumexp", "norm", "nansum")},
     ("roll", "shifts"): _int_list, ("roll", "dims"): lambda value: () if value is None else _int_list(value),
     **{(op, name): _wrapped_number for op in ("mul", "div") for name in ("input", "other")},
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,

@@ -367,9 +367,10 @@ def _copysign_input_grad(grad, input, result):
 
 copysign = defop("copysign", ufunc("copysign", "input", "other"), method=True, inplace=True, promote="float",
                  node_names={"CopysignBackward1": lambda other: not isinstance(other, Tensor)},
-                 input=_copysign_input_grad, other=lambda grad: grad * 0)
-sgn = defop("sgn", ufunc("sign", "input"), method=True, inplace=True,
-            input=lambda grad: grad * 0)  # real tensors: the sign, with zero gradient
+                 input=_copysign_input_grad,
+                 other=lambda grad, result: grad * 0)  # PyTorch's node keeps the result for either input
+sgn = defop("sgn", ufunc("sign", "input"), method=True, inplace=True,  # real tensors: the sign, zero gradient
+            input=lambda grad, input, result: grad * 0)  # saves what PyTorch's node saves (its complex formula's)
 signbit = defop("signbit", lambda xp, input: xp.signbit(input) if input.dtype.kind != "b" else
                 xp.zeros(input.shape, bool), method=True)
 
