@@ -45,9 +45,16 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "concatenate", "sum_to_size", "ger", "sort", "msort", "topk", "kthvalue", "median", "mode", "normal", "nonzero",
     "argwhere", "unique", "unique_consecutive"})
 
-# Public functions written in Python (not declared by defop), beyond the list above.
-__all__ = sorted(set(__all__) | {
-    "arctan2", "float_power", "allclose", "equal"})
+# PyTorch's further ops, by family; the pointwise ones come with the star import above.
 from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid  # noqa: E402
+from .shape import diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
+from .indexing import index_copy, index_fill, masked_scatter, scatter_reduce, take_along_dim  # noqa: E402
+from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
+from .joining import block_diag, cartesian_prod, combinations, meshgrid  # noqa: E402
+from .linalg import kron, vander  # noqa: E402
 
-__all__ = sorted(set(__all__) | {"cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid"})
+__all__ = sorted(set(__all__) | {
+    "arctan2", "float_power", "allclose", "equal",
+    "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
+    "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
+    "block_diag", "cartesian_prod", "combinations", "meshgrid", "kron", "vander"})

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import string
 
-from .._creation import eye
+from .. import _dtype
+from .._creation import eye, ones, zeros
 from ._declarations import defop
+from .joining import cat
 from ._grad_utils import matmul_backward
 
 
@@ -206,3 +208,45 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return einsum_op(equation, list(operands))
+
+
+# -- products of PyTorch's list: kron, vander ---------------------------------------------------------------
+def kron(input, other):
+    """The Kronecker product of ``input`` and ``other``: every element of ``input`` times all of ``other``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.kron(rg.tensor([1., 2.]), rg.tensor([1., 10.]))
+        tensor([ 1., 10.,  2., 20.])
+    """
+    nd = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (nd - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.dim()) + tuple(other.shape))
+    a_wide = a.reshape(tuple(d for s in a.shape for d in (s, 1)))
+    b_wide = b.reshape(tuple(d for s in b.shape for d in (1, s)))
+    return (a_wide * b_wide).reshape(tuple(p * q for p, q in zip(a.shape, b.shape, strict=True)))
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1)`` down to ``x ** 0`` (up, ``increasing``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.vander(rg.tensor([1, 2, 3]), N=3)
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = _dtype.promote_types(x.dtype, _dtype.int64)
+    if n == 0:
+        return zeros((x.shape[0], 0), dtype=dtype, device=x.device)
+    columns = ones((x.shape[0], 1), dtype=dtype, device=x.device)
+    if n > 1:
+        powers = x.to(dtype).unsqueeze(1).expand((x.shape[0], n - 1)).cumprod(1)
+        columns = cat([columns, powers], 1)
+    return columns if increasing else columns.flip(1)

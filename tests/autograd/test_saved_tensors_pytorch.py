@@ -174,7 +174,7 @@ PYTORCH_ONLY = {
     "convolution": {"bias_sym_sizes_opt", "dilation", "input", "output_padding", "padding", "stride", "transposed"},
     "div_rounding": {"other", "rounding_mode", "self"}, "elu": {"input_scale", "scale"},
     "embedding": {"sparse", "weight_sym_argsize_0"}, "gather": {"self", "sparse_grad"},
-    "index_add": {"source", "source_dim"}, "layer_norm": {"bias", "result1", "result2"},
+    "index_add": {"source", "source_dim"}, "index_copy": {"source", "source_dim"}, "layer_norm": {"bias", "result1", "result2"},
     "masked_select": {"self"}, "max_pool2d_with_indices": {"ceil_mode", "padding", "self"},
     "mean": {"self_sym_numel"}, "mm": {"mat2_sym_sizes", "mat2_sym_strides", "self_sym_sizes", "self_sym_strides"},
     "native_batch_norm": {"result1", "result2", "running_mean", "running_var", "training"},
