@@ -33,6 +33,7 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from .autograd import functional as _functional  # noqa: F401 - above the ops it uses
 from . import special
+from . import linalg
 from . import utils
 from . import nn
 from .utils import checkpoint as _checkpoint_module  # noqa: F401

@@ -51,10 +51,12 @@ from .shape import diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
 from .indexing import index_copy, index_fill, masked_scatter, scatter_reduce, take_along_dim  # noqa: E402
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
 from .joining import block_diag, cartesian_prod, combinations, meshgrid  # noqa: E402
-from .linalg import kron, vander  # noqa: E402
+from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron,  # noqa: E402
+                     logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
 __all__ = sorted(set(__all__) | {
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
-    "block_diag", "cartesian_prod", "combinations", "meshgrid", "kron", "vander"})
+    "block_diag", "cartesian_prod", "combinations", "meshgrid", "kron", "vander", "cross", "inner", "logdet",
+    "matrix_power", "slogdet", "tensordot", "chain_matmul"})

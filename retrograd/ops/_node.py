@@ -120,10 +120,17 @@ _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the ru
     "native_batch_norm": {"input": "input"},
     "norm": {"p": "ord"},
     "threshold_backward": {"output": "self"},
+    "linalg_inv": {"result": "inverse"},
+    "linalg_pinv": {"A": "self"},
+    "linalg_solve_triangular": {"A": "self"},
+    "linalg_lstsq": {"A": "self", "B": "b"},
 }
 _PYTORCH_OUTPUT_NAMES = {op: {1: "indices"} for op in (  # op: {output: PyTorch's name}
     "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode", "cummax", "cummin")}
-_PYTORCH_OUTPUT_NAMES["aminmax"] = {0: "min", 1: "max"}
+_PYTORCH_OUTPUT_NAMES.update({
+    "aminmax": {0: "min", 1: "max"}, "linalg_slogdet": {0: "sign", 1: "logabsdet"}, "linalg_cholesky_ex": {0: "L"},
+    "linalg_qr": {0: "Q", 1: "R"}, "linalg_svd": {0: "U", 1: "S", 2: "Vh"},
+    "linalg_eigh": {0: "eigenvalues", 1: "eigenvectors"}})
 
 
 def _int_list(value):
@@ -161,7 +168,7 @@ def _names_of(op):
         if name.startswith("#"):
             continue
         if name == "result":
-            pytorch = None if op.multi_output else "result"
+            pytorch = None if op.multi_output else rename.get("result", "result")
         elif name in op.index:
             pytorch = rename.get(name, name)
         else:  # <param>_shape, _dtype or _device

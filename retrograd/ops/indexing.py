@@ -393,9 +393,11 @@ masked_scatter = defop("masked_scatter", _masked_scatter, method=True, inplace=T
                        source=_masked_scatter_source_grad)
 
 _REDUCE_UFUNCS = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}
+_REDUCE_ALIASES = {"max": "amax", "min": "amin"}  # PyTorch takes these too
 
 
 def _scatter_reduce(xp, input, dim, index, src, reduce, *, include_self=True):
+    reduce = _REDUCE_ALIASES.get(reduce, reduce)
     if reduce not in _REDUCE_UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     out = input.copy()
@@ -431,6 +433,7 @@ def _scattered_count(dim, index, like):
 
 def _scatter_reduce_grads(grad, input, dim, index, src, reduce, include_self, result):
     """(gradient of input, gradient of src) of scatter_reduce, as PyTorch's scatter_reduce_backward."""
+    reduce = _REDUCE_ALIASES.get(reduce, reduce)
     if src.dim() and tuple(src.shape) != tuple(index.shape):  # only src's leading part was read
         src = src[tuple(slice(0, s) for s in index.shape)]
     hit = _scattered_count(dim, index, grad) > 0

@@ -463,7 +463,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     n = input.shape[d] if input.dim() else 1
     if isinstance(repeats, int):
         if repeats < 0:
-            raise RuntimeError("repeats can not be negative")
+            raise RuntimeError("Repeats must be non-negative")
         if input.dim() == 0:
             input, d = input.reshape(1), 0
         shape = tuple(input.shape)

@@ -246,6 +246,8 @@ add("scatter_reduce",
     Sample(lambda m, x, i, s: x.clone().scatter_reduce_(0, i, s, "amax"), np.array([1., 5.]), np.array([0, 1, 1]),
            np.array([3., 5., 2.]), ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "amax"), grad=False,
            note="in place, a tie (no derivative there; PyTorch's choice is compared)"),
+    Sample(lambda m, x, i, s: x.scatter_reduce(0, i, s, "max"), I(9, 3), np.array([0, 0, 2]), I(9, 3),
+           ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "amax"), note="'max' is 'amax'"),
     Sample(lambda m, x, i, s: x.scatter_reduce(0, i, s, "sum"), I(5, 3), np.array([0, 0, 2]), I(5, 3),
            ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "sum"), note="integers"))
 add("scatter",
