@@ -12,6 +12,7 @@ from . import _runtime  # noqa: F401 - the process-wide settings of Note [Collec
 from ._runtime import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads
 from ._dtype import (dtype, float16, float32, float64, int8, uint8, int16, int32, int64, bool, half, float,
                      double, short, int, long, get_default_dtype, set_default_dtype, promote_types)
+from ._dtype import bfloat16, finfo, iinfo, can_cast, result_type
 from ._device import device
 from ._size import Size
 from ._tensor import Tensor

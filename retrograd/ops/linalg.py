@@ -210,9 +210,32 @@ def einsum(equation, *operands):
         >>> rg.einsum("ij,j->i", rg.ones(2, 3), rg.ones(3))
         tensor([3., 3.])
     """
+    if isinstance(equation, Tensor):  # the sublist form: einsum(op1, [0, 1], op2, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return einsum_op(equation, list(operands))
+
+
+def _sublist_equation(args):
+    """(equation, operands) of einsum's sublist form: operands each followed by its subscripts (ints in
+    [0, 52) or Ellipsis), then optionally the output's subscripts."""
+    def letters(sub):
+        out = ""
+        for s in sub:
+            if s is Ellipsis:
+                out += "..."
+            elif isinstance(s, int) and 0 <= s < 52:
+                out += string.ascii_letters[s]
+            else:
+                raise RuntimeError(f"einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        return out
+    n = len(args) // 2
+    operands, subs = list(args[0:2 * n:2]), [letters(s) for s in args[1:2 * n:2]]
+    equation = ",".join(subs)
+    if len(args) % 2:  # the output's subscripts
+        equation += "->" + letters(args[-1])
+    return equation, tuple(operands)
 
 
 # -- products of PyTorch's list: kron, vander ---------------------------------------------------------------

@@ -229,3 +229,10 @@ add("mm",
            note="chain_matmul"))
 add("sum", Sample(lambda m, x, y: m.linalg.vecdot(x, y, dim=0), A(3, 2), A(3, 1),
                   ref=lambda x, y: (x * y).sum(0), note="linalg.vecdot"))
+add("einsum",
+    Sample(lambda m, x, y: m.einsum(x, [0, 1], y, [1, 2], [0, 2]), A(2, 3), A(3, 2), ref=np.matmul,
+           note="sublist form"),
+    Sample(lambda m, x, y: m.einsum(x, [0, 1], y, [1, 2]), A(2, 3), nc(A(3, 2)), ref=np.matmul,
+           note="sublist form, implicit output"),
+    Sample(lambda m, x: m.einsum(x, [Ellipsis, 0, 0], [Ellipsis, 0]), A(2, 3, 3),
+           ref=lambda x: np.einsum("...ii->...i", x), note="sublist form, ellipsis and a diagonal"))
