@@ -18,11 +18,13 @@ from ._creation import tensor as _tensor
 from ._tensor import _wrap_dim
 from .ops import linalg as _ops
 from .ops.linalg import LinAlgError, linalg_cross, matmul, matrix_power
+from .ops.joining import cat as _cat
 from .ops.reduction import amax, amin, norm as _norm, sum as _sum
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
+           "vecdot", "vector_norm"]
 
 # The named tuples of torch.return_types that these functions return.
 linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
@@ -32,6 +34,7 @@ linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 linalg_cholesky_ex = namedtuple("linalg_cholesky_ex", ["L", "info"])
 linalg_inv_ex = namedtuple("linalg_inv_ex", ["inverse", "info"])
 linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+linalg_solve_ex = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
 def _cast(x, dtype):
@@ -443,3 +446,56 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803
     """
     return A.diagonal(offset, dim1, dim2)
 
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):  # noqa: N803
+    """``solve`` that reports a singular ``A`` in ``info`` (non-zero) instead of raising.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.linalg.solve_ex(rg.eye(2), rg.ones(2)).info
+        tensor(0, dtype=retrograd.int32)
+    """
+    try:
+        result = solve(A, B, left=left)
+    except LinAlgError:
+        if check_errors:
+            raise
+        return linalg_solve_ex(B.new_full(tuple(B.shape), float("nan")), inv_ex(A.detach()).info)
+    return linalg_solve_ex(result, _tensor(np.zeros(tuple(A.shape[:-2]), np.int32), device=A.device))
+
+
+def matrix_exp(A):  # noqa: N803
+    """The matrix exponential of each square matrix of ``A`` (``sum A^k / k!``), by SciPy's Pade approximation.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.linalg.matrix_exp(rg.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return _ops.linalg_matrix_exp(A)
+
+
+def vander(x, *, N=None):  # noqa: N803
+    """The Vandermonde matrices of the vectors of ``x``: columns ``x ** 0`` up to ``x ** (N - 1)``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.linalg.vander(rg.tensor([1., 2., 3.]))
+        tensor([[1., 1., 1.],
+                [1., 2., 4.],
+                [1., 3., 9.]])
+    """
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: Expected tensor with at least 1 dimension, but got tensor with 0 "
+                           "dimensions")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        if n < 1:
+            raise RuntimeError("N must be greater than 1.")
+        return x.unsqueeze(-1) ** 0
+    dtype = _dtype.promote_types(x.dtype, _dtype.int64)
+    column = x.to(dtype).unsqueeze(-1)
+    powers = column.expand(tuple(x.shape) + (n - 1,)).cumprod(-1)
+    return _cat([column ** 0, powers], -1)

@@ -121,7 +121,7 @@ _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the ru
     "norm": {"p": "ord"},
     "threshold_backward": {"output": "self"},
     "linalg_inv": {"result": "inverse"},
-    "linalg_pinv": {"A": "self"},
+    "linalg_pinv": {"A": "self"}, "linalg_matrix_exp": {"A": "self"},
     "linalg_solve_triangular": {"A": "self"},
     "linalg_lstsq": {"A": "self", "B": "b"},
 }

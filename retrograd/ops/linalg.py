@@ -239,6 +239,7 @@ def _sublist_equation(args):
 
 
 # -- products of PyTorch's list: kron, vander ---------------------------------------------------------------
+@tensor_method
 def kron(input, other):
     """The Kronecker product of ``input`` and ``other``: every element of ``input`` times all of ``other``.
 
@@ -928,3 +929,22 @@ def chain_matmul(*matrices):
     for m in matrices[1:]:
         result = result.mm(m)
     return result.view(tuple(result.shape))
+
+
+def _matrix_exp(xp, A):
+    _square("linalg.matrix_exp", A)
+    return scipy.linalg.expm(A) if A.size else A.copy()
+
+
+def _matrix_exp_backward(grad, A):
+    """The adjoint of the Frechet derivative: the top-right block of exp([[A^T, G], [0, A^T]]) (Mathias, 1996);
+    written with matrix_exp itself, so it differentiates again."""
+    n = A.shape[-1]
+    At = A.mT
+    top = cat([At, grad], -1)
+    bottom = cat([At * 0, At], -1)
+    return linalg_matrix_exp(cat([top, bottom], -2))[..., :n, n:]
+
+
+linalg_matrix_exp = defop("linalg_matrix_exp", _matrix_exp, public=False, node_name="LinalgMatrixExp",
+                          A=_matrix_exp_backward)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._declarations import defop, op_call, passthrough, shortcut, tensor_method, ufunc
+from ._declarations import REGISTRY, defop, op_call, passthrough, shortcut, tensor_method, ufunc
 
 # -- arithmetic -------------------------------------------------------------------------------------
 add = defop("add", shortcut(lambda xp, input, other, *, alpha=1: xp.add(input, xp.multiply(other, alpha)),
@@ -479,3 +479,9 @@ def equal(input, other) -> bool:
         True
     """
     return tuple(input.shape) == tuple(other.shape) and bool(eq(input, other).all().item())
+
+
+# PyTorch's in-place forms of the logical and bitwise ops declared above (the result cast to self's dtype).
+for _name in ("logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+              "bitwise_not"):
+    REGISTRY[_name].inplace = True

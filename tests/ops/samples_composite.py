@@ -57,3 +57,4 @@ add("vander",
            torch=False, note=_VANDER_NOTE),
     Sample(lambda m, x: m.vander(x, N=0), A(3), ref=lambda x: np.vander(x, 0)),
     Sample(lambda m, x: m.vander(x, N=2), I(4, 3), ref=lambda x: np.vander(x, 2)))
+add("kron", Sample(lambda m, x, y: x.kron(y), A(2), A(2), ref=np.kron, note="method"))

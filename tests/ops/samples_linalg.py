@@ -236,3 +236,13 @@ add("einsum",
            note="sublist form, implicit output"),
     Sample(lambda m, x: m.einsum(x, [Ellipsis, 0, 0], [Ellipsis, 0]), A(2, 3, 3),
            ref=lambda x: np.einsum("...ii->...i", x), note="sublist form, ellipsis and a diagonal"))
+add("linalg_matrix_exp",
+    Sample(lambda m, x: m.linalg.matrix_exp(x), A(3, 3) / 2,
+           ref=lambda x: __import__("scipy.linalg").linalg.expm(x)),
+    Sample(lambda m, x: m.linalg.matrix_exp(x), nc(A(2, 2, 2)) / 2,
+           ref=lambda x: __import__("scipy.linalg").linalg.expm(x), note="batched"))
+add("vander",
+    Sample(lambda m, x: m.linalg.vander(x), A(2, 3),
+           ref=lambda x: np.stack([np.vander(r, increasing=True) for r in x]),
+           note="linalg.vander, batched"),
+    Sample(lambda m, x: m.linalg.vander(x, N=2), I(4, 3), ref=lambda x: np.vander(x, 2, increasing=True)))

@@ -310,3 +310,11 @@ add("isclose",
     Sample(lambda m, x, y: x.isclose(y, rtol=0.1, atol=0., equal_nan=True), Const(A(2, 3)), Const(A(3)),
            ref=lambda x, y: np.isclose(x, y, rtol=0.1, atol=0., equal_nan=True)),
     Sample(lambda m, x, y: m.isclose(x, y), I(3, 3), I(3, 3), ref=np.isclose, note="integers"))
+for _name in ("logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"):
+    add(_name, Sample(lambda m, x, y, _n=_name: getattr(x.clone(), _n + "_")(y), I(4, 2, 3), I(4, 3),
+                      ref=lambda x, y, _n=_name: getattr(np, _n)(x, y).astype(x.dtype), note="in place"))
+for _name in ("logical_not", "bitwise_not"):
+    add(_name, Sample(lambda m, x, _n=_name: getattr(x.clone(), _n + "_")(), I(4, 3),
+                      ref=lambda x, _n=_name: (np.logical_not(x) if _n == "logical_not" else np.invert(x)).astype(
+                          x.dtype), note="in place"))
+add("atan2", Sample(lambda m, x, y: x.clone().arctan2_(y), A(3), P(3), ref=np.arctan2, note="arctan2_"))

@@ -246,3 +246,4 @@ add("trapezoid",
            ref=lambda y, x: np.trapezoid(y, x)),
     Sample(lambda m, y, x: m.trapezoid(y, x, dim=0), A(3, 2), A(3, 2), ref=lambda y, x: np.trapezoid(y, x, axis=0)),
     Sample(lambda m, y: m.trapezoid(y), A(2, 0), ref=lambda y: np.zeros(2)))
+add("cumprod", Sample(lambda m, x: x.clone().cumprod_(1), A(2, 3), ref=lambda x: np.cumprod(x, 1), note="in place"))

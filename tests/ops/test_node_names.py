@@ -53,7 +53,7 @@ UNMATCHED = {
        "of matmuls, softmax and views (UnsafeViewBackward0, MmBackward0)" for i in range(8)},
     **{f"trapezoid-{i}": "PyTorch's trapezoid ends in a mul or div by a C++ Scalar (MulBackward1, DivBackward1)"
        for i in range(4)},
-    **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(3)},
+    **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(4)},
     "diff-3": "diff(n=0) is clone() here; PyTorch copies into a new tensor (CopyBackwards)",
     "div-8": "number / tensor is one div; PyTorch's __rtruediv__ is reciprocal() * number (MulBackward0)",
     "transpose-8": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
