@@ -208,7 +208,7 @@ def _scatter(xp, input, dim, index, src=None, value=None, *, reduce=None):
 
 
 def _no_derivative_with_reduce(reduce):
-    if reduce is not None:  # PyTorch's scatter with ``reduce`` records a NotImplemented node
+    if reduce is not None:  # PyTorch records a NotImplemented node for it; here the node's backward raises
         raise RuntimeError("derivative for aten::scatter is not implemented")
 
 
@@ -223,8 +223,7 @@ def _scatter_src_grad(grad, dim, index, src_shape, reduce):
 
 
 scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
-                node_names={"torch::autograd::NotImplemented": lambda reduce: reduce is not None,
-                            "ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
+                node_names={"ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
                 input=_scatter_input_grad, src=_scatter_src_grad)
 
 
