@@ -213,6 +213,7 @@ def test_old_weight_norm_and_remove_weight_norm_match_torch():
 
 @pytest.mark.parametrize("training", [True, False])
 def test_spectral_norm_matches_torch_from_the_same_singular_vectors(training):
+    torch.manual_seed(0)  # the power iteration's accuracy depends on the weights: fix them
     ref = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(3, 4).double())
     ours = rg.nn.utils.parametrizations.spectral_norm(rg.nn.Linear(3, 4).double())
     state = {k: rg.tensor(v.numpy()) for k, v in ref.state_dict().items()}
