@@ -1,7 +1,7 @@
 """Every differentiable op, declared once each in its family module, and the Tensor methods that call them.
 
 The op table: ``pointwise``, ``reduction``, ``sorting``, ``special``, ``random``, ``searching``,
-``shape``, ``indexing``, ``joining``, ``linalg``, ``copy``, ``composite`` and ``nn`` (private
+``shape``, ``indexing``, ``joining``, ``linalg``, ``copy``, ``composite``, ``nn`` and ``recurrent`` (private
 primitives of ``retrograd.nn``), each a list of ``defop`` declarations (_declarations.py) with
 their formulas; ``_grad_utils`` holds the helpers formulas call. The public ops' docstrings are in
 ``_docs``; the rest of Tensor's methods and its operators in ``_methods``.
@@ -12,6 +12,7 @@ from . import composite, copy, indexing, joining, linalg, pointwise, random, red
 from . import special
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
+from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
 from ._call import call_op

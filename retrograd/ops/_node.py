@@ -257,8 +257,8 @@ def _resolve(node, saved, index, name, grad, grads, unpacked):
     value = saved[index[name]]  # a saved input unpacks without naming the node (Note [Saved tensors and their hooks])
     if type(value) is SavedTensor:
         value = value.unpack(node if name == "result" else None)
-    elif type(value) is list and value and type(value[0]) is SavedTensor:
-        value = [v.unpack() for v in value]
+    elif type(value) is list and any(type(v) is SavedTensor for v in value):  # a list may hold None, numbers
+        value = [v.unpack() if type(v) is SavedTensor else v for v in value]
     elif type(value) is tuple and name == "result":
         value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
     else:
