@@ -13,6 +13,7 @@ from .module import Module, RemovableHandle
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Softplus",
            "Tanh", "ModuleDict", "ModuleList", "Sequential", "Conv1d", "Conv2d", "CosineSimilarity",
@@ -24,3 +25,4 @@ __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU
            "LayerNorm", "ParameterDict", "ParameterList"]
 __all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
             "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
