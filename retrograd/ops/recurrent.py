@@ -70,7 +70,8 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
 
     Returns ``(output, h_n, c_n, gates, state_a, state_b, h_prev)``: the last four are the
     workspace of ``rnn_layer_backward`` (``c_n``, ``state_a`` and ``state_b`` are empty where the
-    mode has no use for them).
+    mode has no use for them). LSTM: ``state_a`` is the cell before each step, ``state_b`` the tanh
+    of the cell after it; GRU: ``state_a`` is ``weight_hh @ h + bias_hh`` of each step.
     """
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
@@ -89,7 +90,8 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
         scale[2 * hs:3 * hs] = -2.0
         gates *= scale
         w_hh_t = w_hh_t * scale
-        state_b = xp.empty((n, hs), dtype=dt)  # the cell after each step
+        cells = xp.empty((n, hs), dtype=dt)  # the cell after each step
+        state_b = xp.empty((n, hs), dtype=dt)  # its tanh
         c_n = xp.empty_like(c0)
         w_hr_t = None if w_hr is None else w_hr.T
     elif mode == "GRU":
@@ -116,15 +118,15 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
                 gg = g[:, 2 * hs:3 * hs]
                 gg *= 2
                 gg -= 1  # tanh(g) = 2 sigmoid(2 g) - 1
-                cn = state_b[s:e]
+                cn = cells[s:e]
                 xp.multiply(g[:, hs:2 * hs], cp, out=cn)
                 cn += g[:, :hs] * gg
-                m = xp.tanh(cn)
-                m *= g[:, 3 * hs:]
+                tc = state_b[s:e]
+                xp.tanh(cn, out=tc)
                 if w_hr_t is not None:
-                    xp.matmul(m, w_hr_t, out=out[s:e])
+                    xp.matmul(tc * g[:, 3 * hs:], w_hr_t, out=out[s:e])
                 else:
-                    out[s:e] = m
+                    xp.multiply(tc, g[:, 3 * hs:], out=out[s:e])
             elif mode == "GRU":
                 hh = state_a[s:e]
                 xp.matmul(hp, w_hh_t, out=hh)
@@ -153,15 +155,15 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
             if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
                 h_src = xp.concatenate([out[s:e], h0[b:nb]])
                 if lstm:
-                    c_src = xp.concatenate([state_b[s:e], c0[b:nb]])
+                    c_src = xp.concatenate([cells[s:e], c0[b:nb]])
                 continue
             if nb < b:  # the sequences in rows nb..b end here
                 h_n[nb:b] = out[s + nb:e]
                 if lstm:
-                    c_n[nb:b] = state_b[s + nb:e]
+                    c_n[nb:b] = cells[s + nb:e]
             h_src = out[s:e]
             if lstm:
-                c_src = state_b[s:e]
+                c_src = cells[s:e]
     order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
     h_prev = xp.concatenate(h_prevs[order])
     if lstm:
@@ -182,7 +184,7 @@ def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates
     if mode == "LSTM":
         dc = grad_cy.astype(dt, copy=True)
         i, f, gg, o = (gates[:, k * hs:(k + 1) * hs] for k in range(4))
-        tc = xp.tanh(state_b)
+        tc = state_b
         coef = xp.empty((n, 3, hs), dtype=dt)  # d(pre-activation of i, f, g) / d(cell)
         xp.multiply(gg, i * (1 - i), out=coef[:, 0])
         xp.multiply(state_a, f * (1 - f), out=coef[:, 1])
@@ -240,7 +242,7 @@ def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates
     dw_ih = d_in.T @ x
     dw_hh = d_hid.T @ h_prev
     db_ih = d_in.sum(0) if b_ih is not None else empty
-    db_hh = d_hid.sum(0) if b_hh is not None else empty
+    db_hh = empty if b_hh is None else db_ih.copy() if d_hid is d_in else d_hid.sum(0)
     dw_hr = empty
     if d_hr is not None:
         dw_hr = d_hr.T @ (gates[:, 3 * hs:] * tc)
