@@ -17,7 +17,7 @@ from ...ops import cat, stack
 from ...ops.recurrent import GATES, rnn_layer
 from .. import functional as F, init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from .._packing import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
