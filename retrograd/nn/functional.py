@@ -1303,3 +1303,5 @@ from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, co
                       cosine_similarity, cross_entropy, ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss,
                       kl_div, l1_loss, logsigmoid, margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss,
                       pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
+from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402,F401
+__all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]  # noqa: E402

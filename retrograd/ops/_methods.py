@@ -159,6 +159,8 @@ def attach() -> None:
         REGISTRY["div"] if rounding_mode is None else REGISTRY["div_rounding"],
         (self, other) if rounding_mode is None else (self, other, rounding_mode))
     T.clip_ = T.clamp_
+    T.arctan2_ = T.atan2_
+    T.cumprod_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumprod"], (self, dim, dtype))
     T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
     T.zero_ = lambda self: T.fill_(self, 0)
     T.__iadd__ = lambda self, other: T.add_(self, other)

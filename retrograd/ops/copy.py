@@ -112,3 +112,23 @@ fill = defop("fill", _fill_forward, public=False, inplace=True, tensor_args=("in
              node_name="FillBackward2", node_names={"FillBackward3": lambda value: isinstance(value, Tensor)},
              input=lambda grad: grad * 0,
              value=lambda grad: grad.sum())
+
+
+@tensor_method
+def type_as(input, other):
+    """``input`` cast to the dtype of ``other`` (itself when it has that dtype already).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tensor([1, 2]).type_as(rg.tensor([0.5]))
+        tensor([1., 2.])
+    """
+    return to(input, other.dtype)
+
+
+def _is_contiguous(self, memory_format=None):
+    """Whether the elements of this tensor lie in memory in row-major order without gaps."""
+    return bool(self._data.flags.c_contiguous)
+
+
+Tensor.is_contiguous = _is_contiguous

@@ -46,7 +46,13 @@ UNMATCHED = {
     "sum_to_size-3": "PyTorch sums with keepdim, then views; retrograd sums the leading dims away (no view)",
     # One node where PyTorch records a chain (its decomposition ends with another op).
     **{f"einsum-{i}": "einsum is one op; PyTorch's einsum is a chain of permutes, views, sums and bmm"
-       for i in range(23)},
+       for i in range(26)},
+    **{f"scaled_dot_product_attention-{i}": "attention is one op; PyTorch's CPU math kernel (float64) is a chain "
+       "of matmuls, softmax and views (UnsafeViewBackward0, MmBackward0)" for i in range(8)},
+    **{f"trapezoid-{i}": "PyTorch's trapezoid ends in a mul or div by a C++ Scalar (MulBackward1, DivBackward1)"
+       for i in range(4)},
+    **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(4)},
+    "diff-3": "diff(n=0) is clone() here; PyTorch copies into a new tensor (CopyBackwards)",
     "div-8": "number / tensor is one div; PyTorch's __rtruediv__ is reciprocal() * number (MulBackward0)",
     "transpose-8": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",
     "transpose-9": "t() calls transpose; PyTorch's t is an op of its own (TBackward0)",

@@ -3,7 +3,8 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
                          LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6, RReLU, SiLU,
                          Sigmoid, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
                          Tanh, Tanhshrink, Threshold)
-from .container import ModuleDict, ModuleList, Sequential
+from .activation import MultiheadAttention
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Identity, Linear
@@ -22,6 +23,9 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                             LayerNorm, LocalResponseNorm, RMSNorm)
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU", "Sigmoid", "Softmax", "Softplus",
            "Tanh", "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "Mish", "PReLU",
@@ -39,3 +43,7 @@ __all__ = ["ELU", "GELU", "LeakyReLU", "LogSigmoid", "LogSoftmax", "ReLU", "SiLU
            "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "EmbeddingBag", "AlphaDropout", "Dropout1d", "Dropout2d",
            "Dropout3d", "FeatureAlphaDropout", "CTCLoss"]
+__all__ += ["ParameterDict", "ParameterList"]
+__all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+            "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]

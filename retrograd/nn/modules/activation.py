@@ -4,11 +4,13 @@ from __future__ import annotations
 from ... import _creation
 from .. import functional as F, init as _init
 from ..parameter import Parameter
+from .linear import Linear
 from .module import Module
 
 __all__ = ["ReLU", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Softplus",
            "LogSigmoid", "Hardtanh", "ReLU6", "Threshold", "PReLU", "RReLU", "Mish", "Hardswish", "Hardsigmoid",
            "SELU", "CELU", "GLU", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Softmin", "Softmax2d"]
+__all__ += ["MultiheadAttention"]
 
 
 class ReLU(Module):
@@ -385,3 +387,115 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3)
+# -- multi-head attention -------------------------------------------------------------------------------
+class MultiheadAttention(Module):
+    """Multi-head attention, as ``torch.nn.MultiheadAttention``: PyTorch's parameters, names and initialization.
+
+    Args:
+        embed_dim: the model's width (split into ``num_heads`` heads of ``embed_dim // num_heads``).
+        num_heads: the number of heads.
+        dropout: dropout probability on the attention weights (in training).
+        bias: learn the input and output projections' biases.
+        add_bias_kv: learn a key and a value appended to every sequence (``bias_k``, ``bias_v``).
+        add_zero_attn: append a key and a value of zeros.
+        kdim, vdim: the key's and value's widths (default ``embed_dim``); when either differs, the
+            projections are ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight`` instead of ``in_proj_weight``.
+        batch_first: inputs and output are (N, L, E) instead of (L, N, E).
+        device, dtype: of the parameters.
+
+    Raises:
+        ValueError: for a non-positive ``embed_dim`` or ``num_heads``.
+        AssertionError: when ``embed_dim`` is not divisible by ``num_heads``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> mha = rg.nn.MultiheadAttention(8, 2, batch_first=True)
+        >>> x = rg.randn(3, 5, 8)
+        >>> out, weights = mha(x, x, x)
+        >>> out.shape, weights.shape
+        (retrograd.Size([3, 5, 8]), retrograd.Size([3, 5, 5]))
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        factory = {"device": device, "dtype": dtype}
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(_creation.empty((embed_dim, embed_dim), **factory))
+            self.k_proj_weight = Parameter(_creation.empty((embed_dim, self.kdim), **factory))
+            self.v_proj_weight = Parameter(_creation.empty((embed_dim, self.vdim), **factory))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(_creation.empty((3 * embed_dim, embed_dim), **factory))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(_creation.empty(3 * embed_dim, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **factory)
+        if add_bias_kv:
+            self.bias_k = Parameter(_creation.empty((1, 1, embed_dim), **factory))
+            self.bias_v = Parameter(_creation.empty((1, 1, embed_dim), **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            _init.xavier_uniform_(self.in_proj_weight)
+        else:
+            _init.xavier_uniform_(self.q_proj_weight)
+            _init.xavier_uniform_(self.k_proj_weight)
+            _init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            _init.constant_(self.in_proj_bias, 0.0)
+            _init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            _init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            _init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        """Attends ``query`` to ``key``/``value``; returns ``(attn_output, attn_weights or None)``.
+
+        Masks: ``key_padding_mask`` (N, S) and ``attn_mask`` (L, S) or (N * num_heads, L, S), bool
+        (True: masked out) or float (added). ``is_causal`` is a hint that ``attn_mask`` is causal.
+        """
+        is_batched = query.dim() == 3
+        if self.batch_first and is_batched:
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = not self._qkv_same_embed_dim
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
+        return out, weights
