@@ -12,6 +12,7 @@ from . import _runtime  # noqa: F401 - the process-wide settings of Note [Collec
 from ._runtime import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads
 from ._dtype import (dtype, float16, float32, float64, int8, uint8, int16, int32, int64, bool, half, float,
                      double, short, int, long, get_default_dtype, set_default_dtype, promote_types)
+from ._dtype import bfloat16, finfo, iinfo, can_cast, result_type
 from ._device import device
 from ._size import Size
 from ._tensor import Tensor
@@ -33,6 +34,7 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from .autograd import functional as _functional  # noqa: F401 - above the ops it uses
 from . import special
+from . import linalg
 from . import utils
 from . import nn
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
@@ -58,9 +60,6 @@ negative = neg
 
 __version__ = "0.1.0"
 
-import builtins as _builtins  # noqa: E402 - this module rebinds bool, int and float to dtypes
-
-
 def is_tensor(obj) -> bool:
     """True if ``obj`` is a retrograd Tensor."""
     return isinstance(obj, Tensor)
@@ -72,14 +71,3 @@ def numel(input) -> int:
 
 def is_floating_point(input) -> bool:
     return input.is_floating_point()
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """True if every element of ``input`` is close to ``other``, as ``torch.allclose``."""
-    import numpy as np
-    return _builtins.bool(np.allclose(input._host(), other._host(), rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def equal(input, other) -> bool:
-    """True if both tensors have the same shape and elements."""
-    return input.shape == other.shape and _builtins.bool((input._host() == other._host()).all())

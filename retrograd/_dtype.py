@@ -1,10 +1,12 @@
 """dtypes: PyTorch's names over NumPy's dtypes, and the default floating dtype."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 __all__ = ["dtype", "float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64",
-           "bool", "get_default_dtype", "set_default_dtype"]
+           "bool", "get_default_dtype", "set_default_dtype", "bfloat16", "finfo", "iinfo", "can_cast", "result_type"]
 
 
 class dtype:
@@ -103,4 +105,150 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a._category != b._category:  # bool < integers < floating; the higher category's type wins
         return a if a._category > b._category else b
+    if a is bfloat16 or b is bfloat16:  # with float16, float32: the first type that holds both ranges
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+# -- bfloat16, finfo and iinfo, result_type and can_cast --------------------------------------------------
+class _UnstorableDtype(dtype):
+    """A dtype PyTorch has and NumPy cannot store: it promotes and describes itself (``finfo``), and every
+    attempt to make an array of it raises a TypeError that names it."""
+
+    __slots__ = ()
+
+    def __init__(self, name, category, itemsize):
+        object.__setattr__(self, "name", name)
+        self.is_floating_point = category == 2
+        self.is_signed = True
+        self.itemsize = itemsize
+        self._category = category
+
+    @property
+    def np(self):
+        raise TypeError(f"retrograd.{self.name} cannot hold data: NumPy has no {self.name} type, so retrograd has "
+                        f"no {self.name} arrays; use retrograd.float32 (or float16)")
+
+
+bfloat16 = _UnstorableDtype("bfloat16", 2, 2)
+_BY_NAME["bfloat16"] = bfloat16
+
+
+class finfo:
+    """The properties of a floating-point dtype, as ``torch.finfo``: ``bits``, ``eps``, ``max``, ``min``,
+    ``tiny`` (= ``smallest_normal``), ``resolution`` and ``dtype`` (its name).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.finfo(rg.float32).eps
+        1.1920928955078125e-07
+        >>> rg.finfo(rg.bfloat16).max
+        3.3895313892515355e+38
+    """
+
+    def __init__(self, type=None):  # noqa: A002 - PyTorch's name
+        type = get_default_dtype() if type is None else type
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        if type is bfloat16:  # 8 exponent bits and 7 mantissa bits (float32's range, 2 decimal digits)
+            self.bits, self.eps, self.max, self.tiny, self.resolution = 16, 2.0 ** -7, 3.3895313892515355e38, \
+                2.0 ** -126, 0.01
+        else:
+            info = np.finfo(type.np)
+            self.bits, self.eps, self.max = info.bits, builtins.float(info.eps), builtins.float(info.max)
+            self.tiny, self.resolution = builtins.float(info.smallest_normal), 10.0 ** -info.precision
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The properties of an integer dtype, as ``torch.iinfo``: ``bits``, ``max``, ``min`` and ``dtype``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.iinfo(rg.int8).min
+        -128
+    """
+
+    def __init__(self, type):  # noqa: A002 - PyTorch's name
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        if type is bool:  # this module's bool dtype
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(type.np)
+        self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self):
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"
+
+
+def can_cast(from_, to) -> bool:
+    """Whether PyTorch's casting rules allow ``from_`` to ``to``: never to a lower category
+    (floating > integer > bool), as ``torch.can_cast``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.can_cast(rg.float32, rg.int32), rg.can_cast(rg.int64, rg.float16)
+        (False, True)
+    """
+    return from_._category <= to._category
+
+
+def result_type(tensor1, tensor2):
+    """The dtype PyTorch's type promotion gives an op of ``tensor1`` and ``tensor2`` (Tensors or numbers):
+    tensors with dims first, then 0-d tensors, then Python numbers, each only where it is of a higher
+    category (floating > integer > bool), as ``torch.result_type``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.result_type(rg.tensor([1, 2]), 1.0)
+        retrograd.float32
+        >>> rg.result_type(rg.tensor([1], dtype=rg.int8), 1000)
+        retrograd.int8
+    """
+    dims = zero = None
+    scalar = -1
+    for x in (tensor1, tensor2):
+        if isinstance(x, (builtins.bool, np.bool_)):
+            scalar = max(scalar, 0)
+        elif isinstance(x, (builtins.int, np.integer)):
+            scalar = max(scalar, 1)
+        elif isinstance(x, (builtins.float, np.floating)):
+            scalar = max(scalar, 2)
+        elif hasattr(x, "_data"):
+            d = from_numpy_dtype(x._data.dtype)
+            if x._data.ndim:
+                dims = d if dims is None else promote_types(dims, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        else:
+            raise TypeError(f"result_type() received an invalid combination of arguments - got "
+                            f"({type(tensor1).__name__}, {type(tensor2).__name__}), but expected one of: (Tensor "
+                            f"tensor, Tensor other), (Tensor tensor, Number other), (Number scalar, Tensor tensor), "
+                            f"(Number scalar1, Number scalar2)")
+    out = dims
+    if zero is not None and (out is None or zero._category > out._category):
+        out = zero
+    if scalar >= 0 and (out is None or scalar > out._category):
+        out = (bool, int64, get_default_dtype())[scalar]
+    return out

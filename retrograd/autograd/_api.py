@@ -16,7 +16,7 @@ from .._device import cpu as _cpu
 from .._dtype import _BY_NP
 from .._size import Size
 from .._tensor import Tensor
-from . import engine
+from . import engine, interrupts
 from .function import Function
 from .graph import Edge, GradientEdge, Node, make_edge, node_name
 from .variable import grad_accumulator, gradient_edge
@@ -348,10 +348,11 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
     """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
     loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
     if (loop is not None and gradient is None and inputs is None and create_graph is False
-            and loop.backward(engine._default_engine, self, bool(retain_graph))):
+            and _compiled_backward(loop.backward, engine._default_engine, self, bool(retain_graph))):
         return
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+_compiled_backward = interrupts.delivered_on_return(lambda backward, *args: backward(*args))
 _tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
 Tensor.backward = _tensor_backward

@@ -98,6 +98,7 @@ from .anomaly_mode import _Anomaly, check_nan, running
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
 from .graph_task import CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, local
 from .input_buffer import InputBuffer
+from .interrupts import delivered_on_return
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
            "is_checkpoint_valid", "set_multithreading_enabled", "validate_outputs",
@@ -148,8 +149,8 @@ class Engine:
                         stack.append(nxt)
 
     # -- step 2 --------------------------------------------------------------------------------
-    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(),
-                accumulate_grad: bool = False):
+    @delivered_on_return  # See Note [Interrupts during backward]
+    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(), accumulate_grad: bool = False):
         """Runs the backward pass from ``roots`` (edges) seeded with ``inputs`` (gradients).
 
         Args:
@@ -173,8 +174,7 @@ class Engine:
         if local.ready_queue is None:
             local.ready_queue = ReadyQueue()
         reentrant = local.worker_device != NO_DEVICE
-        graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0,
-                               local.ready_queue)
+        graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0, local.ready_queue)
         graph_root = GraphRoot(roots, inputs)
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
@@ -247,6 +247,8 @@ class Engine:
         try:
             while graph_task is None or not graph_task.completed:
                 if follow is None:
+                    if graph_task is None:  # a device thread holds nothing of a finished task while it waits
+                        gt = node = current = state.current_graph_task = None
                     kind, _, _, _, gt, node, inputs = queue.pop()
                     if kind == 0:  # shutdown
                         break
@@ -274,10 +276,8 @@ class Engine:
             state.current_graph_task = outer_task
 
     def _run_task(self, gt, node, inputs, queue=None):
-        """Evaluates one node under its GraphTask's grad mode; errors go to the GraphTask.
-
-        Returns the task that evaluate_function handed over for this thread to run next, if any.
-        """
+        """Evaluates one node under its GraphTask's grad mode; errors go to the GraphTask. Returns
+        the task that evaluate_function handed over for this thread to run next, if any."""
         grad_mode = gt.grad_mode
         prev_grad = _grad_state.grad_enabled
         if prev_grad is not grad_mode:
@@ -456,8 +456,7 @@ class Engine:
         with pool.lock:
             pool.graphtasks_queue.append(graph_task)
             if pool.num_workers < len(pool.graphtasks_queue):  # every idle thread already has work
-                threading.Thread(target=self._reentrant_thread_main, name="retrograd-reentrant",
-                                 daemon=True).start()
+                threading.Thread(target=self._reentrant_thread_main, name="retrograd-reentrant", daemon=True).start()
             pool.work.notify()
 
     def _reentrant_thread_main(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import threading
 import warnings
 from concurrent.futures import Future
@@ -86,12 +87,21 @@ class GraphTask:
         return future
 
     def outcome(self):
-        """The captured gradients of a completed GraphTask; raises its error if it has one."""
+        """The captured gradients of a completed GraphTask; raises its error if it has one.
+
+        Raising hands the error over: the GraphTask lets go of it (and of its future, which holds it
+        too), because the frames that the error's traceback gathers on its way out hold the GraphTask.
+        See Note [A failed pass is freed by reference counting].
+        """
         _internal_assert(self._outcome is not None, "GraphTask.outcome() before the GraphTask completed")
         captured, error = self._outcome
-        if error is not None:
+        if error is None:
+            return captured
+        self._outcome, self.error, self._future = (None, None), None, None
+        try:
             raise error
-        return captured
+        finally:
+            del error  # this frame is in the traceback too
 
     def should_execute(self, node) -> bool:
         info = self.exec_info.get(node)
@@ -166,7 +176,18 @@ class GraphTask:
                             break
 
     def set_exception(self, exc: BaseException, node) -> None:
-        """Records the first error of this GraphTask. See Note [How errors travel]."""
+        """Records the first error of this GraphTask. See Note [How errors travel].
+
+        Note [A failed pass is freed by reference counting]
+        ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+        An error's traceback holds the frames it passed through, and their locals. The engine's own
+        frames (``_run_task``, ``evaluate_function``, ``call_function``) hold the GraphTask, which
+        holds the error: a cycle that kept the pass's graph and saved tensors alive until the cyclic
+        collector ran. So the error keeps only the frames below the engine's (the node's apply and
+        the user's code, as PyTorch's tracebacks show them), and ``outcome`` lets go of the error
+        when it raises it. A failed pass is then freed as soon as the caller drops the exception.
+        """
+        exc.__traceback__ = _without_engine_frames(exc.__traceback__)
         with self.lock:
             if self.has_error:
                 return
@@ -180,6 +201,12 @@ class GraphTask:
                 warnings.warn(msg, stacklevel=2)
         if self.exit_on_error:
             self.mark_as_completed_and_run_post_processing()
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Fails the pass with ``exc`` from a signal handler, taking no lock. See Note [Interrupts during backward]."""
+        if not self.has_error and not self._claimed:
+            self.error = exc
+            self.has_error = True
 
     # -- step 5 of the engine (see engine.py) ------------------------------------------------------
     def mark_as_completed_and_run_post_processing(self) -> None:
@@ -234,6 +261,17 @@ class GraphTask:
             _grad_state.grad_enabled = prev_grad
         captured, self.captured_vars = self.captured_vars, []
         return captured
+
+
+def _without_engine_frames(tb):
+    """``tb`` from its first frame that is not the engine's running a node or its hooks."""
+    while tb is not None and tb.tb_frame.f_code.co_filename in _ENGINE_FILES:
+        tb = tb.tb_next
+    return tb
+
+
+_ENGINE_FILES = frozenset(os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{m}.py")
+                          for m in ("engine", "graph"))
 
 
 def _resolve(future, outcome):

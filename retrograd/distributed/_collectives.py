@@ -5,13 +5,15 @@ compares before data moves, and submits it. See Note [Collectives over MPI].
 """
 from __future__ import annotations
 
+import atexit
 import datetime
+import sys
 import threading
 
 import numpy as np
 
 from .._tensor import Tensor
-from ._process_group import ProcessGroupMPI, ReduceOp, Work, _header
+from ._process_group import ProcessGroupMPI, ReduceOp, Work, _header, broken_groups
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available", "is_mpi_available",
            "get_rank", "get_world_size", "get_backend", "barrier", "all_reduce", "broadcast", "all_gather",
@@ -36,11 +38,23 @@ is_available = is_mpi_available
 
 def _mpi():
     try:
+        import mpi4py
+        if "mpi4py.MPI" not in sys.modules:  # finalize ourselves, unless a peer died: see _finalize
+            mpi4py.rc.finalize = False
+            atexit.register(_finalize)
         from mpi4py import MPI
     except ImportError as exc:
         raise RuntimeError("Distributed package doesn't have MPI built in: the 'mpi' backend needs mpi4py and an "
                            "MPI library. Install them with: pip install 'retrograd[distributed]'") from exc
     return MPI
+
+
+def _finalize() -> None:
+    """MPI_Finalize at exit, as mpi4py would do, except after a group broke: then it would wait for the
+    dead peer forever. See Note [When a rank dies]."""
+    from mpi4py import MPI
+    if MPI.Is_initialized() and not MPI.Is_finalized() and not broken_groups:
+        MPI.Finalize()
 
 
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,

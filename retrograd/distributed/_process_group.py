@@ -20,7 +20,9 @@ all-reduces overlap the backward pass), and any thread blocked in ``Work.wait``.
 ``_progress_once`` under one lock. Each Work has a deadline (the group's ``timeout``); a Work
 still pending past it fails, and so does the whole group from then on, since a rank that died
 or stopped calling collectives leaves the communicator unusable. No thread ever blocks in MPI,
-so a dead peer produces an error instead of a hang.
+so a dead peer produces an error instead of a hang. Under the launcher, the group also looks, a
+few times a second while Works are pending, for peers that have ended with an error, and then
+fails within about a second, naming them (Note [When a rank dies] in run.py).
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ import threading
 import time
 
 import numpy as np
+
+from ._rank_monitor import describe, failed, read_statuses
 
 __all__ = ["ProcessGroupMPI", "Work", "ReduceOp"]
 
@@ -160,6 +164,42 @@ class Work:
         self._done.set()
 
 
+class _Destroyed(RuntimeError):
+    """The error of Works still pending when their group is destroyed."""
+
+
+broken_groups = []  # one entry per group that broke in this process (read at exit)
+_LOOK_EVERY = 0.25  # seconds between looks for dead peers while Works are pending
+_GRACE = 1.0  # seconds a pending Work may still finish after a peer is seen dead
+
+
+def dead_peers(rank) -> str:
+    """``rank 1 (exit code 1), rank 2 (signal 9 (SIGKILL))``: the peers that ended with an error,
+    as the launcher recorded them; "" outside the launcher or if none did."""
+    return ", ".join(f"rank {r} ({describe(s)})" for r, s in sorted(read_statuses().items())
+                     if r != rank and failed(s))
+
+
+def duplicate(comm, timeout: float, what: str):
+    """``comm.Dup()`` that gives up after ``timeout`` seconds: a dead peer would block it forever."""
+    try:
+        new, request = comm.Idup()
+        deadline = time.monotonic() + timeout
+        pause = 2e-5
+        while not request.Test():
+            if time.monotonic() > deadline:
+                dead = dead_peers(comm.Get_rank())
+                raise RuntimeError(f"{what} timed out after {timeout:g} seconds on rank {comm.Get_rank()}: "
+                                   + (f"{dead} ended" if dead else "another rank died or did not call it too"))
+            pause = min(pause * 2, 1e-3)
+            time.sleep(pause)
+    except RuntimeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - MPI's own error, after a peer failed
+        raise RuntimeError(f"{what} failed on rank {comm.Get_rank()}: {exc}") from exc
+    return new
+
+
 def _seconds(timeout) -> float:
     return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
 
@@ -171,8 +211,8 @@ class ProcessGroupMPI:
         self.size = comm.Get_size()
         self.rank = comm.Get_rank()
         self.timeout = timeout
-        self._header_comm = comm.Dup()
-        self._data_comm = comm.Dup()
+        self._header_comm = duplicate(comm, timeout, "init_process_group")
+        self._data_comm = duplicate(comm, timeout, "init_process_group")
         self._pending = collections.deque()  # Works in call order
         self._submit_lock = threading.Lock()  # keeps header starts in call order
         self._progress_lock = threading.Lock()
@@ -180,6 +220,8 @@ class ProcessGroupMPI:
         self._broken = None  # the error that broke the group
         self._closed = False
         self._thread = None
+        self._next_look = 0.0  # when to look for dead peers next
+        self.peer_failed = False  # a peer died: MPI_Finalize would wait for it forever
 
     # -- submission --------------------------------------------------------------------------
     def submit(self, work: Work, async_op: bool):
@@ -210,9 +252,20 @@ class ProcessGroupMPI:
         finally:
             self._progress_lock.release()
 
+    def _look_for_dead_peers(self, now) -> None:
+        """Shortens the deadlines of pending Works once a peer is seen dead. See Note [When a rank dies]."""
+        self._next_look = now + _LOOK_EVERY
+        if self.peer_failed or not dead_peers(self.rank):
+            return
+        self.peer_failed = True
+        for work in list(self._pending):
+            work._deadline = min(work._deadline, now + _GRACE)
+
     def _advance_all(self) -> bool:
         moved = False
         now = time.monotonic()
+        if self._pending and now >= self._next_look:
+            self._look_for_dead_peers(now)
         data_order_open = True  # may a Work start its data? only if all earlier ones have
         for work in list(self._pending):
             if work._done.is_set():
@@ -236,12 +289,22 @@ class ProcessGroupMPI:
                     work._done.set()
                     continue
             except Exception as exc:  # noqa: BLE001 - the error belongs to the Work's caller
+                dead = dead_peers(self.rank)
+                if dead:  # MPI's own error for a dead peer: say who
+                    self.peer_failed = True
+                    exc = RuntimeError(f"{work._opname} failed on rank {self.rank}: {dead} ended ({exc})")
                 work._fail(exc)
                 continue
             if now > work._deadline:
-                self._break(RuntimeError(
-                    f"{work._opname} timed out after {self.timeout:g} seconds on rank {self.rank}: another "
-                    f"rank died or did not call the same collective (see init_process_group's timeout)"))
+                dead = dead_peers(self.rank)
+                if dead:
+                    self.peer_failed = True
+                    self._break(RuntimeError(f"{work._opname} failed on rank {self.rank}: {dead} ended before "
+                                             "the collective completed"))
+                else:
+                    self._break(RuntimeError(
+                        f"{work._opname} timed out after {self.timeout:g} seconds on rank {self.rank}: another "
+                        f"rank died or did not call the same collective (see init_process_group's timeout)"))
                 return True
         with self._wakeup:
             while self._pending and self._pending[0]._done.is_set():
@@ -251,6 +314,8 @@ class ProcessGroupMPI:
     def _break(self, exc) -> None:
         """Fails every pending Work: after a timeout the communicator cannot be trusted."""
         self._broken = exc
+        if not isinstance(exc, _Destroyed):
+            broken_groups.append(self.rank)  # MPI_Finalize may now wait forever
         with self._wakeup:
             pending, self._pending = list(self._pending), collections.deque()
         for work in pending:
@@ -286,7 +351,7 @@ class ProcessGroupMPI:
         if self._thread is not None:
             self._thread.join(timeout=5)
         healthy = self._broken is None
-        self._break(RuntimeError("the process group was destroyed while this collective was pending"))
+        self._break(_Destroyed("the process group was destroyed while this collective was pending"))
         if healthy:  # freeing is collective: after a dead peer it could block
             for comm in (self._header_comm, self._data_comm):
                 try:

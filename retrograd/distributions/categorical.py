@@ -5,11 +5,12 @@ import numpy as np
 
 from .. import _creation
 from .._size import Size
+from ..nn import functional as F
 from ..ops import multinomial
 from . import constraints
 from .distribution import Distribution
 
-__all__ = ["Categorical"]
+__all__ = ["Categorical", "OneHotCategorical"]
 
 
 class Categorical(Distribution):
@@ -93,3 +94,70 @@ class Categorical(Distribution):
     def enumerate_support(self, expand=True):
         values = _creation.arange(self._num_events).reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+
+class OneHotCategorical(Distribution):
+    """A Categorical whose values are one-hot vectors of the last dim of ``probs`` or ``logits``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> d = rg.distributions.OneHotCategorical(probs=rg.tensor([0.25, 0.75]))
+        >>> d.log_prob(rg.tensor([0.0, 1.0]))
+        tensor(-0.2877)
+    """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def __getattr__(self, name):
+        if name in ("probs", "logits") and "_categorical" in self.__dict__:
+            return getattr(self.__dict__["_categorical"], name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._categorical = self._categorical.expand(batch_shape)
+        return new
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def mean(self):
+        return self._categorical.probs
+
+    @property
+    def mode(self):
+        probs = self._categorical.probs
+        return F.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
+
+    @property
+    def variance(self):
+        p = self._categorical.probs
+        return p * (1 - p)
+
+    def sample(self, sample_shape=Size()):
+        probs = self._categorical.probs
+        indices = self._categorical.sample(sample_shape)
+        return F.one_hot(indices, probs.shape[-1]).to(probs.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._categorical.log_prob(value.argmax(-1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self.event_shape[0]
+        values = _creation.eye(n, dtype=self._categorical.probs.dtype)
+        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
+        return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values

@@ -1,8 +1,11 @@
 """The constraints parameters and values must satisfy, named and printed as ``torch.distributions.constraints``."""
 from __future__ import annotations
 
-__all__ = ["real", "positive", "unit_interval", "simplex", "boolean", "nonnegative_integer", "greater_than",
-           "less_than", "interval", "half_open_interval", "integer_interval", "independent"]
+import numpy as np
+
+__all__ = ["real", "positive", "nonnegative", "unit_interval", "simplex", "boolean", "one_hot", "nonnegative_integer",
+           "positive_definite", "lower_cholesky", "greater_than", "greater_than_eq", "less_than", "interval",
+           "half_open_interval", "integer_interval", "independent", "dependent", "is_dependent", "Constraint"]
 
 
 class Constraint:
@@ -29,6 +32,17 @@ class _GreaterThan(Constraint):
 
     def __repr__(self):
         return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return bool((value >= self.lower_bound).all())
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
 
 
 class _LessThan(Constraint):
@@ -87,8 +101,58 @@ class _NonnegativeInteger(Constraint):
         return "IntegerGreaterThan(lower_bound=0)"
 
 
+class _OneHot(Constraint):
+    def check(self, value):
+        return bool(((value == 0) | (value == 1)).all()) and bool((value.sum(-1) == 1).all())
+
+
+class _PositiveDefinite(Constraint):
+    def check(self, value):
+        arr = value.detach().numpy()
+        sym = np.allclose(arr, np.swapaxes(arr, -1, -2), atol=1e-6)
+        return bool(sym and (np.linalg.eigvalsh(arr) > 0).all())
+
+
+class _LowerCholesky(Constraint):
+    def check(self, value):
+        lower = bool((value.tril() == value).all())
+        return lower and bool((value.diagonal(dim1=-2, dim2=-1) > 0).all())
+
+
+class _IndependentConstraint(Constraint):
+    """``base_constraint`` over whole events of ``reinterpreted_batch_ndims`` dims (checked for every value)."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def check(self, value):
+        return self.base_constraint.check(value)
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class _Dependent(Constraint):
+    """A constraint that depends on other parameters: it cannot be checked on its own."""
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint):
+    """Whether ``constraint`` is ``dependent`` (not checkable on its own)."""
+    return isinstance(constraint, _Dependent)
+
+
 real = _Real()
 positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+one_hot = _OneHot()
+positive_definite = _PositiveDefinite()
+lower_cholesky = _LowerCholesky()
+dependent = _Dependent()
+greater_than_eq = _GreaterThanEq
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 boolean = _Boolean()
@@ -100,6 +164,4 @@ half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 
 
-def independent(constraint, reinterpreted_batch_ndims):
-    """``constraint`` over whole events (checked elementwise here, which is what it reduces to)."""
-    return constraint
+independent = _IndependentConstraint

@@ -10,7 +10,7 @@ from .._size import Size
 from .._tensor import Tensor
 from ..autograd import grad_mode
 
-__all__ = ["Distribution", "broadcast_all"]
+__all__ = ["Distribution", "broadcast_all", "sum_rightmost"]
 
 _validate_default = True
 
@@ -74,9 +74,54 @@ class Distribution:
     def sample_n(self, n):
         return self.sample(Size((n,)))
 
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{type(self)} does not implement mode")
+
+    @property
+    def event_dim(self) -> int:
+        return len(self._event_shape)
+
+    def entropy(self):
+        raise NotImplementedError
+
+    def cdf(self, value):
+        raise NotImplementedError
+
+    def icdf(self, value):
+        raise NotImplementedError
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError
+
+    def expand(self, batch_shape, _instance=None):
+        """A distribution of the same parameters broadcast to ``batch_shape`` (views, no copies).
+
+        Tensors among the instance's attributes whose shape begins with the batch shape are
+        expanded; the rest (event sizes, flags) are shared.
+        """
+        batch_shape = Size(batch_shape)
+        new = type(self).__new__(type(self)) if _instance is None else _instance
+        old = tuple(self._batch_shape)
+        for key, value in self.__dict__.items():
+            if isinstance(value, Tensor) and tuple(value.shape[:len(old)]) == old:
+                value = value.expand(tuple(batch_shape) + tuple(value.shape[len(old):]))
+            new.__dict__[key] = value
+        new._batch_shape = batch_shape
+        return new
+
     def _validate_sample(self, value) -> None:
         if not isinstance(value, Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
+        event_start = value.dim() - len(self._event_shape)
+        if tuple(value.shape[event_start:]) != tuple(self._event_shape):
+            raise ValueError(f"The right-most size of value must match event_shape: {value.size()} vs "
+                             f"{self._event_shape}.")
+        expected = Size(tuple(self._batch_shape) + tuple(self._event_shape))
+        for i, j in zip(reversed(tuple(value.shape)), reversed(tuple(expected))):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {value.size()} vs "
+                                 f"{expected}.")
         if self.support is not None and not self.support.check(value):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be "
                              f"within the support ({self.support!r}) of the distribution {self!r}, but found "
@@ -90,6 +135,11 @@ class Distribution:
         args = ", ".join(f"{k}: {self.__dict__[k].shape if self.__dict__[k].numel() != 1 else self.__dict__[k]}"
                          for k in names)
         return f"{type(self).__name__}({args})"
+
+
+def sum_rightmost(value, dim):
+    """``value`` summed over its ``dim`` rightmost dims (as ``torch.distributions.utils._sum_rightmost``)."""
+    return value if dim == 0 else value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
 
 
 def broadcast_all(*values):

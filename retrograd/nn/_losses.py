@@ -6,6 +6,7 @@ import math
 import warnings
 
 from .. import _dtype
+from .._creation import tensor as _tensor
 from ..autograd import grad_mode as _grad_mode
 from ..ops import log_softmax as _log_softmax, minimum as _minimum, where as _where
 from ..ops import nn as _nn
@@ -497,3 +498,63 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         d_neg = _minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def _lengths(lengths):
+    """Sequence lengths given as a tensor or a sequence of ints, as a tuple of ints."""
+    if hasattr(lengths, "_host"):
+        return tuple(int(v) for v in lengths._host().reshape(-1))
+    if isinstance(lengths, int):
+        return (lengths,)
+    return tuple(int(v) for v in lengths)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """The connectionist temporal classification loss: -log p(target | input) summed over all alignments.
+
+    Args:
+        log_probs: (T, N, C) or unbatched (T, C) log-probabilities (e.g. ``log_softmax`` over C).
+        targets: (N, S) padded target sequences, or their 1-d concatenation (no blanks).
+        input_lengths, target_lengths: each sample's lengths (tensors or sequences of ints).
+        blank: the blank label.
+        reduction: ``"mean"`` (each loss divided by its target length, then the batch mean),
+            ``"sum"`` or ``"none"``.
+        zero_infinity: an impossible target gives loss 0 and gradient 0 instead of inf.
+
+    Returns:
+        The loss: 0-d, or (N,) for ``reduction="none"``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> lp = rg.full((2, 1, 2), 0.5).log()
+        >>> F.ctc_loss(lp, rg.tensor([[1]]), [2], [1], reduction="sum")
+        tensor(0.2877)
+    """
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_loss(): Expected 2D or 3D log_probs, but got {log_probs.dim()}D")
+    il, tl = _lengths(input_lengths), _lengths(target_lengths)
+    n = log_probs.shape[1]
+    if len(il) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for b in range(n):
+        if il[b] > log_probs.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most {log_probs.shape[0]}, but got value "
+                               f"{il[b]} (while checking arguments for ctc_loss_allocate_outputs)")
+    losses = _nn.ctc_loss(log_probs, targets, il, tl, blank, bool(zero_infinity))
+    if zero_infinity:
+        losses = _where(losses == math.inf, 0.0, losses)
+    if reduction == "none":
+        return losses.squeeze(0) if unbatched else losses
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "mean":
+        divisor = _tensor([max(t, 1) for t in tl], dtype=losses.dtype, device=losses.device)
+        return (losses / divisor).mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -1,7 +1,7 @@
 """Every differentiable op, declared once each in its family module, and the Tensor methods that call them.
 
 The op table: ``pointwise``, ``reduction``, ``sorting``, ``special``, ``random``, ``searching``,
-``shape``, ``indexing``, ``joining``, ``linalg``, ``copy``, ``composite`` and ``nn`` (private
+``shape``, ``indexing``, ``joining``, ``linalg``, ``copy``, ``composite``, ``nn`` and ``recurrent`` (private
 primitives of ``retrograd.nn``), each a list of ``defop`` declarations (_declarations.py) with
 their formulas; ``_grad_utils`` holds the helpers formulas call. The public ops' docstrings are in
 ``_docs``; the rest of Tensor's methods and its operators in ``_methods``.
@@ -11,6 +11,8 @@ from __future__ import annotations
 from . import composite, copy, indexing, joining, linalg, pointwise, random, reduction, searching, shape, sorting
 from . import special
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
+from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
+from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
 from ._call import call_op
@@ -43,3 +45,19 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
     "concatenate", "sum_to_size", "ger", "sort", "msort", "topk", "kthvalue", "median", "mode", "normal", "nonzero",
     "argwhere", "unique", "unique_consecutive"})
+
+# PyTorch's further ops, by family; the pointwise ones come with the star import above.
+from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid  # noqa: E402
+from .shape import diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
+from .indexing import index_copy, index_fill, masked_scatter, scatter_reduce, take_along_dim  # noqa: E402
+from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
+from .joining import block_diag, cartesian_prod, combinations, meshgrid  # noqa: E402
+from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron,  # noqa: E402
+                     logdet, matrix_power, slogdet, tensordot, vander, vdot)
+
+__all__ = sorted(set(__all__) | {
+    "arctan2", "float_power", "allclose", "equal",
+    "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
+    "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
+    "block_diag", "cartesian_prod", "combinations", "meshgrid", "kron", "vander", "cross", "inner", "logdet",
+    "matrix_power", "slogdet", "tensordot", "chain_matmul"})

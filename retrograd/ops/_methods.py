@@ -161,6 +161,8 @@ def attach() -> None:
         REGISTRY["div"] if rounding_mode is None else REGISTRY["div_rounding"],
         (self, other) if rounding_mode is None else (self, other, rounding_mode))
     T.clip_ = T.clamp_
+    T.arctan2_ = T.atan2_
+    T.cumprod_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumprod"], (self, dim, dtype))
     T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
     T.__iadd__ = lambda self, other: T.add_(self, other)
     T.__isub__ = lambda self, other: T.sub_(self, other)

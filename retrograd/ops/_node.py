@@ -120,9 +120,17 @@ _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the ru
     "native_batch_norm": {"input": "input"},
     "norm": {"p": "ord"},
     "threshold_backward": {"output": "self"},
+    "linalg_inv": {"result": "inverse"},
+    "linalg_pinv": {"A": "self"}, "linalg_matrix_exp": {"A": "self"},
+    "linalg_solve_triangular": {"A": "self"},
+    "linalg_lstsq": {"A": "self", "B": "b"},
 }
 _PYTORCH_OUTPUT_NAMES = {op: {1: "indices"} for op in (  # op: {output: PyTorch's name}
-    "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode")}
+    "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode", "cummax", "cummin")}
+_PYTORCH_OUTPUT_NAMES.update({
+    "aminmax": {0: "min", 1: "max"}, "linalg_slogdet": {0: "sign", 1: "logabsdet"}, "linalg_cholesky_ex": {0: "L"},
+    "linalg_qr": {0: "Q", 1: "R"}, "linalg_svd": {0: "U", 1: "S", 2: "Vh"},
+    "linalg_eigh": {0: "eigenvalues", 1: "eigenvectors"}})
 
 
 def _int_list(value):
@@ -139,7 +147,7 @@ def _wrapped_number(value):
 _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # PyTorch's at::Reduction, which its nodes save
 _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where it differs from retrograd's
-    **{(op, "dim"): _int_list for op in ("sum", "mean", "amax", "amin", "logsumexp", "norm")},
+    **{(op, "dim"): _int_list for op in ("sum", "mean", "amax", "amin", "logsumexp", "norm", "nansum")},
     ("roll", "shifts"): _int_list, ("roll", "dims"): lambda value: () if value is None else _int_list(value),
     **{(op, name): _wrapped_number for op in ("mul", "div") for name in ("input", "other")},
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
@@ -160,7 +168,7 @@ def _names_of(op):
         if name.startswith("#"):
             continue
         if name == "result":
-            pytorch = None if op.multi_output else "result"
+            pytorch = None if op.multi_output else rename.get("result", "result")
         elif name in op.index:
             pytorch = rename.get(name, name)
         else:  # <param>_shape, _dtype or _device
@@ -249,8 +257,8 @@ def _resolve(node, saved, index, name, grad, grads, unpacked):
     value = saved[index[name]]  # a saved input unpacks without naming the node (Note [Saved tensors and their hooks])
     if type(value) is SavedTensor:
         value = value.unpack(node if name == "result" else None)
-    elif type(value) is list and value and type(value[0]) is SavedTensor:
-        value = [v.unpack() for v in value]
+    elif type(value) is list and any(type(v) is SavedTensor for v in value):  # a list may hold None, numbers
+        value = [v.unpack() if type(v) is SavedTensor else v for v in value]
     elif type(value) is tuple and name == "result":
         value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
     else:

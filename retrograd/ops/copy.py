@@ -121,3 +121,22 @@ fill = defop("fill", _fill_forward, public=False, inplace=True, tensor_args=("in
 
 zero = defop("zero", lambda xp, input: xp.zeros_like(input), public=False, inplace=True,  # Tensor.zero_
              input=lambda grad: grad * 0)
+
+@tensor_method
+def type_as(input, other):
+    """``input`` cast to the dtype of ``other`` (itself when it has that dtype already).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tensor([1, 2]).type_as(rg.tensor([0.5]))
+        tensor([1., 2.])
+    """
+    return to(input, other.dtype)
+
+
+def _is_contiguous(self, memory_format=None):
+    """Whether the elements of this tensor lie in memory in row-major order without gaps."""
+    return bool(self._data.flags.c_contiguous)
+
+
+Tensor.is_contiguous = _is_contiguous

@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ._declarations import defop, passthrough
+from ._declarations import defop, passthrough, tensor_method
+from .joining import cat
+from .pointwise import where
 
 
 def convert_index(index):
@@ -198,17 +200,31 @@ def _pad_to(g, shape):
 
 
 def _scatter(xp, input, dim, index, src=None, value=None, *, reduce=None):
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add or scatter_reduce")
     if value is None:  # scatter(input, dim, index, value) with a number in src's place, as PyTorch allows
         value = src
+    if reduce is not None:
+        return _scatter_legacy_reduce(xp, input.copy(), dim, index, value, reduce)
     return _scatter_into(xp, input.copy(), dim, index, value, False)
+
+
+def _no_derivative_with_reduce(reduce):
+    if reduce is not None:  # PyTorch records a NotImplemented node for it; here the node's backward raises
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+def _scatter_input_grad(grad, dim, index, reduce):
+    _no_derivative_with_reduce(reduce)
+    return grad.scatter(dim, index, None, 0.)
+
+
+def _scatter_src_grad(grad, dim, index, src_shape, reduce):
+    _no_derivative_with_reduce(reduce)
+    return _pad_to(grad.gather(dim, index), src_shape)
 
 
 scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
                 node_names={"ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
-                input=lambda grad, dim, index: grad.scatter(dim, index, None, 0.),
-                src=lambda grad, dim, index, src_shape: _pad_to(grad.gather(dim, index), src_shape))
+                input=_scatter_input_grad, src=_scatter_src_grad)
 
 
 def _index_select(xp, input, dim, index):
@@ -271,3 +287,211 @@ def _masked_select_backward(grad, input_shape, mask):
     shape = tuple(np.broadcast_shapes(tuple(input_shape), tuple(mask.shape)))
     full = grad.new_zeros(shape)
     return index_put(full, (mask.expand(shape)._data, Ellipsis), grad)
+
+
+# -- more of PyTorch's indexing ops: take_along_dim, index_copy/index_fill, masked_scatter, scatter_reduce --
+@tensor_method
+def take_along_dim(input, indices, dim=None):
+    """The elements of ``input`` at ``indices`` along ``dim`` (of the flattened input without one), as gather
+    after broadcasting both but along ``dim``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.tensor([[10., 30., 20.], [60., 40., 50.]])
+        >>> rg.take_along_dim(x, x.argmax(1, keepdim=True), dim=1)
+        tensor([[30.],
+                [60.]])
+    """
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    nd = input.dim()
+    d = _wrap_dim(dim, nd)
+    if indices.dim() != nd:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {nd} dimensions for input, and {indices.dim()} dimensions for indices")
+    shape = list(np.broadcast_shapes(tuple(input.shape[:d]) + (1,) + tuple(input.shape[d + 1:]),
+                                     tuple(indices.shape[:d]) + (1,) + tuple(indices.shape[d + 1:])))
+    index_shape, input_shape = list(shape), list(shape)
+    index_shape[d], input_shape[d] = indices.shape[d], input.shape[d]
+    if tuple(indices.shape) != tuple(index_shape):
+        indices = indices.expand(tuple(index_shape))
+    if tuple(input.shape) != tuple(input_shape):
+        input = input.expand(tuple(input_shape))
+    return gather(input, d, indices)
+
+
+def _along_dim(d, index):
+    """The index tuple that picks ``index`` (a vector) along dim ``d``."""
+    return (slice(None),) * d + (index.reshape(-1),)
+
+
+def _index_copy(xp, input, dim, index, source):
+    out = input.copy()
+    if input.ndim == 0:
+        _wrap_dim(dim, 0)
+        return source.reshape(()).astype(input.dtype) if index.size else out
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got " + str(index.ndim) + ")")
+    out[_along_dim(d, index)] = source if source.ndim == input.ndim else source.reshape(
+        input.shape[:d] + (index.size,) + input.shape[d + 1:])
+    return out
+
+
+index_copy = defop("index_copy", _index_copy, method=True, inplace=True,
+                   input=lambda grad, dim, index: grad.index_fill(dim, index, 0.),
+                   source=lambda grad, dim, index, source_shape: grad.index_select(dim, index.reshape(-1))
+                   .reshape(source_shape))
+
+
+def _index_fill(xp, input, dim, index, value):
+    out = input.copy()
+    if getattr(value, "ndim", 0):
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    if input.ndim == 0:
+        _wrap_dim(dim, 0)
+        return xp.full_like(out, value) if index.size else out
+    out[_along_dim(_wrap_dim(dim, input.ndim), index)] = value
+    return out
+
+
+index_fill = defop("index_fill", _index_fill, method=True, inplace=True, tensor_args=("input", "index", "value"),
+                   node_names={"IndexFillBackward1": lambda value: isinstance(value, Tensor)},
+                   input=lambda grad, dim, index: grad.index_fill(dim, index, 0.),
+                   value=lambda grad, dim, index: grad.index_select(dim, index.reshape(-1).unique()).sum()
+                   if grad.dim() else grad)  # a position named twice was filled once
+
+
+def _masked_scatter(xp, input, mask, source):
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    shape = np.broadcast_shapes(input.shape, mask.shape)
+    out = xp.broadcast_to(input, shape).copy()
+    where = xp.broadcast_to(mask, shape)
+    count = int(where.sum())
+    if source.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[where] = source.reshape(-1)[:count]
+    return out
+
+
+def _masked_scatter_source_grad(grad, mask, source_shape):
+    """The gradient of masked_scatter's source: the masked gradients in order, then zeros."""
+    picked = grad.masked_select(mask)
+    n = 1
+    for s in source_shape:
+        n *= s
+    if picked.numel() < n:
+        picked = cat([picked, picked.new_zeros((n - picked.numel(),))])
+    return picked.reshape(source_shape)
+
+
+masked_scatter = defop("masked_scatter", _masked_scatter, method=True, inplace=True,
+                       input=lambda grad, mask: grad.masked_fill(mask, 0.),
+                       source=_masked_scatter_source_grad)
+
+_REDUCE_UFUNCS = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}
+_REDUCE_ALIASES = {"max": "amax", "min": "amin"}  # PyTorch takes these too
+
+
+def _scatter_reduce(xp, input, dim, index, src, reduce, *, include_self=True):
+    reduce = _REDUCE_ALIASES.get(reduce, reduce)
+    if reduce not in _REDUCE_UFUNCS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    out = input.copy()
+    if not index.size:
+        return out
+    if input.ndim == 0:
+        _wrap_dim(dim, 0)
+        out, index, src, d = out.reshape(1), index.reshape(1), src.reshape(1), 0
+    else:
+        d = _wrap_dim(dim, input.ndim)
+    where = _along(xp, index, d)
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    if not include_self:
+        identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        if identity is None:
+            info = np.finfo(out.dtype) if out.dtype.kind == "f" else np.iinfo(out.dtype)
+            identity = (-np.inf if out.dtype.kind == "f" else info.min) if reduce == "amax" else \
+                (np.inf if out.dtype.kind == "f" else info.max)
+        out[where] = identity
+    getattr(xp, _REDUCE_UFUNCS[reduce]).at(out, where, src)
+    if reduce == "mean":
+        count = xp.zeros(out.shape, dtype=out.dtype)
+        xp.add.at(count, where, 1)
+        count = count + 1 if include_self else xp.maximum(count, 1)
+        out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count.astype(out.dtype))
+    return out.reshape(input.shape)
+
+
+def _scattered_count(dim, index, like):
+    """How many elements of src land on each position of ``like`` (a tensor of ``like``'s dtype)."""
+    return like.new_zeros(like.shape).scatter_add(dim, index, like.new_ones(index.shape))
+
+
+def _scatter_reduce_grads(grad, input, dim, index, src, reduce, include_self, result):
+    """(gradient of input, gradient of src) of scatter_reduce, as PyTorch's scatter_reduce_backward."""
+    reduce = _REDUCE_ALIASES.get(reduce, reduce)
+    if src.dim() and tuple(src.shape) != tuple(index.shape):  # only src's leading part was read
+        src = src[tuple(slice(0, s) for s in index.shape)]
+    hit = _scattered_count(dim, index, grad) > 0
+    if reduce == "sum":
+        g_input = grad if include_self else grad.masked_fill(hit, 0.)
+        return g_input, grad.gather(dim, index)
+    if reduce == "mean":
+        n = _scattered_count(dim, index, grad) + (1 if include_self else 0)
+        n = n.masked_fill(n == 0, 1.)
+        g_input = grad / n if include_self else (grad / n).masked_fill(hit, 0.)
+        return g_input, (grad / n).gather(dim, index)
+    if reduce == "prod":
+        # The product of the other factors: result / x where x != 0; where x is the only zero among the
+        # factors of its position, the product of the rest; with two zeros, 0.
+        src_zero = (src == 0)
+        zeros_at = grad.new_zeros(grad.shape).scatter_add(dim, index, src_zero.to(grad.dtype))
+        if include_self:
+            zeros_at = zeros_at + (input == 0).to(grad.dtype)
+        rest = input.masked_fill(input == 0, 1.).scatter_reduce(dim, index, src.masked_fill(src_zero, 1.), "prod",
+                                                                include_self=include_self)
+        if include_self:
+            others = where((input == 0) & (zeros_at == 1), rest, where(input == 0, 0., result / input.masked_fill(
+                input == 0, 1.)))
+            g_input = grad * others
+        else:
+            g_input = grad.masked_fill(hit, 0.)
+        rest_g = rest.gather(dim, index)
+        res_g = result.gather(dim, index)
+        zeros_g = zeros_at.gather(dim, index)
+        src_others = where(src_zero & (zeros_g == 1), rest_g, where(src_zero, 0., res_g / src.masked_fill(
+            src_zero, 1.)))
+        return g_input, grad.gather(dim, index) * src_others
+    # amax, amin: the gradient shared evenly among the elements equal to the result
+    value = result.gather(dim, index)
+    src_hit = (src == value).to(grad.dtype)
+    input_hit = (input == result if include_self else hit.logical_not()).to(grad.dtype)  # untouched: the input
+    n = input_hit.scatter_add(dim, index, src_hit)
+    share = grad / n.masked_fill(n == 0, 1.)
+    return share * input_hit, share.gather(dim, index) * src_hit
+
+
+scatter_reduce = defop(
+    "scatter_reduce", _scatter_reduce, method=True, inplace=True,
+    input=lambda grad, input, dim, index, src, reduce, include_self, result:
+    _scatter_reduce_grads(grad, input, dim, index, src, reduce, include_self, result)[0],
+    src=lambda grad, input, dim, index, src, reduce, include_self, result:
+    _pad_to(_scatter_reduce_grads(grad, input, dim, index, src, reduce, include_self, result)[1], src.shape))
+
+
+def _scatter_legacy_reduce(xp, out, dim, index, source, reduce):
+    """``scatter(..., reduce='add' | 'multiply')``: the source added or multiplied in, not written."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    if not index.size:
+        return out
+    d = _wrap_dim(dim, out.ndim) if out.ndim else 0
+    if getattr(source, "ndim", 0):
+        source = source[tuple(slice(0, s) for s in index.shape)]
+    getattr(xp, reduce).at(out, _along(xp, index, d), source)
+    return out
+
+

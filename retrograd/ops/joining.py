@@ -1,6 +1,8 @@
 """Joining and splitting: cat, stack, split, chunk and unbind."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .._tensor import _wrap_dim
@@ -115,3 +117,127 @@ def _unbind(xp, input, dim=0):
 
 unbind = defop("unbind", _unbind, method=True, view=True, multi_output=True,
                input=lambda grads, dim: stack(list(grads), dim))
+
+
+# -- grids, block matrices and products of sets ------------------------------------------------------------
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 1-D ``tensors``: output ``i`` holds ``tensors[i]`` along dim ``i`` ('ij'), or with
+    the first two dims swapped ('xy').
+
+    Example::
+        >>> import retrograd as rg
+        >>> xs, ys = rg.meshgrid(rg.tensor([1., 2.]), rg.tensor([3., 4., 5.]), indexing="ij")
+        >>> xs.shape
+        retrograd.Size([2, 3])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors = (tensors[1], tensors[0]) + tuple(tensors[2:])
+    shape = tuple(t.numel() for t in tensors)
+    grids = []
+    for i, t in enumerate(tensors):
+        view = (1,) * i + (-1,) + (1,) * (len(tensors) - i - 1)
+        grids.append(t.reshape(view).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _as_block(a):
+    return a.reshape(1, 1) if a.ndim == 0 else a.reshape(1, -1) if a.ndim == 1 else a
+
+
+def _block_diag(xp, tensors):
+    blocks = [_as_block(a) for a in tensors]
+    for i, (a, b) in enumerate(zip(tensors, blocks, strict=True)):
+        if a.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{a.ndim} dimensions")
+    dtype = blocks[0].dtype if blocks else np.float32
+    for b in blocks[1:]:
+        dtype = np.promote_types(dtype, b.dtype)
+    out = xp.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=dtype)
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def _block_diag_backward(grad, tensors_shape):
+    out, r, c = [], 0, 0
+    for shape in tensors_shape:
+        rows, cols = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else shape
+        out.append(grad[r:r + rows, c:c + cols].reshape(shape))
+        r, c = r + rows, c + cols
+    return out
+
+
+_block_diag_op = defop("block_diag", _block_diag, public=False, lists=("tensors",), tensor_args=("tensors",),
+                       tensors=_block_diag_backward)
+
+
+def block_diag(*tensors):
+    """The block-diagonal matrix of ``tensors`` (each 0-, 1- or 2-D), in order along the diagonal.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.block_diag(rg.tensor([[1., 2.]]), rg.tensor(3.))
+        tensor([[1., 2., 0.],
+                [0., 0., 3.]])
+    """
+    return _block_diag_op(list(tensors))
+
+
+def cartesian_prod(*tensors):
+    """The Cartesian product of 1-D ``tensors``: one row per combination, as ``itertools.product``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cartesian_prod(rg.tensor([1, 2]), rg.tensor([3, 4]))
+        tensor([[1, 3],
+                [1, 4],
+                [2, 3],
+                [2, 4]])
+    """
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.flatten() for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of the 1-D ``input``, as ``itertools.combinations``
+    (``combinations_with_replacement`` with ``with_replacement=True``), one per row.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.combinations(rg.tensor([1, 2, 3]))
+        tensor([[1, 2],
+                [1, 3],
+                [2, 3]])
+    """
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_zeros((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return stack([input[rows[:, j]] for j in range(r)], 1)

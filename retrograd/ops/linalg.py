@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import string
 
-from .._creation import eye
-from ._declarations import defop
+import numpy as np
+import scipy.linalg
+
+from .. import _dtype, return_types
+from .._creation import eye, ones, zeros
+from .._tensor import Tensor, _wrap_dim
+from . import pointwise
+from ._declarations import defop, tensor_method
+from .joining import cat
 from ._grad_utils import matmul_backward
 
 
@@ -203,6 +210,741 @@ def einsum(equation, *operands):
         >>> rg.einsum("ij,j->i", rg.ones(2, 3), rg.ones(3))
         tensor([3., 3.])
     """
+    if isinstance(equation, Tensor):  # the sublist form: einsum(op1, [0, 1], op2, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return einsum_op(equation, list(operands))
+
+
+def _sublist_equation(args):
+    """(equation, operands) of einsum's sublist form: operands each followed by its subscripts (ints in
+    [0, 52) or Ellipsis), then optionally the output's subscripts."""
+    def letters(sub):
+        out = ""
+        for s in sub:
+            if s is Ellipsis:
+                out += "..."
+            elif isinstance(s, int) and 0 <= s < 52:
+                out += string.ascii_letters[s]
+            else:
+                raise RuntimeError(f"einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        return out
+    n = len(args) // 2
+    operands, subs = list(args[0:2 * n:2]), [letters(s) for s in args[1:2 * n:2]]
+    equation = ",".join(subs)
+    if len(args) % 2:  # the output's subscripts
+        equation += "->" + letters(args[-1])
+    return equation, tuple(operands)
+
+
+# -- products of PyTorch's list: kron, vander ---------------------------------------------------------------
+@tensor_method
+def kron(input, other):
+    """The Kronecker product of ``input`` and ``other``: every element of ``input`` times all of ``other``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.kron(rg.tensor([1., 2.]), rg.tensor([1., 10.]))
+        tensor([ 1., 10.,  2., 20.])
+    """
+    nd = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (nd - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.dim()) + tuple(other.shape))
+    a_wide = a.reshape(tuple(d for s in a.shape for d in (s, 1)))
+    b_wide = b.reshape(tuple(d for s in b.shape for d in (1, s)))
+    return (a_wide * b_wide).reshape(tuple(p * q for p, q in zip(a.shape, b.shape, strict=True)))
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1)`` down to ``x ** 0`` (up, ``increasing``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.vander(rg.tensor([1, 2, 3]), N=3)
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = _dtype.promote_types(x.dtype, _dtype.int64)
+    if n == 0:
+        return zeros((x.shape[0], 0), dtype=dtype, device=x.device)
+    columns = ones((x.shape[0], 1), dtype=dtype, device=x.device)
+    if n > 1:
+        powers = x.to(dtype).unsqueeze(1).expand((x.shape[0], n - 1)).cumprod(1)
+        columns = cat([columns, powers], 1)
+    return columns if increasing else columns.flip(1)
+
+
+# -- fused products: beta * input + alpha * (a product), as PyTorch's addmm family ------------------------
+def _scaled(x, factor):
+    """``x * factor``, without an extra op where the factor is 1."""
+    return x if factor == 1 else x * factor
+
+
+def _check_shapes(name, ok, message):
+    if not ok:
+        raise RuntimeError(f"{name}: {message}" if name else message)
+
+
+def _fused(xp, input, product, beta, alpha):
+    """``beta * input + alpha * product``; a zero beta ignores input (its NaNs too), as PyTorch."""
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return xp.broadcast_to(xp.zeros((), out.dtype), out.shape) + out
+    return out + (input if beta == 1 else input * beta)
+
+
+def _addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
+    if mat1.ndim != 2:
+        raise RuntimeError("mat1 must be a matrix, got " + str(mat1.ndim) + "-D tensor")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix, got " + str(mat2.ndim) + "-D tensor")
+    return _fused(xp, input, _matmul(xp, mat1, mat2), beta, alpha)
+
+
+addmm = defop("addmm", _addmm, method=True, inplace=True, promote="binary",
+              input=lambda grad, beta: _scaled(grad, beta),
+              mat1=lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
+              mat2=lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha))
+
+
+def _addmv(xp, input, mat, vec, *, beta=1, alpha=1):
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    return _fused(xp, input, _matmul(xp, mat, vec), beta, alpha)
+
+
+addmv = defop("addmv", _addmv, method=True, inplace=True, promote="binary",
+              input=lambda grad, beta: _scaled(grad, beta),
+              mat=lambda grad, vec, alpha: _scaled(grad.outer(vec), alpha),
+              vec=lambda grad, mat, alpha: _scaled(mat.t().mv(grad), alpha))
+
+
+def _baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    return _fused(xp, input, _matmul(xp, batch1, batch2), beta, alpha)
+
+
+baddbmm = defop("baddbmm", _baddbmm, method=True, inplace=True, promote="binary",
+                input=lambda grad, beta: _scaled(grad, beta),
+                batch1=lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.transpose(1, 2)), alpha),
+                batch2=lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(grad), alpha))
+
+
+def _addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    return _fused(xp, input, _matmul(xp, batch1, batch2).sum(0), beta, alpha)
+
+
+def _addbmm_batch_grad(grad, batch1, batch2, alpha, which):
+    wide = grad.unsqueeze(0).expand((batch1.shape[0],) + tuple(grad.shape))
+    if which == 1:
+        return _scaled(wide.bmm(batch2.transpose(1, 2)), alpha)
+    return _scaled(batch1.transpose(1, 2).bmm(wide), alpha)
+
+
+addbmm = defop("addbmm", _addbmm, method=True, inplace=True, promote="binary",
+               input=lambda grad, beta: _scaled(grad, beta),
+               batch1=lambda grad, batch1, batch2, alpha: _addbmm_batch_grad(grad, batch1, batch2, alpha, 1),
+               batch2=lambda grad, batch1, batch2, alpha: _addbmm_batch_grad(grad, batch1, batch2, alpha, 2))
+
+
+def _addr(xp, input, vec1, vec2, *, beta=1, alpha=1):
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return _fused(xp, input, xp.outer(vec1, vec2), beta, alpha)
+
+
+addr = defop("addr", _addr, method=True, inplace=True, promote="binary",
+             input=lambda grad, beta: _scaled(grad, beta),
+             vec1=lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
+             vec2=lambda grad, vec1, alpha: _scaled(grad.t().mv(vec1), alpha))
+
+
+# -- distances, cross products and other products -------------------------------------------------------
+def _cdist(xp, x1, x2, p=2.0, compute_mode=None):
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2} got: "
+                           f"{min(x1.ndim, x2.ndim)}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        return (diff != 0).sum(-1).astype(diff.dtype)
+    if p == float("inf"):
+        return diff.max(-1) if diff.shape[-1] else diff.sum(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return xp.sqrt((diff * diff).sum(-1))
+    return (diff ** p).sum(-1) ** (1.0 / p)
+
+
+def _cdist_terms(grad, x1, x2, p, result):
+    """grad * d result / d (x1_i - x2_j), of shape (..., P, R, M)."""
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    g = grad.unsqueeze(-1)
+    r = result.unsqueeze(-1)
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return g * diff.sign()
+    if p == float("inf"):
+        return g * diff.sign() * (diff.abs() == r)
+    if p == 2:
+        return pointwise.where(r == 0, 0., g * diff / r.masked_fill(r == 0, 1.))
+    return pointwise.where(r == 0, 0., g * diff * diff.abs() ** (p - 2) / r.masked_fill(r == 0, 1.) ** (p - 1))
+
+
+cdist = defop("cdist", _cdist, promote="binary",
+              x1=lambda grad, x1, x2, p, result: _cdist_terms(grad, x1, x2, p, result).sum(-2),
+              x2=lambda grad, x1, x2, p, result: -_cdist_terms(grad, x1, x2, p, result).sum(-3))
+
+
+def _linalg_cross(xp, input, other, dim=-1):
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    nd, a, b = input.ndim, input, other
+    d = _wrap_dim(dim, nd)
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                           f"{b.shape[d]}")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return xp.cross(xp.broadcast_to(a, shape), xp.broadcast_to(b, shape), axis=d)
+
+
+linalg_cross = defop("linalg_cross", _linalg_cross, public=False, promote="binary",
+                     input=lambda grad, other, dim: linalg_cross(other, grad, dim),
+                     other=lambda grad, input, dim: linalg_cross(grad, input, dim))
+
+
+@tensor_method
+def cross(input, other, dim=None):
+    """The cross product of 3-vectors along ``dim`` (default: the first dim of size 3), as ``torch.cross``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cross(rg.tensor([1., 0., 0.]), rg.tensor([0., 1., 0.]))
+        tensor([0., 0., 1.])
+    """
+    if dim is None:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross(input, other, dim)
+
+
+def tensordot(a, b, dims=2):
+    """Sums the products of ``a`` and ``b`` over ``dims`` (the last ``dims`` of ``a`` and first of ``b``, or two
+    lists of dims).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tensordot(rg.ones(2, 3), rg.ones(3, 4), dims=1).shape
+        retrograd.Size([2, 4])
+    """
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
+    dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = 1
+    for da, db in zip(dims_a, dims_b, strict=True):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
+                               f"and second has size {b.shape[db]} in dim {db}")
+        k *= a.shape[da]
+    out_shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    left = a.permute(tuple(free_a + dims_a)).reshape((-1, k))
+    right = b.permute(tuple(dims_b + free_b)).reshape((k, -1))
+    return mm(left, right).reshape(out_shape)
+
+
+@tensor_method
+def inner(input, other):
+    """The sums of products over the last dims of ``input`` and ``other`` (a product where one is 0-d).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.inner(rg.tensor([1., 2.]), rg.tensor([3., 4.]))
+        tensor(11.)
+    """
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+# Real tensors: the dot product, with a node of its own.
+vdot = defop("vdot", lambda xp, input, other: _dot(xp, input, other), method=True, promote="binary",
+             input=lambda grad, other: grad * other,
+             other=lambda grad, input: grad * input)
+
+
+@tensor_method
+def matrix_power(input, n):
+    """The ``n``-th power of the square matrix (or batch) ``input``; ``n < 0`` powers its inverse.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.matrix_power(rg.tensor([[1., 1.], [0., 1.]]), 3)
+        tensor([[1., 3.],
+                [0., 1.]])
+    """
+    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2] if input.dim() > 1 else input.shape[-1]} by {input.shape[-1]} matrices")
+    if n == 0:  # as PyTorch: the identity copied into a clone of input (a zero gradient)
+        return input.clone().copy_(eye(input.shape[-1], dtype=input.dtype, device=input.device).expand(
+            tuple(input.shape)))
+    if n < 0:
+        input, n = linalg_inv(input), -n
+    if n == 1:
+        return input.clone()
+    result, power = None, input
+    while n:  # binary powering: the squares, multiplied in where n has a 1 bit
+        if n & 1:
+            result = power if result is None else matmul(result, power)
+        n >>= 1
+        if n:
+            power = matmul(power, power)
+    return result
+
+
+# -- decompositions, inverses and solvers: the ops behind retrograd.linalg -------------------------------------
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine met an input it cannot handle (singular, not positive-definite), as
+    ``torch.linalg.LinAlgError``."""
+
+
+def _batch_prefix(batch_shape, index):
+    """PyTorch's ``(Batch element k): `` before a message about one matrix of a batch."""
+    return f"(Batch element {int(np.ravel_multi_index(index, batch_shape))}): " if batch_shape else ""
+
+
+def _square(name, a, what="A"):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: {what} must be batches of square matrices, but they are "
+                           f"{a.shape[-2] if a.ndim > 1 else a.shape[-1]} by {a.shape[-1]} matrices")
+
+
+def _lu_zero_pivot(a):
+    """(batch index, 1-based position) of the first exactly zero pivot of LU with partial pivoting, or None."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for k, m in enumerate(flat):
+        lu, _ = scipy.linalg.lu_factor(m, check_finite=False) if m.size else (m, None)
+        zero = np.flatnonzero(np.diagonal(lu) == 0)
+        if zero.size:
+            return np.unravel_index(k, a.shape[:-2]) if a.ndim > 2 else (), int(zero[0]) + 1
+    return None
+
+
+def _inverse(name, a, xp):
+    _square(name, a)
+    pivot = _lu_zero_pivot(np.asarray(a)) if a.size else None
+    if pivot is not None:
+        index, position = pivot
+        raise LinAlgError(f"{name}: {_batch_prefix(a.shape[:-2], index)}The diagonal element {position} is zero, the "
+                          f"inversion could not be completed because the input matrix is singular.")
+    return xp.linalg.inv(a) if a.size else a.copy()
+
+
+def _inv_backward(grad, result):
+    return -(result.mT.matmul(grad).matmul(result.mT))
+
+
+linalg_inv = defop("linalg_inv", lambda xp, A: _inverse("linalg.inv", A, xp), public=False,
+                   node_name="LinalgInvEx", A=_inv_backward)
+
+
+def _det(xp, A):
+    _square("linalg.det", A)
+    return xp.linalg.det(A) if A.size else xp.ones(A.shape[:-2], A.dtype)
+
+
+def _det_backward(grad, A, result):
+    # d det(A) = det(A) tr(A^-1 dA): the gradient det(A) * A^-T (A invertible).
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * linalg_inv(A).mT
+
+
+linalg_det = defop("linalg_det", _det, public=False, node_name="LinalgDet", A=_det_backward)
+
+
+def _slogdet(xp, A):
+    _square("linalg.slogdet", A)
+    sign, logabsdet = xp.linalg.slogdet(A)
+    return sign.astype(A.dtype), logabsdet.astype(A.dtype)
+
+
+def _slogdet_backward(grads, A, result):
+    # Only log|det A| has a gradient (the sign is piecewise constant): A^-T. PyTorch's node keeps the sign too.
+    if grads[1] is None:
+        return None
+    return grads[1].unsqueeze(-1).unsqueeze(-1) * linalg_inv(A).mT
+
+
+linalg_slogdet = defop("linalg_slogdet", _slogdet, public=False, multi_output=True, node_name="LinalgSlogdet",
+                       A=_slogdet_backward)
+
+
+@tensor_method
+def slogdet(input):
+    """The sign and the log of the absolute value of the determinant of ``input`` (a batch of square matrices).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.slogdet(rg.tensor([[2., 0.], [0., -3.]]))
+        slogdet(sign=tensor(-1.), logabsdet=tensor(1.7918))
+    """
+    return return_types.slogdet(*linalg_slogdet(input))
+
+
+@tensor_method
+def logdet(input):
+    """The log of the determinant of ``input``: NaN where the determinant is negative, -inf where it is 0.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.logdet(rg.tensor([[2., 0.], [0., 3.]]))
+        tensor(1.7918)
+    """
+    sign, logabsdet = linalg_slogdet(input)
+    return pointwise.where(sign < 0, float("nan"), logabsdet)
+
+
+def _solve(xp, A, B, *, left=True):
+    _square("linalg.solve", A)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    a = A if left else xp.swapaxes(A, -1, -2)
+    b = B if left or vector else xp.swapaxes(B, -1, -2)
+    if _lu_zero_pivot(np.asarray(a)) is not None:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    x = xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
+    return x if left or vector else xp.swapaxes(x, -1, -2)
+
+
+def _solve_grads(grad, A, B, left, result):
+    """(gradient of A, gradient of B) of ``X = solve(A, B)``: ``gB = solve(A^T, gX)``, ``gA = -gB X^T``."""
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector:
+        g_b = linalg_solve(A.mT, grad, left=True)
+        return -(g_b.unsqueeze(-1) * result.unsqueeze(-2)), g_b
+    if left:
+        g_b = linalg_solve(A.mT, grad, left=True)
+        return -g_b.matmul(result.mT), g_b
+    g_b = linalg_solve(A.mT, grad, left=False)  # X A = B
+    return -result.mT.matmul(g_b), g_b
+
+
+linalg_solve = defop("linalg_solve", _solve, public=False, promote="binary", node_name="LinalgSolveEx",
+                     A=lambda grad, A, B, left, result: _solve_grads(grad, A, B, left, result)[0],
+                     B=lambda grad, A, B, left, result: _solve_grads(grad, A, B, left, result)[1])
+
+
+def _triangle(xp, A, upper, unitriangular):
+    t = xp.triu(A) if upper else xp.tril(A)
+    if unitriangular:
+        t = t - xp.triu(xp.tril(t)) + xp.eye(A.shape[-1], dtype=A.dtype)
+    return t
+
+
+def _solve_triangular(xp, A, B, *, upper, left=True, unitriangular=False):
+    _square("linalg.solve_triangular", A)
+    t = _triangle(xp, A, upper, unitriangular)
+    shape = np.broadcast_shapes(t.shape[:-2], B.shape[:-2])
+    t = xp.broadcast_to(t, shape + t.shape[-2:])
+    b = xp.broadcast_to(B, shape + B.shape[-2:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if left:
+            return _triangular_solve(xp, t, b, upper)
+        return xp.swapaxes(_triangular_solve(xp, xp.swapaxes(t, -1, -2), xp.swapaxes(b, -1, -2), not upper), -1, -2)
+
+
+def _triangular_solve(xp, t, b, upper):
+    """``t^-1 b`` by substitution, row by row (no pivoting: a zero diagonal gives inf/NaN, as LAPACK's trsm)."""
+    n = t.shape[-1]
+    x = xp.zeros(b.shape, dtype=np.result_type(t.dtype, b.dtype))
+    order = range(n - 1, -1, -1) if upper else range(n)
+    for i in order:
+        rest = (t[..., i, :, None] * x).sum(-2)
+        x[..., i, :] = (b[..., i, :] - rest) / t[..., i, i, None]
+    return x
+
+
+def _solve_triangular_grads(grad, A, upper, left, unitriangular, result):
+    g_b = linalg_solve_triangular(A.mT, grad, upper=not upper, left=left, unitriangular=unitriangular)
+    g_a = -g_b.matmul(result.mT) if left else -result.mT.matmul(g_b)
+    g_a = g_a.triu(1 if unitriangular else 0) if upper else g_a.tril(-1 if unitriangular else 0)
+    return g_a, g_b
+
+
+linalg_solve_triangular = defop(
+    "linalg_solve_triangular", _solve_triangular, public=False, promote="binary",
+    A=lambda grad, A, upper, left, unitriangular, result:
+    _solve_triangular_grads(grad, A, upper, left, unitriangular, result)[0],
+    B=lambda grad, A, upper, left, unitriangular, result:
+    _solve_triangular_grads(grad, A, upper, left, unitriangular, result)[1])
+
+
+def _cholesky(xp, A, *, upper=False, check_errors=False):
+    _square("linalg.cholesky", A)
+    L = xp.zeros(A.shape, A.dtype)
+    info = xp.zeros(A.shape[:-2], np.int32)
+    flat, out, infos = A.reshape((-1,) + A.shape[-2:]), L.reshape((-1,) + A.shape[-2:]), info.reshape(-1)
+    for k, m in enumerate(flat):
+        try:
+            out[k] = np.linalg.cholesky(m) if m.size else m
+        except np.linalg.LinAlgError:
+            infos[k] = _first_bad_minor(m)
+            if check_errors:
+                index = np.unravel_index(k, A.shape[:-2]) if A.ndim > 2 else ()
+                raise LinAlgError(f"linalg.cholesky: {_batch_prefix(A.shape[:-2], index)}The factorization could "
+                                  f"not be completed because the input is not positive-definite (the leading minor "
+                                  f"of order {infos[k]} is not positive-definite).") from None
+    return (xp.swapaxes(L, -1, -2) if upper else L), info
+
+
+def _first_bad_minor(m):
+    """The order of the first leading minor of ``m`` that is not positive-definite."""
+    for k in range(1, m.shape[0] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return m.shape[0]
+
+
+def _cholesky_backward(grads, result, upper):
+    """PyTorch's cholesky_backward: ``gA = L^-T Phi(L^T gL) L^-1``, Phi the lower triangle with half its diagonal."""
+    L, gL = result[0], grads[0]
+    if upper:
+        L, gL = L.mT, gL.mT
+    phi = L.mT.matmul(gL).tril()
+    phi = (phi + phi.tril(-1).mT) * 0.5
+    g = linalg_solve_triangular(L.mT, phi, upper=True, left=True)
+    return linalg_solve_triangular(L, g, upper=False, left=False)
+
+
+linalg_cholesky_ex = defop("linalg_cholesky_ex", _cholesky, public=False, multi_output=True, nondiff_outputs=(1,),
+                           node_name="LinalgCholeskyEx", A=_cholesky_backward)
+
+
+def _qr(xp, A, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           f"or 'complete'")
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.qr: The input tensor A must have at least 2 dimensions.")
+    q, r = xp.linalg.qr(A, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        q = xp.zeros((0,), A.dtype)
+    return q, r
+
+
+def _qr_backward(grads, A, mode, result):
+    """The gradient of A = QR (rows >= columns): ``(gQ + Q copyltu(M)) R^-T`` with ``M = R gR^T - gQ^T Q``."""
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if m < n:
+        raise NotImplementedError("the derivative of linalg.qr of a matrix with more columns than rows is not "
+                                  "implemented")
+    Q, R = result
+    gQ = grads[0] if grads[0] is not None else Q * 0
+    gR = grads[1] if grads[1] is not None else R * 0
+    M = R.matmul(gR.mT) - gQ.mT.matmul(Q)
+    lower = M.tril(-1)
+    copied = lower + lower.mT + M.diagonal(0, -2, -1).diag_embed()
+    return linalg_solve_triangular(R.mT, gQ + Q.matmul(copied), upper=False, left=False)
+
+
+linalg_qr = defop("linalg_qr", _qr, public=False, multi_output=True, node_name="LinalgQr", A=_qr_backward)
+
+
+def _svd(xp, A, full_matrices=True):
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    u, s, vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    return u, s.astype(A.dtype), vh
+
+
+def _svd_backward(grads, A, full_matrices, result):
+    """The gradient of A = U diag(S) Vh (Townsend's formula), on the first k = min(m, n) singular vectors.
+
+    The singular vectors are defined up to sign: only functions that do not depend on the signs
+    have a gradient, and there it is this one.
+    """
+    U, S, Vh = result
+    gU, gS, gVh = grads
+    m, n = A.shape[-2], A.shape[-1]
+    k = S.shape[-1]
+    if full_matrices and m != n:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        gU = None if gU is None else gU.narrow(-1, 0, k)
+        gVh = None if gVh is None else gVh.narrow(-2, 0, k)
+    V = Vh.mT
+    Sm = S.diag_embed()
+    out = None
+    if gS is not None:
+        out = U.matmul(gS.diag_embed()).matmul(Vh)
+    if gU is None and gVh is None:
+        return out if out is not None else A * 0
+    s2 = S * S
+    E = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # E[i, j] = s_j^2 - s_i^2
+    off = ones((k, k), dtype=_dtype.bool, device=A.device).triu(1) | ones((k, k), dtype=_dtype.bool,
+                                                                          device=A.device).tril(-1)
+    F = pointwise.where(off, 1. / E.masked_fill(off.logical_not(), 1.), 0.)
+    inner = Sm * 0
+    if gU is not None:
+        UtgU = U.mT.matmul(gU)
+        inner = inner + (F * (UtgU - UtgU.mT)).matmul(Sm)
+    if gVh is not None:
+        gV = gVh.mT
+        VtgV = V.mT.matmul(gV)
+        inner = inner + Sm.matmul(F * (VtgV - VtgV.mT))
+    g = U.matmul(inner).matmul(Vh)
+    if gU is not None and m > k:
+        g = g + (gU - U.matmul(U.mT.matmul(gU))).matmul((1. / S).diag_embed()).matmul(Vh)
+    if gVh is not None and n > k:
+        g = g + U.matmul((1. / S).diag_embed()).matmul(gV.mT - gV.mT.matmul(V).matmul(Vh))
+    return g if out is None else out + g
+
+
+linalg_svd = defop("linalg_svd", _svd, public=False, multi_output=True, node_name="LinalgSvd", A=_svd_backward)
+
+
+def _eigh(xp, A, UPLO="L"):  # noqa: N803 - PyTorch's name
+    _square("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, v = xp.linalg.eigh(A, UPLO=UPLO)
+    return w.astype(A.dtype), v
+
+
+def _eigh_backward(grads, result):
+    """The gradient of A = V diag(L) V^T: ``V (diag(gL) + sym(V^T gV) / (L_j - L_i)) V^T``."""
+    L, V = result
+    gL, gV = grads
+    k = L.shape[-1]
+    g = gL.diag_embed() if gL is not None else (L * 0).diag_embed()
+    if gV is not None:
+        VtgV = V.mT.matmul(gV)
+        E = L.unsqueeze(-2) - L.unsqueeze(-1)  # E[i, j] = L_j - L_i
+        off = ones((k, k), dtype=_dtype.bool, device=L.device).triu(1) | ones((k, k), dtype=_dtype.bool,
+                                                                              device=L.device).tril(-1)
+        g = g + pointwise.where(off, (VtgV - VtgV.mT) * 0.5 / E.masked_fill(off.logical_not(), 1.), 0.)
+    return V.matmul(g).matmul(V.mT)
+
+
+linalg_eigh = defop("linalg_eigh", _eigh, public=False, multi_output=True, node_name="LinalgEigh",
+                    A=lambda grads, result: _eigh_backward(grads, result))
+
+
+def _pinv(xp, A, *, atol=None, rtol=None, hermitian=False):
+    if A.ndim < 2:
+        raise RuntimeError("linalg.pinv(" + "{" + f"{A.ndim}" + "}" + "): expected a tensor with 2 or more dimensions "
+                           "of float, double, cfloat or cdouble types")
+    if A.size == 0:
+        return xp.zeros(A.shape[:-2] + (A.shape[-1], A.shape[-2]), A.dtype)
+    u, s, vh = xp.linalg.svd(A, full_matrices=False)
+    smax = s.max(-1, keepdims=True) if s.shape[-1] else s
+    if atol is None and rtol is None:
+        rtol = np.finfo(A.dtype).eps * max(A.shape[-2:])
+    tol = xp.maximum(atol or 0., (rtol or 0.) * smax)
+    keep = s > tol
+    inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
+    return (xp.swapaxes(vh, -1, -2) * inv_s[..., None, :]) @ xp.swapaxes(u, -1, -2)
+
+
+def _pinv_backward(grad, A, result):
+    """PyTorch's pinv_backward: the gradient of A+ = pinv(A) where the rank does not change."""
+    P = result
+    Pt, gt = P.mT, grad.mT
+    if A.shape[-2] <= A.shape[-1]:
+        K = gt.matmul(P)
+        KPt = K.matmul(Pt)
+        return -(P.matmul(K)).mT + KPt - A.matmul(P).matmul(KPt) + Pt.matmul(P).matmul(gt - K.matmul(A))
+    K = P.matmul(gt)
+    PtK = Pt.matmul(K)
+    return -(K.matmul(P)).mT + (gt - A.matmul(K)).matmul(P).matmul(Pt) + PtK - PtK.matmul(P).matmul(A)
+
+
+linalg_pinv = defop("linalg_pinv", _pinv, public=False, node_name="LinalgPinv", A=_pinv_backward)
+
+
+def _lstsq(xp, A, B, rcond):
+    return _pinv(xp, A, rtol=rcond) @ B
+
+
+def _lstsq_grads(grad, A, B, rcond):
+    """The gradients of ``X = pinv(A) B``: ``gB = pinv(A)^T gX``, and gA through pinv's derivative."""
+    P = linalg_pinv(A, rtol=rcond)
+    return _pinv_backward(grad.matmul(B.mT), A, P), P.mT.matmul(grad)
+
+
+linalg_lstsq = defop("linalg_lstsq", _lstsq, public=False, promote="binary", node_name="LinalgLstsq",
+                     A=lambda grad, A, B, rcond: _lstsq_grads(grad, A, B, rcond)[0],
+                     B=lambda grad, A, B, rcond: _lstsq_grads(grad, A, B, rcond)[1])
+
+
+def chain_matmul(*matrices):
+    """The product of the matrices, as ``retrograd.linalg.multi_dot`` (PyTorch's deprecated spelling).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.chain_matmul(rg.ones(2, 3), rg.ones(3, 2)).shape
+        retrograd.Size([2, 2])
+    """
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    result = matrices[0]
+    for m in matrices[1:]:
+        result = result.mm(m)
+    return result.view(tuple(result.shape))
+
+
+def _matrix_exp(xp, A):
+    _square("linalg.matrix_exp", A)
+    return scipy.linalg.expm(A) if A.size else A.copy()
+
+
+def _matrix_exp_backward(grad, A):
+    """The adjoint of the Frechet derivative: the top-right block of exp([[A^T, G], [0, A^T]]) (Mathias, 1996);
+    written with matrix_exp itself, so it differentiates again."""
+    n = A.shape[-1]
+    At = A.mT
+    top = cat([At, grad], -1)
+    bottom = cat([At * 0, At], -1)
+    return linalg_matrix_exp(cat([top, bottom], -2))[..., :n, n:]
+
+
+linalg_matrix_exp = defop("linalg_matrix_exp", _matrix_exp, public=False, node_name="LinalgMatrixExp",
+                          A=_matrix_exp_backward)

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from ._declarations import defop
+from .joining import cat
 from .pointwise import where
 from .shape import expand
 from .special import _kernels
@@ -95,7 +96,7 @@ def _conv_cols(xp, columns, weight, bias, output_size, groups):
         out = xp.matmul(weight.reshape(groups, o // groups, k), columns.reshape(n, groups, k, length))
     out = out.reshape((n, o) + tuple(output_size))
     if bias is not None:
-        out += bias.reshape(1, o, 1, 1)
+        out += bias.reshape((1, o) + (1,) * len(output_size))
     return out
 
 
@@ -103,7 +104,7 @@ def conv_columns_backward(grad, weight, groups):
     """Gradient of the input's columns: the weight, transposed, times the output gradient."""
     n, o = grad.shape[0], grad.shape[1]
     k = weight.numel() // o
-    g = grad.reshape(n, groups, o // groups, grad.shape[2] * grad.shape[3])
+    g = grad.reshape(n, groups, o // groups, math.prod(grad.shape[2:]))
     cols = weight.reshape(groups, o // groups, k).mT.matmul(g)  # (N, G, k, L)
     return cols.reshape(n, groups * k, g.shape[3])
 
@@ -111,7 +112,7 @@ def conv_columns_backward(grad, weight, groups):
 def conv_weight_backward(grad, columns, weight_shape, groups):
     """Gradient of the weight: the output gradient times the input's columns, summed over the batch."""
     n, o = grad.shape[0], grad.shape[1]
-    length = grad.shape[2] * grad.shape[3]
+    length = math.prod(grad.shape[2:])
     g = grad.reshape(n, groups, o // groups, length)
     cols = columns.reshape(n, groups, columns.shape[1] // groups, length)
     # Per-sample products summed over the batch: measured faster here than one large product
@@ -119,13 +120,56 @@ def conv_weight_backward(grad, columns, weight_shape, groups):
     return g.matmul(cols.mT).sum(0).reshape(weight_shape)
 
 
+def _bias_backward(grad):
+    return grad.sum((0,) + tuple(range(2, grad.dim())))
+
+
 # The product of the weight with the input's columns (im2col); see Note [Convolution as im2col].
 # The columns are saved for the weight's gradient, so backward does not unfold the input again.
+# ``output_size`` is the output's spatial shape: (L,) for conv1d, (H, W) for conv2d.
 convolution = defop("convolution", _conv_cols, public=False, promote="binary",
                     columns=lambda grad, weight, groups: conv_columns_backward(grad, weight, groups),
                     weight=lambda grad, columns, weight_shape, groups:
                     conv_weight_backward(grad, columns, weight_shape, groups),
-                    bias=lambda grad: grad.sum((0, 2, 3)))
+                    bias=_bias_backward)
+
+
+# -- transposed convolution (PyTorch: ConvolutionBackward0 too) ----------------------------------------
+def _as_2d(shape):
+    """A 1-d spatial shape (L,) as the 2-d (1, L) the column ops work on."""
+    return (1,) + tuple(shape) if len(shape) == 1 else tuple(shape)
+
+
+def _conv_transpose(xp, input, weight, bias, output_size, stride, padding, dilation, groups):
+    """The adjoint of convolution: each input position scatters the weight into the output (col2im)."""
+    n, c = input.shape[0], input.shape[1]
+    length = math.prod(input.shape[2:])
+    k = weight.size // c  # (C_out / groups) * kernel elements
+    x = input.reshape(n, groups, c // groups, length)
+    cols = xp.matmul(weight.reshape(groups, c // groups, k).swapaxes(1, 2), x).reshape(n, groups * k, length)
+    out = _col2im_array(xp, cols, _as_2d(output_size), _as_2d(weight.shape[2:]), dilation, padding, stride)
+    o = out.shape[1]
+    out = out.reshape((n, o) + tuple(output_size))
+    if bias is not None:
+        out += bias.reshape((1, o) + (1,) * len(output_size))
+    return out
+
+
+def _transpose_grad_columns(grad, weight_shape, stride, padding, dilation):
+    """The output gradient unfolded into the columns that the transposed convolution scattered."""
+    g = grad.unsqueeze(2) if grad.dim() == 3 else grad
+    return im2col(g, _as_2d(weight_shape[2:]), dilation, padding, stride)
+
+
+# Padding, stride and dilation are the 2-d pairs of the column ops ((0, p) and (1, s) for 1-d).
+convolution_transpose = defop(
+    "convolution_transpose", _conv_transpose, public=False, promote="binary", node_name="Convolution",
+    input=lambda grad, weight, input_shape, stride, padding, dilation, groups: convolution(
+        _transpose_grad_columns(grad, weight.shape, stride, padding, dilation), weight, None,
+        tuple(input_shape[2:]), groups),
+    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv_weight_backward(
+        input, _transpose_grad_columns(grad, weight_shape, stride, padding, dilation), weight_shape, groups),
+    bias=_bias_backward)
 
 
 # -- pooling ------------------------------------------------------------------------------------------
@@ -139,6 +183,9 @@ def pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    if input.ndim == 3:  # unbatched (C, H, W): one node, as PyTorch's
+        best, idx = _max_pool2d(xp, input[None], kernel_size, stride, padding, dilation, ceil_mode)
+        return best[0], idx[0]
     n, c, h, w = input.shape
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
     oh = pool_out_size(h, kh, sh, ph, dh, ceil_mode)
@@ -187,20 +234,20 @@ def _max_pool_with_nan(xp, views, offsets):
 
 
 def _max_pool2d_backward_fwd(xp, grad_output, input_shape, indices, overlapping=True):
-    n, c, h, w = input_shape
-    flat = (indices.reshape(n * c, -1) + (xp.arange(n * c) * (h * w)).reshape(-1, 1)).reshape(-1)
+    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]  # (N, C, H, W) or (C, H, W)
+    flat = (indices.reshape(planes, -1) + (xp.arange(planes) * plane).reshape(-1, 1)).reshape(-1)
     g = grad_output.reshape(-1)
     if overlapping:  # two windows may pick the same element: sum
-        out = xp.bincount(flat, weights=g, minlength=n * c * h * w).astype(grad_output.dtype, copy=False)
+        out = xp.bincount(flat, weights=g, minlength=planes * plane).astype(grad_output.dtype, copy=False)
     else:
-        out = xp.zeros(n * c * h * w, dtype=grad_output.dtype)
+        out = xp.zeros(planes * plane, dtype=grad_output.dtype)
         out[flat] = g
     return out.reshape(input_shape)
 
 
 def _gather_at(grad, indices):
-    n, c = indices.shape[0], indices.shape[1]
-    return grad.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).reshape(indices.shape)
+    planes = math.prod(indices.shape[:-2])
+    return grad.reshape(planes, -1).gather(1, indices.reshape(planes, -1)).reshape(indices.shape)
 
 
 # PyTorch's own pair: the gradient scatters to the argmax positions; its gradient gathers from them.
@@ -217,6 +264,151 @@ def _max_pool2d_backward(grads, input_shape, result, kernel_size, stride, dilati
 max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=False, multi_output=True,
                                 nondiff_outputs=(1,), node_name="MaxPool2DWithIndices",
                                 input=_max_pool2d_backward)
+
+
+def adaptive_bounds(in_size, out_size):
+    """PyTorch's adaptive pooling windows of one dim: [floor(i * in / out), ceil((i + 1) * in / out))."""
+    return [((i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)) for i in range(out_size)]
+
+
+def _adaptive_max_pool2d(xp, input, output_size):
+    h, w = input.shape[-2:]
+    oh, ow = output_size
+    best = xp.empty(input.shape[:-2] + (oh, ow), dtype=input.dtype)
+    idx = xp.empty(best.shape, dtype=xp.int64)
+    for i, (r0, r1) in enumerate(adaptive_bounds(h, oh)):
+        for j, (c0, c1) in enumerate(adaptive_bounds(w, ow)):
+            window = input[..., r0:r1, c0:c1].reshape(input.shape[:-2] + (-1,))
+            if input.dtype.kind == "f":  # NaN propagates, the first one's index, as PyTorch
+                k = xp.where(xp.isnan(window).any(-1), xp.argmax(xp.isnan(window), -1), xp.argmax(window, -1))
+            else:
+                k = xp.argmax(window, -1)
+            best[..., i, j] = xp.take_along_axis(window, k[..., None], -1)[..., 0]
+            idx[..., i, j] = (r0 + k // (c1 - c0)) * w + c0 + k % (c1 - c0)
+    return best, idx
+
+
+# Max over PyTorch's adaptive windows; the indices and the gradient are max_pool2d's (flat in H*W).
+adaptive_max_pool2d = defop(
+    "adaptive_max_pool2d", _adaptive_max_pool2d, public=False, multi_output=True, nondiff_outputs=(1,),
+    node_name="AdaptiveMaxPool2D",
+    input=lambda grads, input_shape, result: max_pool2d_backward(grads[0], tuple(input_shape), result[1], True))
+
+
+def _max_unpool2d(xp, input, indices, output_size):
+    planes = math.prod(input.shape[:-2])
+    plane = output_size[0] * output_size[1]
+    flat = indices.reshape(planes, -1)
+    if flat.size and (flat.min() < 0 or flat.max() >= plane):
+        bad = int(flat.max() if flat.max() >= plane else flat.min())
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{output_size[0]}x{output_size[1]})")
+    out = xp.zeros((planes, plane), dtype=input.dtype)
+    xp.put_along_axis(out, flat, input.reshape(planes, -1), axis=1)
+    return out.reshape(input.shape[:-2] + tuple(output_size))
+
+
+# The inverse of max pooling: each value to its index in a zero plane (PyTorch: MaxUnpool2DBackward0).
+max_unpool2d = defop("max_unpool2d", _max_unpool2d, public=False, tensor_args=("input", "indices"),
+                     node_name="MaxUnpool2D", input=lambda grad, indices: _gather_at(grad, indices))
+
+
+def _pixel_shuffle(xp, input, upscale_factor):
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    k = len(lead)
+    x = x.transpose(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle(xp, input, downscale_factor):
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    k = len(lead)
+    x = x.transpose(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+# Each other's adjoint, so each is the other's gradient.
+pixel_shuffle = defop("pixel_shuffle", _pixel_shuffle, public=False,
+                      input=lambda grad, upscale_factor: pixel_unshuffle(grad, upscale_factor))
+pixel_unshuffle = defop("pixel_unshuffle", _pixel_unshuffle, public=False,
+                        input=lambda grad, downscale_factor: pixel_shuffle(grad, downscale_factor))
+
+
+# -- interpolation (PyTorch: UpsampleNearest1DBackward0, UpsampleBilinear2DBackward0...) --------------
+def interpolation_matrix(in_size, out_size, mode, align_corners=False, scale=None):
+    """The (out, in) matrix that resamples one dim as PyTorch's upsample kernels do.
+
+    ``scale`` is the user's scale factor for the dim (None: in / out is used), ``mode`` one of
+    ``"nearest"``, ``"nearest-exact"`` and ``"linear"``.
+    """
+    m = np.zeros((out_size, in_size))
+    dst = np.arange(out_size)
+    if mode in ("nearest", "nearest-exact"):
+        # PyTorch computes the nearest source index in single precision.
+        step = np.float32(in_size / out_size if scale is None else 1.0 / scale)
+        pos = dst.astype(np.float32) + np.float32(0.5 if mode == "nearest-exact" else 0.0)
+        src = np.minimum(np.floor(pos * step).astype(np.int64), in_size - 1)
+        if mode == "nearest" and out_size == in_size:
+            src = dst
+        m[dst, src] = 1.0
+        return m
+    if align_corners:
+        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        src = dst * step
+    else:
+        step = in_size / out_size if scale is None else 1.0 / scale
+        src = np.maximum((dst + 0.5) * step - 0.5, 0.0)
+    i0 = np.minimum(src.astype(np.int64), in_size - 1)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    frac = src - i0
+    np.add.at(m, (dst, i0), 1.0 - frac)
+    np.add.at(m, (dst, i1), frac)
+    return m
+
+
+def _resample(xp, input, output_size, mode, align_corners, scales):
+    x = input
+    k = len(output_size)
+    for j in range(k):
+        d = input.ndim - k + j
+        m = xp.asarray(interpolation_matrix(input.shape[d], output_size[j], mode, align_corners,
+                                            None if scales is None else scales[j]), dtype=input.dtype)
+        x = xp.moveaxis(xp.tensordot(m, x, axes=(1, d)), 0, d)
+    return xp.ascontiguousarray(x)
+
+
+def _resample_backward(grad, input_shape, output_size, mode, align_corners, scales):
+    """The transposed resampling: the output gradient multiplied back through each dim's matrix."""
+    g = grad
+    k = len(output_size)
+    for j in range(k):
+        d = len(input_shape) - k + j
+        m = tensor(interpolation_matrix(input_shape[d], output_size[j], mode, align_corners,
+                                        None if scales is None else scales[j]), dtype=grad.dtype, device=grad.device)
+        g = g.movedim(d, -1).matmul(m).movedim(-1, d)
+    return g
+
+
+upsample_nearest = defop(
+    "upsample_nearest", lambda xp, input, output_size, scales=None, exact=False:
+    _resample(xp, input, output_size, "nearest-exact" if exact else "nearest", False, scales), public=False,
+    node_names={"UpsampleNearest1DBackward0": lambda output_size, exact: len(output_size) == 1 and not exact,
+                "UpsampleNearest2DBackward0": lambda output_size, exact: len(output_size) == 2 and not exact,
+                "UpsampleNearestExact1DBackward0": lambda output_size: len(output_size) == 1,
+                "UpsampleNearestExact2DBackward0": lambda output_size: len(output_size) == 2},
+    input=lambda grad, input_shape, output_size, scales, exact: _resample_backward(
+        grad, input_shape, output_size, "nearest-exact" if exact else "nearest", False, scales))
+upsample_linear = defop(
+    "upsample_linear", lambda xp, input, output_size, align_corners=False, scales=None:
+    _resample(xp, input, output_size, "linear", align_corners, scales), public=False,
+    node_names={"UpsampleLinear1DBackward0": lambda output_size: len(output_size) == 1,
+                "UpsampleBilinear2DBackward0": lambda output_size: len(output_size) == 2},
+    input=lambda grad, input_shape, output_size, align_corners, scales: _resample_backward(
+        grad, input_shape, output_size, "linear", align_corners, scales))
 
 
 # -- padding (PyTorch: ConstantPadNdBackward0) -----------------------------------------------------------
@@ -244,6 +436,52 @@ def _constant_pad_nd(xp, input, pad, value=0):
 
 constant_pad_nd = defop("constant_pad_nd", _constant_pad_nd, public=False,
                         input=lambda grad, pad: constant_pad_nd(grad, tuple(-p for p in pad)))
+
+
+def pad_positions(size, lo, hi, mode):
+    """For each output position of a dim padded by (lo, hi), the input position it copies."""
+    pos = np.arange(-lo, size + hi)
+    if mode == "replicate":
+        return np.clip(pos, 0, size - 1)
+    if mode == "circular":
+        return pos % size
+    period = 2 * (size - 1) if size > 1 else 1
+    pos = np.abs(pos) % period
+    return np.where(pos >= size, period - pos, pos)
+
+
+def _pad_gather(xp, input, pad, mode):
+    x = input
+    for k in range(len(pad) // 2):
+        d = input.ndim - 1 - k
+        x = xp.take(x, xp.asarray(pad_positions(input.shape[d], pad[2 * k], pad[2 * k + 1], mode)), axis=d)
+    return x
+
+
+def _pad_scatter(grad, input_shape, pad, mode):
+    """The adjoint of the gather: each output gradient added into the input position it copied."""
+    g = grad
+    for k in range(len(pad) // 2):
+        d = len(input_shape) - 1 - k
+        pos = tensor(pad_positions(input_shape[d], pad[2 * k], pad[2 * k + 1], mode), device=grad.device)
+        shape = list(g.shape)
+        shape[d] = input_shape[d]
+        g = _zeros(shape, g).index_add(d, pos, g)
+    return g
+
+
+def _pad_names(stem):
+    return {f"{stem}{n}DBackward0": (lambda n: lambda pad: len(pad) == 2 * n)(n) for n in (1, 2, 3)}
+
+
+# Reflection and replication padding of the last 1-3 dims (PyTorch: ReflectionPad1DBackward0...):
+# a gather of positions, whose gradient scatters back (index_add).
+reflection_pad = defop("reflection_pad", lambda xp, input, pad: _pad_gather(xp, input, pad, "reflect"),
+                       public=False, node_names=_pad_names("ReflectionPad"),
+                       input=lambda grad, input_shape, pad: _pad_scatter(grad, input_shape, pad, "reflect"))
+replication_pad = defop("replication_pad", lambda xp, input, pad: _pad_gather(xp, input, pad, "replicate"),
+                        public=False, node_names=_pad_names("ReplicationPad"),
+                        input=lambda grad, input_shape, pad: _pad_scatter(grad, input_shape, pad, "replicate"))
 
 
 # -- normalization (PyTorch: NativeLayerNormBackward0, NativeBatchNormBackward0) ---------------------
@@ -329,6 +567,37 @@ native_batch_norm = defop(
     bias=lambda grads, input_shape: grads[0].sum(_bn_dims(len(input_shape))))
 
 
+def _group_norm(xp, input, num_groups, weight=None, bias=None, eps=1e-5):
+    n = input.shape[0]
+    out, _, _ = _normalize_array(xp, input.reshape(n, num_groups, -1), (2,), eps)
+    out = out.reshape(input.shape)
+    shape = _bn_shape(input.ndim, input.shape[1])
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _grouped(t, num_groups):
+    return t.reshape(t.shape[0], num_groups, -1)
+
+
+def _group_norm_input(grad, input, num_groups, weight, eps):
+    g = grad if weight is None else grad * weight.reshape(_bn_shape(input.dim(), input.shape[1]))
+    return norm_input_backward(_grouped(g, num_groups), _grouped(input, num_groups), None, (2,), eps,
+                               None).reshape(input.shape)
+
+
+# Normalization over groups of channels, with a per-channel affine (PyTorch: NativeGroupNormBackward0).
+group_norm = defop(
+    "group_norm", _group_norm, public=False, node_name="NativeGroupNorm", promote="binary",
+    input=_group_norm_input,
+    weight=lambda grad, input, num_groups, eps: (grad * _xhat(_grouped(input, num_groups), (2,), eps).reshape(
+        input.shape)).sum(_bn_dims(input.dim())),
+    bias=lambda grad: grad.sum(_bn_dims(grad.dim())))
+
+
 # -- embedding (PyTorch: EmbeddingBackward0) ----------------------------------------------------------
 def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
     if indices.dtype.kind not in "iu":
@@ -354,6 +623,93 @@ def embedding_backward(grad, weight_shape, indices, padding_idx, scale_grad_by_f
 
 embedding = defop("embedding", _embedding, public=False, tensor_args=("weight", "indices"),
                   weight=embedding_backward)
+
+
+def bag_ids(offsets, count, include_last_offset):
+    """The bag of each of ``count`` flat indices (-1 before the first offset), and the number of bags.
+
+    With ``include_last_offset`` the last offset only ends the bag count: the last bag runs to the
+    end of the indices, as on PyTorch's CPU.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    bags = len(offsets) - 1 if include_last_offset else len(offsets)
+    ids = np.searchsorted(offsets[:bags], np.arange(count), side="right") - 1
+    return ids, bags
+
+
+def _embedding_bag(xp, weight, indices, offsets, mode, per_sample_weights=None, padding_idx=None,
+                   include_last_offset=False):
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    ids, bags = bag_ids(offsets, indices.size, include_last_offset)
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep &= indices != padding_idx
+    ids, idx = xp.asarray(ids[keep]), indices[keep]
+    rows = weight[idx]
+    d = weight.shape[1]
+    which = xp.full((bags, d), -1, dtype=xp.int64)
+    if mode == "max":
+        out = xp.full((bags, d), -xp.inf, dtype=weight.dtype)
+        xp.maximum.at(out, ids, rows)
+        hit = rows == out[ids]  # the first row of each bag holding its maximum, per feature
+        for k in range(len(idx) - 1, -1, -1):
+            which[ids[k]] = xp.where(hit[k], idx[k], which[ids[k]])
+        out[which < 0] = 0
+        return out, which
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[keep][:, None]
+    out = xp.zeros((bags, d), dtype=xp.result_type(weight, rows))
+    xp.add.at(out, ids, rows)
+    if mode == "mean":
+        counts = xp.bincount(ids, minlength=bags)
+        out /= xp.maximum(counts, 1)[:, None]
+    return out, which
+
+
+def _bag_coefficients(indices, offsets, mode, padding_idx, include_last_offset):
+    """For each flat index: its bag (0 where none), and its share of the bag (0 where none, 1/count for a mean)."""
+    flat = indices._host().reshape(-1)
+    ids, bags = bag_ids(offsets._host(), flat.size, include_last_offset)
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep &= flat != padding_idx
+    coef = keep.astype(np.float64)
+    if mode == "mean":
+        counts = np.bincount(ids[keep], minlength=bags)
+        coef = coef / np.maximum(counts, 1)[np.maximum(ids, 0)]
+    return np.maximum(ids, 0), coef
+
+
+def _embedding_bag_weight(grads, weight_shape, indices, offsets, mode, per_sample_weights, padding_idx,
+                          include_last_offset, result):
+    grad = grads[0]
+    if mode == "max":
+        which = result[1]
+        d = weight_shape[1]
+        g = where(which >= 0, grad, 0.).reshape(-1)
+        pos = (which.clamp(min=0) * d + tensor(np.arange(d), device=grad.device)).reshape(-1)
+        return _zeros((weight_shape[0] * d,), grad).index_add(0, pos, g).reshape(weight_shape)
+    ids, coef = _bag_coefficients(indices, offsets, mode, padding_idx, include_last_offset)
+    rows = grad.index_select(0, tensor(ids, device=grad.device)) * tensor(coef, dtype=grad.dtype,
+                                                                           device=grad.device).unsqueeze(1)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    return _zeros(weight_shape, grad).index_add(0, indices, rows)
+
+
+def _embedding_bag_psw(grads, weight, indices, offsets, mode, padding_idx, include_last_offset):
+    ids, coef = _bag_coefficients(indices, offsets, mode, padding_idx, include_last_offset)
+    rows = grads[0].index_select(0, tensor(ids, device=weight.device))
+    return (rows * weight.index_select(0, indices)).sum(1) * tensor(coef, dtype=rows.dtype, device=rows.device)
+
+
+# Sums, means or maxima of bags of embedding rows (PyTorch: EmbeddingBagBackward0); the second output is,
+# for ``mode="max"``, the row each maximum came from (-1 for an empty bag).
+embedding_bag = defop(
+    "embedding_bag", _embedding_bag, public=False, multi_output=True, nondiff_outputs=(1,),
+    tensor_args=("weight", "indices", "offsets", "per_sample_weights"),
+    weight=_embedding_bag_weight, per_sample_weights=_embedding_bag_psw)
 
 
 def _one_hot(xp, input, num_classes=-1):
@@ -447,10 +803,113 @@ leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
                    xp.where(input > 0, input, input * negative_slope).astype(input.dtype, copy=False),
                    public=False,
                    input=lambda grad, input, negative_slope: where(input > 0, grad, grad * negative_slope))
-elu = defop("elu", lambda xp, input, alpha=1.0:
-            xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0))).astype(input.dtype, copy=False),
+# ``scale`` makes selu this same op (PyTorch's elu has it too: SELU is EluBackward0).
+elu = defop("elu", lambda xp, input, alpha=1.0, scale=1.0:
+            (scale * xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0)))).astype(input.dtype,
+                                                                                                 copy=False),
             public=False,
-            input=lambda grad, input, alpha: where(input > 0, grad, grad * alpha * input.exp()))
+            input=lambda grad, input, alpha, scale:
+            where(input > 0, grad * scale, grad * (scale * alpha) * input.exp()))
+
+
+def _cast(xp, out, like):
+    return out.astype(like.dtype, copy=False)
+
+
+def _inside(input, low, high):
+    return (input > low).logical_and(input < high)
+
+
+# Piecewise activations, each one op and one node as in PyTorch (HardtanhBackward0...); the
+# gradient at a kink is PyTorch's side of it.
+hardtanh = defop("hardtanh", lambda xp, input, min_val=-1.0, max_val=1.0: _cast(xp, xp.clip(input, min_val, max_val),
+                                                                                input),
+                 public=False,
+                 input=lambda grad, input, min_val, max_val: where(_inside(input, min_val, max_val), grad, 0.))
+threshold = defop("threshold", lambda xp, input, threshold, value:
+                  _cast(xp, xp.where(input > threshold, input, value), input), public=False,
+                  input=lambda grad, input, threshold: where(input > threshold, grad, 0.))
+hardshrink = defop("hardshrink", lambda xp, input, lambd=0.5:
+                   _cast(xp, xp.where(xp.abs(input) > lambd, input, 0), input), public=False,
+                   input=lambda grad, input, lambd: where(_inside(input, -lambd, lambd), 0., grad))
+softshrink = defop("softshrink", lambda xp, input, lambd=0.5:
+                   _cast(xp, xp.where(input > lambd, input - lambd, xp.where(input < -lambd, input + lambd, 0)),
+                         input), public=False,
+                   input=lambda grad, input, lambd: where(_inside(input, -lambd, lambd), 0., grad))
+hardsigmoid = defop("hardsigmoid", lambda xp, input: _cast(xp, xp.clip(input / 6 + 0.5, 0, 1), input),
+                    public=False, input=lambda grad, input: where(_inside(input, -3., 3.), grad / 6, 0.))
+
+
+def _hardswish_grad(grad, input):
+    return where(input <= -3, 0., where(input < 3, grad * (input / 3 + 0.5), grad))
+
+
+hardswish = defop("hardswish", lambda xp, input: _cast(xp, input * xp.clip(input / 6 + 0.5, 0, 1), input),
+                  public=False, input=_hardswish_grad)
+celu = defop("celu", lambda xp, input, alpha=1.0:
+             _cast(xp, xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0) / alpha)), input),
+             public=False, input=lambda grad, input, alpha: where(input > 0, grad, grad * (input / alpha).exp()))
+
+
+def _mish_grad(grad, input):
+    t = softplus(input).tanh()
+    return grad * (t + input * input.sigmoid() * (1 - t * t))
+
+
+mish = defop("mish", lambda xp, input: input * xp.tanh(_softplus(xp, input)), public=False, input=_mish_grad)
+
+
+# Randomized leaky ReLU: ``slope`` is a number (evaluation: the mean of the range) or, in training,
+# the per-element noise, 1 where the input is non-negative (PyTorch: RreluWithNoiseBackward0).
+rrelu_with_noise = defop("rrelu_with_noise", lambda xp, input, slope:
+                         _cast(xp, xp.where(input >= 0, input, input * slope), input), public=False,
+                         tensor_args=("input", "slope"),
+                         input=lambda grad, input, slope: where(input > 0, grad, grad * slope))
+
+
+def _channel_shape(ndim, weight_numel):
+    """The shape PReLU's weight broadcasts as: along dim 1, or one value (below 2 dims there is one channel)."""
+    shape = [1] * ndim
+    if weight_numel != 1:
+        shape[1] = weight_numel
+    return tuple(shape)
+
+
+def _prelu(xp, input, weight):
+    w = weight.reshape(_channel_shape(input.ndim, weight.size))
+    return xp.where(input > 0, input, w * input).astype(xp.result_type(input, weight), copy=False)
+
+
+def _prelu_weight_grad(grad, input, weight):
+    shape = _channel_shape(input.dim(), weight.numel())
+    g = where(input > 0, 0., grad * input)
+    dims = tuple(d for d in range(input.dim()) if shape[d] == 1)
+    return (g.sum(dims) if dims else g).reshape(weight.shape)
+
+
+prelu = defop("prelu", _prelu, public=False, promote="binary", node_name="PreluKernel",
+              input=lambda grad, input, weight:
+              where(input > 0, grad, grad * weight.reshape(_channel_shape(input.dim(), weight.numel()))),
+              weight=_prelu_weight_grad)
+
+
+def _glu(xp, input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    a, b = xp.split(input, 2, axis=d)
+    return a * _sigmoid_array(xp, b)
+
+
+def _glu_grad(grad, input, dim):
+    a, b = input.chunk(2, dim)
+    s = b.sigmoid()
+    return cat([grad * s, grad * a * s * (1 - s)], dim)
+
+
+glu = defop("glu", _glu, public=False, input=_glu_grad)
 
 
 # -- losses with dedicated formulas -------------------------------------------------------------------
@@ -586,3 +1045,98 @@ nll_loss = defop(
     node_names={"NllLoss2DBackward0": lambda input: input.ndim in (3, 4)},  # PyTorch's nll_loss2d
     input=lambda grad, target, weight, reduction, ignore_index, input_shape: nll_loss_backward(
         grad, target, weight, reduction, ignore_index, tuple(input_shape)))
+
+
+# -- ctc_loss (PyTorch: CtcLossBackward0) -------------------------------------------------------------
+def _ctc_targets(targets, target_lengths):
+    """Each sample's target sequence, from (N, S) padded targets or their 1-d concatenation."""
+    if targets.ndim == 2:
+        return [targets[b, :n] for b, n in enumerate(target_lengths)]
+    ends = np.cumsum(target_lengths)
+    return [targets[e - n:e] for e, n in zip(ends, target_lengths, strict=True)]
+
+
+def _logsumexp(*terms):
+    top = np.max(terms, axis=0)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(sum(np.exp(t - safe) for t in terms))
+
+
+def _ctc_lattice(lp, target, blank):
+    """log alpha and log beta (each (T, 2S+1)) of one sample's CTC lattice, and the extended labels."""
+    ext = np.full(2 * len(target) + 1, blank, dtype=np.int64)
+    ext[1::2] = target
+    t_len, width = lp.shape[0], len(ext)
+    skip = np.zeros(width, dtype=bool)  # s may come from s - 2: a label unlike the one two back
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    emit = lp[:, ext]
+    alpha = np.full((t_len, width), -np.inf)
+    beta = np.full((t_len, width), -np.inf)
+    if t_len == 0:
+        return alpha, beta, ext
+    alpha[0, :min(2, width)] = emit[0, :min(2, width)]
+    for t in range(1, t_len):
+        a = alpha[t - 1]
+        a1 = np.concatenate(([-np.inf], a[:-1]))
+        a2 = np.where(skip, np.concatenate(([-np.inf, -np.inf], a[:-2])), -np.inf)
+        alpha[t] = _logsumexp(a, a1, a2) + emit[t]
+    beta[-1, max(width - 2, 0):] = emit[-1, max(width - 2, 0):]
+    skip_back = np.concatenate((skip[2:], [False, False]))  # s + 2 may come after s
+    for t in range(t_len - 2, -1, -1):
+        b = beta[t + 1]
+        b1 = np.concatenate((b[1:], [-np.inf]))
+        b2 = np.where(skip_back, np.concatenate((b[2:], [-np.inf, -np.inf])), -np.inf)
+        beta[t] = _logsumexp(b, b1, b2) + emit[t]
+    return alpha, beta, ext
+
+
+def _ctc_loss(xp, log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    lp_all = np.asarray(log_probs, dtype=np.float64)
+    out = np.zeros(lp_all.shape[1])
+    for b, (lp_t, target) in enumerate(zip(input_lengths, _ctc_targets(np.asarray(targets), target_lengths),
+                                           strict=True)):
+        alpha, _, _ = _ctc_lattice(lp_all[:lp_t, b], target, blank)
+        nll = -_logsumexp(*alpha[-1, -2:]) if lp_t else (0.0 if len(target) == 0 else np.inf)
+        out[b] = nll  # inf for an impossible target; functional.ctc_loss zeroes it where zero_infinity
+    return xp.asarray(out, dtype=log_probs.dtype)
+
+
+def _ctc_loss_backward_fwd(xp, grad_output, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """The gradient of ctc_loss for its log-probabilities: minus the posterior of each label at each time."""
+    lp_all = np.asarray(log_probs, dtype=np.float64)
+    g_out = np.asarray(grad_output, dtype=np.float64)
+    grad = np.zeros_like(lp_all)
+    for b, (lp_t, target) in enumerate(zip(input_lengths, _ctc_targets(np.asarray(targets), target_lengths),
+                                           strict=True)):
+        lp = lp_all[:lp_t, b]
+        alpha, beta, ext = _ctc_lattice(lp, target, blank)
+        if not lp_t:
+            continue
+        nll = -_logsumexp(*alpha[-1, -2:])
+        if np.isinf(nll):
+            grad[:lp_t, b] = 0.0 if zero_infinity else np.nan
+            continue
+        ab = alpha + beta  # log of the paths through (t, s), each counting lp[t, ext[s]] twice
+        post = np.zeros_like(lp)
+        for c in np.unique(ext):
+            with np.errstate(divide="ignore"):
+                post[:, c] = np.exp(_logsumexp(*ab[:, ext == c].T) - lp[:, c] + nll)
+        grad[:lp_t, b] = -post * g_out[b]
+    return xp.asarray(grad, dtype=log_probs.dtype)
+
+
+def _no_ctc_second_derivative(grad):
+    raise RuntimeError("derivative for ctc_loss_backward is not implemented")
+
+
+ctc_loss_backward = defop("ctc_loss_backward", _ctc_loss_backward_fwd, public=False,
+                          tensor_args=("grad_output", "log_probs", "targets"),
+                          grad_output=_no_ctc_second_derivative, log_probs=_no_ctc_second_derivative)
+
+# The negative log-likelihood of each sample's target under CTC: a forward-backward over the lattice
+# of blanks and labels, in NumPy; no second derivative, as in PyTorch. ``zero_infinity`` zeroes the
+# gradient of an impossible target (its loss is zeroed after the op, as PyTorch does).
+ctc_loss = defop("ctc_loss", _ctc_loss, public=False, tensor_args=("log_probs", "targets"),
+                 log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity:
+                 ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity))

@@ -5,8 +5,9 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
-from ._declarations import defop, op_call, passthrough, shortcut, tensor_method, ufunc
+from ._declarations import REGISTRY, defop, op_call, passthrough, shortcut, tensor_method, ufunc
 
 # -- arithmetic -------------------------------------------------------------------------------------
 add = defop("add", shortcut(lambda xp, input, other, *, alpha=1: xp.add(input, xp.multiply(other, alpha)),
@@ -317,3 +318,177 @@ remainder = defop("remainder", _remainder, method=True, inplace=True, promote="b
                   node_names={"RemainderBackward1": lambda other: isinstance(other, Tensor)},
                   input=passthrough,
                   other=lambda grad, input, other: -grad * (input / other).floor())
+
+
+# -- more of PyTorch's pointwise ops: interpolation, two-argument functions, floating-point tests ------
+def _lerp(xp, input, end, weight):
+    # PyTorch's two-sided form: exact at both ends (weight 0 gives input, weight 1 gives end).
+    diff = end - input
+    return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+
+
+lerp = defop("lerp", _lerp, method=True, inplace=True, promote="binary", tensor_args=("input", "end", "weight"),
+             node_names={"LerpBackward1": lambda weight: isinstance(weight, Tensor)},
+             input=lambda grad, weight: grad * (1 - weight),
+             end=lambda grad, weight: grad * weight,
+             weight=lambda grad, input, end: grad * (end - input))
+hypot = defop("hypot", ufunc("hypot", "input", "other"), method=True, inplace=True, promote="float",
+              input=lambda grad, input, result: grad * input / result,
+              other=lambda grad, other, result: grad * other / result)
+atan2 = defop("atan2", ufunc("arctan2", "input", "other"), method=True, inplace=True, promote="float",
+              input=lambda grad, input, other: grad * other / (input * input + other * other),
+              other=lambda grad, input, other: -grad * input / (input * input + other * other))
+arctan2 = tensor_method(atan2, name="arctan2")
+logaddexp = defop("logaddexp", ufunc("logaddexp", "input", "other"), method=True, promote="float",
+                  input=lambda grad, input, other: grad / ((other - input).exp() + 1),
+                  other=lambda grad, input, other: grad / ((input - other).exp() + 1))
+logaddexp2 = defop("logaddexp2", ufunc("logaddexp2", "input", "other"), method=True, promote="float",
+                   input=lambda grad, input, other: grad / (pow(2., other - input) + 1),
+                   other=lambda grad, input, other: grad / (pow(2., input - other) + 1))
+clamp_min = defop("clamp_min", ufunc("maximum", "input", "min"), method=True, inplace=True, promote="binary",
+                  node_names={"ClampMinBackward1": lambda min: isinstance(min, Tensor)},  # noqa: A002
+                  input=lambda grad, input, min: where(input >= min, grad, 0.),  # noqa: A002
+                  min=lambda grad, input, min: where(input < min, grad, 0.))  # noqa: A002
+clamp_max = defop("clamp_max", ufunc("minimum", "input", "max"), method=True, inplace=True, promote="binary",
+                  node_names={"ClampMaxBackward1": lambda max: isinstance(max, Tensor)},  # noqa: A002
+                  input=lambda grad, input, max: where(input <= max, grad, 0.),  # noqa: A002
+                  max=lambda grad, input, max: where(input > max, grad, 0.))  # noqa: A002
+frac = defop("frac", lambda xp, input: input - xp.trunc(input), method=True, inplace=True, input=passthrough)
+
+
+def _fmod(xp, input, other):
+    _check_int_divisor(xp, input, other)
+    return xp.fmod(input, other)
+
+
+fmod = defop("fmod", _fmod, method=True, inplace=True, promote="binary",
+             node_names={"FmodBackward1": lambda other: isinstance(other, Tensor)},
+             input=passthrough,
+             other=lambda grad, input, other: -grad * (input / other).trunc())
+
+
+def _copysign_input_grad(grad, input, result):
+    # d/dx copysign(x, y) = sign(x) * sign(result): the ratio result / x, 0 at x == 0 as PyTorch
+    return where(input == 0, grad * 0, grad * (result / input))
+
+
+copysign = defop("copysign", ufunc("copysign", "input", "other"), method=True, inplace=True, promote="float",
+                 node_names={"CopysignBackward1": lambda other: not isinstance(other, Tensor)},
+                 input=_copysign_input_grad,
+                 other=lambda grad, result: grad * 0)  # PyTorch's node keeps the result for either input
+sgn = defop("sgn", ufunc("sign", "input"), method=True, inplace=True,  # real tensors: the sign, zero gradient
+            input=lambda grad, input, result: grad * 0)  # saves what PyTorch's node saves (its complex formula's)
+signbit = defop("signbit", lambda xp, input: xp.signbit(input) if input.dtype.kind != "b" else
+                xp.zeros(input.shape, bool), method=True)
+
+
+def _heaviside(xp, input, values):
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    return xp.where(input == 0, values, (input > 0).astype(input.dtype)).astype(input.dtype)
+
+
+heaviside = defop("heaviside", _heaviside, method=True, inplace=True)  # PyTorch has no derivative for it
+
+
+@tensor_method
+def float_power(input, exponent):
+    """``input ** exponent`` in double precision (both cast to float64 first), as ``torch.float_power``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.float_power(rg.tensor([2, 3]), 2)
+        tensor([4., 9.], dtype=retrograd.float64)
+    """
+    base = input.double() if isinstance(input, Tensor) else float(input)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.double()
+    elif not isinstance(exponent, bool):
+        exponent = float(exponent)
+    return pow(base, exponent)
+
+
+def _fmax_grads(keep_input):
+    def formula(grad, input, other):
+        chosen = (input >= other).logical_or(other.isnan())
+        return grad.masked_fill(chosen.logical_not() if keep_input else chosen, 0.)
+    return formula
+
+
+def _fmin_grads(keep_input):
+    def formula(grad, input, other):
+        chosen = (input <= other).logical_or(other.isnan())
+        return grad.masked_fill(chosen.logical_not() if keep_input else chosen, 0.)
+    return formula
+
+
+fmax = defop("fmax", ufunc("fmax", "input", "other"), method=True, promote="binary",
+             input=_fmax_grads(True), other=_fmax_grads(False))
+fmin = defop("fmin", ufunc("fmin", "input", "other"), method=True, promote="binary",
+             input=_fmin_grads(True), other=_fmin_grads(False))
+
+
+def _nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
+    if input.dtype.kind != "f":
+        return input.copy()
+    return xp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+nan_to_num = defop("nan_to_num", _nan_to_num, method=True, inplace=True,
+                   input=lambda grad, input: grad * input.isfinite())
+gcd = defop("gcd", ufunc("gcd", "input", "other"), method=True, inplace=True, promote="binary")
+lcm = defop("lcm", ufunc("lcm", "input", "other"), method=True, inplace=True, promote="binary")
+bitwise_left_shift = defop("bitwise_left_shift", ufunc("left_shift", "input", "other"), method=True, inplace=True,
+                           promote="binary")
+bitwise_right_shift = defop("bitwise_right_shift", ufunc("right_shift", "input", "other"), method=True,
+                            inplace=True, promote="binary")
+isneginf = defop("isneginf", lambda xp, input: xp.isneginf(input) if input.dtype.kind == "f" else
+                 xp.zeros(input.shape, bool), method=True)
+isposinf = defop("isposinf", lambda xp, input: xp.isposinf(input) if input.dtype.kind == "f" else
+                 xp.zeros(input.shape, bool), method=True)
+isreal = defop("isreal", lambda xp, input: xp.ones(input.shape, bool), method=True)  # no complex dtypes here
+
+
+def _isclose(xp, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_scalar_name(input.dtype)} did not match {_scalar_name(other.dtype)}")
+    if input.dtype.kind == "b":
+        return input == other
+    return xp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _scalar_name(np_dtype):
+    return _dtype.scalar_type_name(np_dtype)
+
+
+isclose = defop("isclose", _isclose, method=True)
+
+
+@tensor_method
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True if every element of ``input`` is close to ``other`` (``|input - other| <= atol + rtol * |other|``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.allclose(rg.tensor([1., 2.]), rg.tensor([1., 2.000001]))
+        True
+    """
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+@tensor_method
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and elements.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.equal(rg.tensor([1, 2]), rg.tensor([1, 2]))
+        True
+    """
+    return tuple(input.shape) == tuple(other.shape) and bool(eq(input, other).all().item())
+
+
+# PyTorch's in-place forms of the logical and bitwise ops declared above (the result cast to self's dtype).
+for _name in ("logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+              "bitwise_not"):
+    REGISTRY[_name].inplace = True

@@ -484,3 +484,199 @@ norm = defop("norm", _norm_forward, method=True, promote="float", input=_norm_ba
 
 
 _where = pointwise.where
+
+
+# -- running extremes, log-space scans, NaN-ignoring reductions, differences and integrals ----------------
+def _cumulative_extreme(accumulate, takes_over):
+    """The forward of cummax/cummin: running values, and the index of the element each one came from.
+
+    An element takes over where ``takes_over(x, running value before it)`` holds or it is NaN, so ties
+    give the later index and a NaN stays, as PyTorch's kernels do.
+    """
+    def forward(xp, input, dim):
+        d = _wrap(dim, input.ndim)
+        if input.ndim == 0:
+            return input.copy(), xp.zeros((), dtype="int64")
+        if input.size == 0:
+            return input.copy(), xp.zeros(input.shape, dtype="int64")
+        values = accumulate(input, axis=d)
+        before = xp.concatenate([xp.take(input, [0], axis=d), xp.take(values, xp.arange(input.shape[d] - 1), axis=d)],
+                                axis=d)
+        new = takes_over(input, before) | xp.isnan(input) if input.dtype.kind == "f" else takes_over(input, before)
+        where = xp.arange(input.shape[d]).reshape((-1,) + (1,) * (input.ndim - d - 1))
+        indices = xp.maximum.accumulate(xp.where(new, where, 0), axis=d)
+        return values, indices.astype("int64")
+    return forward
+
+
+def _cumulative_extreme_backward(grads, input, result, dim):
+    """The gradient of cummax/cummin: each output's gradient goes to the element it came from."""
+    if input.dim() == 0:
+        return grads[0]
+    return zeros(input.shape, dtype=grads[0].dtype, device=grads[0].device).scatter_add(dim, result[1], grads[0])
+
+
+_cummax = defop("cummax", _cumulative_extreme(np.maximum.accumulate, np.greater_equal), multi_output=True,
+                public=False, input=_cumulative_extreme_backward)
+_cummin = defop("cummin", _cumulative_extreme(np.minimum.accumulate, np.less_equal), multi_output=True,
+                public=False, input=_cumulative_extreme_backward)
+
+
+@tensor_method
+def cummax(input, dim):
+    """The running maximum of ``input`` along ``dim``, and the index each value came from.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cummax(rg.tensor([1., 3., 2., 3.]), 0)
+        cummax(values=tensor([1., 3., 3., 3.]), indices=tensor([0, 1, 1, 3]))
+    """
+    return return_types.cummax(*_cummax(input, dim))
+
+
+@tensor_method
+def cummin(input, dim):
+    """The running minimum of ``input`` along ``dim``, and the index each value came from.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cummin(rg.tensor([2., 1., 3.]), 0)
+        cummin(values=tensor([2., 1., 1.]), indices=tensor([0, 1, 1]))
+    """
+    return return_types.cummin(*_cummin(input, dim))
+
+
+def _logcumsumexp(xp, input, dim):
+    d = _wrap(dim, input.ndim)
+    return xp.logaddexp.accumulate(input, axis=d) if input.ndim and input.size else input.copy()
+
+
+def _logcumsumexp_backward(grad, input, result, dim):
+    # d result_j / d x_k = exp(x_k - result_j) for k <= j: a reversed cumulative sum along dim
+    if input.dim() == 0:
+        return grad
+    return (grad * (-result).exp()).flip(dim).cumsum(dim).flip(dim) * input.exp()
+
+
+logcumsumexp = defop("logcumsumexp", _logcumsumexp, method=True, promote="float", input=_logcumsumexp_backward)
+
+
+def _nansum(xp, input, dim=None, keepdim=False, *, dtype=None):
+    out = xp.nansum(input, axis=_axis(dim, input.ndim), keepdims=keepdim)
+    if dtype is not None:
+        return out.astype(dtype.np)
+    return out.astype("int64") if input.dtype.kind in "biu" else out.astype(input.dtype, copy=False)
+
+
+nansum = defop("nansum", _nansum, method=True,
+               input=lambda grad, input, dim, keepdim:
+               expand_reduced(grad, input.shape, dim, keepdim) * input.isnan().logical_not())
+
+
+@tensor_method
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the elements of ``input`` that are not NaN, over ``dim``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nanmean(rg.tensor([1., float("nan"), 3.]))
+        tensor(2.)
+    """
+    if not input.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_dtype.scalar_type_name(input._data.dtype)}")
+    count = input.isnan().logical_not().sum(dim=dim, keepdim=keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _aminmax(xp, input, *, dim=None, keepdim=False):
+    if input.size == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    axis = None if dim is None else _wrap(dim, input.ndim)
+    if axis is not None and not input.ndim:
+        axis = None
+    lo, hi = xp.amin(input, axis=axis, keepdims=keepdim), xp.amax(input, axis=axis, keepdims=keepdim)
+    if dim is None and keepdim:
+        lo, hi = lo.reshape((1,) * input.ndim), hi.reshape((1,) * input.ndim)
+    return lo, hi
+
+
+def _aminmax_backward(grads, input, result, dim, keepdim):
+    total = None
+    for g, r in zip(grads, result, strict=True):
+        if g is None:
+            continue
+        part = _evenly_distribute(g, input, r, dim, keepdim)
+        total = part if total is None else total + part
+    return total
+
+
+_aminmax_op = defop("aminmax", _aminmax, multi_output=True, public=False, input=_aminmax_backward)
+
+
+@tensor_method
+def aminmax(input, *, dim=None, keepdim=False):
+    """The minimum and maximum of ``input`` (over ``dim``, or all of it), as a named tuple ``(min, max)``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.aminmax(rg.tensor([3., 1., 2.]))
+        aminmax(min=tensor(1.), max=tensor(3.))
+    """
+    return return_types.aminmax(*_aminmax_op(input, dim=dim, keepdim=keepdim))
+
+
+@tensor_method
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference of ``input`` along ``dim``, after joining ``prepend`` and ``append``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.diff(rg.tensor([1., 4., 9., 16.]))
+        tensor([3., 5., 7.])
+        >>> rg.diff(rg.tensor([1., 4., 9., 16.]), n=2)
+        tensor([2., 2.])
+    """
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap(dim, input.dim())
+    if n == 0:
+        return input.clone()
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, input, append) if p is not None]
+        input = cat([p if p.dim() else p.expand(input.shape[:d] + (1,) + input.shape[d + 1:]) for p in parts], d)
+    for _ in range(n):
+        size = input.shape[d]
+        if size == 0:
+            break
+        after, before = input.narrow(d, 1, size - 1), input.narrow(d, 0, size - 1)
+        input = pointwise.logical_xor(after, before) if input.dtype == _dtype.bool else after - before
+    return input
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at points ``x`` or spaced ``dx`` (1) apart.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.trapezoid(rg.tensor([1., 2., 3.]))
+        tensor(4.)
+    """
+    d = _wrap(dim, y.dim())
+    n = y.shape[d]
+    if x is not None:
+        if dx is not None:
+            raise TypeError("trapezoid() received an invalid combination of arguments - got both x and dx")
+        if n == 0:  # as PyTorch: zeros that do not require grad
+            return y.new_zeros(y.shape[:d] + y.shape[d + 1:])
+        gaps = diff(x, dim=-1 if x.dim() == 1 else d)
+        if x.dim() == 1:
+            gaps = gaps.reshape((-1,) + (1,) * (y.dim() - d - 1))
+        return ((y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * gaps).sum(d) / 2
+    spacing = 1 if dx is None else dx
+    if n == 0:
+        return y.new_zeros(y.shape[:d] + y.shape[d + 1:])
+    return (y.sum(d) - (y.select(d, 0) + y.select(d, n - 1)) * 0.5) * spacing

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _creation, _dtype
 from .._tensor import _wrap_dim
 from ._declarations import defop, tensor_method
 
@@ -323,3 +324,194 @@ def movedim(input, source, destination):
 
 
 moveaxis = tensor_method(movedim, name="moveaxis")
+
+
+# -- more of PyTorch's shape ops: rotations, flips, diagonal embeddings, sliding windows -------------------
+swapdims = tensor_method(transpose, name="swapdims")
+
+
+@tensor_method
+def fliplr(input):
+    """``input`` with its columns (dim 1) in reverse order; at least 2-D.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.fliplr(rg.tensor([[1., 2.], [3., 4.]]))
+        tensor([[2., 1.],
+                [4., 3.]])
+    """
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@tensor_method
+def flipud(input):
+    """``input`` with its rows (dim 0) in reverse order; at least 1-D.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.flipud(rg.tensor([1., 2., 3.]))
+        tensor([3., 2., 1.])
+    """
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def _rot90(xp, input, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = _wrap_dim(dims[0], input.ndim), _wrap_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    return xp.rot90(input, k, axes=(d0, d1)).copy()
+
+
+rot90 = defop("rot90", _rot90, method=True, input=lambda grad, k, dims: grad.rot90(-k, dims))
+
+
+def _diag_embed(xp, input, offset=0, dim1=-2, dim2=-1):
+    nd = input.ndim + 1
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(offset) if input.ndim else 1 + abs(offset)
+    values = input if input.ndim else input.reshape(1)
+    out = xp.zeros(values.shape[:-1] + (n, n), dtype=input.dtype)
+    rows = xp.arange(values.shape[-1]) + max(-offset, 0)
+    out[..., rows, rows + offset] = values
+    return xp.moveaxis(out, (-2, -1), (d1, d2))
+
+
+diag_embed = defop("diag_embed", _diag_embed, method=True,
+                   input=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2))
+
+
+def _unfold(xp, input, dimension, size, step):
+    if input.ndim == 0:
+        _wrap_dim(dimension, 0)
+        if size > 1:
+            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+        return input.reshape(1)
+    d = _wrap_dim(dimension, input.ndim)
+    if size > input.shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {input.shape[d]} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    windows = np.lib.stride_tricks.sliding_window_view(input, size, axis=d) if xp is np else \
+        xp.lib.stride_tricks.sliding_window_view(input, size, axis=d)
+    return windows[(slice(None),) * d + (slice(None, None, step),)]
+
+
+def _unfold_backward_forward(xp, grad, input_shape, dim, size, step):
+    """The gradient of ``unfold``: each window's gradient added back at the window's place."""
+    out = xp.zeros(tuple(input_shape), dtype=grad.dtype)
+    if not input_shape:
+        return grad.reshape(())
+    d = _wrap_dim(dim, len(input_shape))
+    moved = xp.moveaxis(grad, -1, d + 1)  # (..., windows, size, ...)
+    for w in range(grad.shape[d]):
+        place = (slice(None),) * d + (slice(w * step, w * step + size),)
+        out[place] += moved[(slice(None),) * d + (w,)]
+    return out
+
+
+_unfold_backward = defop("unfold_backward", _unfold_backward_forward, public=False,
+                         grad=lambda grad, dim, size, step: grad.unfold(dim, size, step))
+unfold = defop("unfold", _unfold, method=True, public=False, view=True,  # Tensor.unfold; F.unfold is im2col
+               input=lambda grad, input_shape, dimension, size, step:
+               _unfold_backward(grad, input_shape, dimension, size, step))
+
+
+@tensor_method
+def tile(input, dims):
+    """``input`` repeated ``dims[i]`` times along each dim; fewer ``dims`` than dims count from the right.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tile(rg.tensor([1., 2.]), (2,))
+        tensor([1., 2., 1., 2.])
+    """
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (1,) * (input.dim() - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+@tensor_method
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times, in place of the original.
+
+    ``repeat_interleave(repeats)`` alone repeats each index ``i`` ``repeats[i]`` times.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.repeat_interleave(rg.tensor([1., 2.]), 2)
+        tensor([1., 1., 2., 2.])
+        >>> rg.repeat_interleave(rg.tensor([2, 1]))
+        tensor([0, 0, 1])
+    """
+    if repeats is None:  # repeat_interleave(repeats): the indices, repeated
+        counts = input._host()
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        return _creation.tensor(np.repeat(np.arange(counts.size), counts), device=input.device)
+    if dim is None:
+        input, d = input.reshape(-1), 0
+    else:
+        d = _wrap_dim(dim, input.dim())
+    n = input.shape[d] if input.dim() else 1
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        if input.dim() == 0:
+            input, d = input.reshape(1), 0
+        shape = tuple(input.shape)
+        wide = input.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:])
+        return wide.reshape(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    counts = repeats._host()
+    if counts.ndim > 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if counts.size == 1:
+        counts = np.full(n, counts.reshape(-1)[0])
+    if counts.size != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{counts.size} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = _creation.tensor(np.repeat(np.arange(n), counts), device=input.device)
+    return (input.reshape(1) if input.dim() == 0 else input).index_select(d, index)
+
+
+def _triangle_indices(which, row, col, offset, dtype, device):
+    rows, cols = which(row, offset, col)
+    return _creation.tensor(np.stack([rows, cols]).reshape(2, -1), dtype=dtype or _dtype.int64, device=device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) indices of the upper triangle of a ``row`` x ``col`` matrix, from diagonal ``offset`` up.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.triu_indices(2, 3)
+        tensor([[0, 0, 0, 1, 1],
+                [0, 1, 2, 1, 2]])
+    """
+    return _triangle_indices(np.triu_indices, row, col, offset, dtype, device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) indices of the lower triangle of a ``row`` x ``col`` matrix, from diagonal ``offset`` down.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tril_indices(2, 2)
+        tensor([[0, 1, 1],
+                [0, 0, 1]])
+    """
+    return _triangle_indices(np.tril_indices, row, col, offset, dtype, device)

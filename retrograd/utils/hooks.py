@@ -14,6 +14,8 @@ class RemovableHandle:
         hooks_dict (dict): the ``id -> hook`` dict the hook is registered in. It is held weakly
             where it can be (a ``HookDict`` or an ``OrderedDict``), so that a handle does not keep
             a graph node or a module's hooks alive.
+        extra_dict (dict or list of dicts): more dicts keyed by the hook's id (a module's
+            ``with_kwargs`` and ``always_call`` flags); ``remove()`` drops the id from them too.
 
     Example::
         >>> import retrograd as rg
@@ -24,27 +26,39 @@ class RemovableHandle:
         tensor([10., 10.])
     """
 
-    __slots__ = ("hooks_dict_ref", "id", "__weakref__")
+    __slots__ = ("hooks_dict_ref", "id", "extra_dict_ref", "__weakref__")
     _next_id = itertools.count().__next__
 
-    def __init__(self, hooks_dict: dict):
-        try:
-            self.hooks_dict_ref = weakref.ref(hooks_dict)
-        except TypeError:  # a plain dict takes no weak reference: hold it
-            self.hooks_dict_ref = lambda: hooks_dict
+    def __init__(self, hooks_dict: dict, *, extra_dict=None):
+        self.hooks_dict_ref = _ref(hooks_dict)
         self.id = RemovableHandle._next_id()
+        if isinstance(extra_dict, dict):
+            extra_dict = [extra_dict]
+        self.extra_dict_ref = tuple(_ref(d) for d in extra_dict) if isinstance(extra_dict, list) else ()
 
     def remove(self) -> None:
         """Unregisters the hook; removing it twice, or after its owner is gone, does nothing."""
         hooks = self.hooks_dict_ref()
         if hooks is not None:
             hooks.pop(self.id, None)
+        for ref in getattr(self, "extra_dict_ref", ()):
+            extra = ref()
+            if extra is not None:
+                extra.pop(self.id, None)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def _ref(d):
+    """A weak reference to ``d`` where it takes one; else a function returning it (a plain dict)."""
+    try:
+        return weakref.ref(d)
+    except TypeError:
+        return lambda: d
 
 
 class HookDict(dict):

@@ -171,9 +171,13 @@ def test_retrograd_formula_names_work_beside_pytorch_names():
 # shapes instead of tensors.
 PYTORCH_ONLY = {
     "convolution": {"bias_sym_sizes_opt", "dilation", "input", "output_padding", "padding", "stride", "transposed"},
-    "div_rounding": {"other", "rounding_mode", "self"}, "elu": {"input_scale", "scale"},
+    "div_rounding": {"other", "rounding_mode", "self"}, "elu": {"input_scale"},
     "embedding": {"sparse", "weight_sym_argsize_0"}, "gather": {"self", "sparse_grad"},
-    "index_add": {"source", "source_dim"}, "layer_norm": {"bias", "result1", "result2"},
+    "index_add": {"source", "source_dim"}, "index_copy": {"source", "source_dim"},
+    "addmm": {"mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"},
+    "addbmm": {"batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"},
+    "linalg_det": {"LU", "pivots"}, "linalg_slogdet": {"LU", "pivots"}, "linalg_solve": {"LU", "pivots"},
+    "linalg_svd": {"S_sym_argsize_minus_1"}, "linalg_lstsq": {"solution"}, "layer_norm": {"bias", "result1", "result2"},
     "masked_select": {"self"}, "max_pool2d_with_indices": {"ceil_mode", "padding", "self"},
     "mean": {"self_sym_numel"}, "mm": {"mat2_sym_sizes", "mat2_sym_strides", "self_sym_sizes", "self_sym_strides"},
     "native_batch_norm": {"result1", "result2", "running_mean", "running_var", "training"},
@@ -181,14 +185,24 @@ PYTORCH_ONLY = {
     "slice_index": {"dim", "end", "start", "step"}, "split": {"self_sym_sizes", "split_size"},
     "squeeze": {"dim"}, "threshold_backward": {"threshold"}, "im2col": {"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"},
     "outer": {"other"}, "erfinv": {"self"},
+    "adaptive_max_pool2d": {"self"}, "convolution_transpose": {"bias_sym_sizes_opt", "output_padding", "transposed"},
+    "ctc_loss": {"result0", "result1"}, "group_norm": {"C", "HxW", "N", "group", "result1", "result2"},
+    "embedding_bag": {"result2", "result3", "scale_grad_by_freq", "sparse", "weight_sym_argsize_0"},
+    "rrelu_with_noise": {"lower", "noise", "training", "upper"},
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
-SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"}}
+SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"},
+                      **{op: {"alpha", "beta"} for op in ("addmm", "addmv", "addbmm", "baddbmm", "addr")}}
 # Names both save, with other values: retrograd's op does it in other steps (indexing keeps NumPy
 # indices, max_pool2d its resolved stride, nll_loss a 1-d target).
 OTHER_VALUES = {"index": {"indices", "self_sym_sizes"}, "index_put": {"indices"}, "max_pool2d_with_indices": {"stride"},
                 "nll_loss": {"target"}, "select_index": {"self_sym_sizes"},
                 "norm": {"ord"}, "outer": {"self"},  # norm keeps "fro"; outer is mul of reshaped inputs in PyTorch
+                # the 2-d pairs of the column ops; mode and padding_idx as given, and the max's rows (not
+                # offset2bag); PReLU's weight before PyTorch reshapes it
+                "convolution_transpose": {"dilation", "padding", "stride"},
+                "embedding_bag": {"mode", "padding_idx", "result1"}, "prelu": {"weight"},
+                "linalg_eigh": {"eigenvectors"},  # eigenvectors are defined up to sign; LAPACK's drivers differ
                 # the losses keep their reduction's name; PyTorch, its enum
                 "binary_cross_entropy": {"reduction"}, "binary_cross_entropy_with_logits": {"reduction"}}
 

@@ -141,6 +141,46 @@ def dead_rank():
     os._exit(0)  # MPI_Finalize would wait for the dead rank
 
 
+def _dies_then_survivor_recovers(die_during):
+    """Rank 1 dies (os._exit(1)) in the middle of ``die_during``; rank 0 must raise RuntimeError naming
+    it well before the group's timeout, fail a new init_process_group within its timeout, and exit."""
+    dist.init_process_group("mpi", timeout=30)
+    rank = dist.get_rank()
+    dist.barrier()
+    start = time.monotonic()
+    e = _raises(RuntimeError, lambda: die_during(rank), "rank 1 (exit code 1) ended")
+    assert time.monotonic() - start < 15, time.monotonic() - start
+    assert str(e).startswith(("all_reduce failed on rank 0", "barrier failed on rank 0")), e
+    dist.destroy_process_group()
+    start = time.monotonic()
+    _raises(RuntimeError, lambda: dist.init_process_group("mpi", timeout=3), "init_process_group")
+    assert time.monotonic() - start < 15
+    print(f"PASS {sys.argv[1]} rank {rank}", flush=True)
+    sys.exit(0)  # a normal exit: MPI_Finalize must not wait for the dead rank
+
+
+def dies_in_all_reduce():
+    def die_during(rank):
+        if rank == 1:
+            time.sleep(0.3)  # rank 0 is in the all_reduce by now
+            os._exit(1)
+        dist.all_reduce(rg.ones(1000))
+    _dies_then_survivor_recovers(die_during)
+
+
+def dies_in_ddp_backward():
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    def die_during(rank):
+        params = _make_params(0)
+        model = DDP(Net(params), bucket_cap_mb=1e-5)
+        if rank == 1:  # dies after the first bucket's all_reduce has started
+            model._grad_accs[0].register_prehook(lambda grads: os._exit(1))
+        x, y = _data()
+        _loss(model(x), y).backward()
+    _dies_then_survivor_recovers(die_during)
+
+
 # -- DistributedDataParallel --------------------------------------------------------------------
 SHAPES = [(4, 8), (8,), (8, 3), (3,)]
 
@@ -441,7 +481,9 @@ def dist_autograd_split():
 
 if __name__ == "__main__":
     import traceback
-    from mpi4py import MPI
+
+    from retrograd.distributed._collectives import _mpi
+    MPI = _mpi()  # as init_process_group imports it: retrograd then decides MPI_Finalize at exit
     scenario = sys.argv[1]
     try:
         globals()[scenario]()

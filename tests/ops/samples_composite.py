@@ -2,7 +2,7 @@
 (retrograd/ops/composite.py), swept like the registered ops."""
 import numpy as np
 
-from samples import A, Sample, add, nc
+from samples import A, Const, I, Sample, add, nc
 
 add("var",
     Sample(lambda m, x: m.var(x), A(2, 3), ref=lambda x: np.var(x, ddof=1)),
@@ -40,3 +40,35 @@ add("square", Sample(lambda m, x: m.square(x), A(2, 3), ref=np.square))
 add("chunk",
     Sample(lambda m, x: m.chunk(x, 3, 1), A(2, 5), ref=lambda x: (x[:, :2], x[:, 2:4], x[:, 4:])),
     Sample(lambda m, x: x.chunk(4), A(6), ref=lambda x: (x[:2], x[2:4], x[4:]), note="fewer chunks than asked"))
+
+# -- grids, block matrices, products of sets, Kronecker and Vandermonde -------------------------------------
+add("meshgrid",
+    Sample(lambda m, x, y: m.meshgrid(x, y, indexing="ij"), A(2), A(3),
+           ref=lambda x, y: np.meshgrid(x, y, indexing="ij")),
+    Sample(lambda m, x, y, z: m.meshgrid(x, y, z, indexing="xy"), A(2), A(3), A(), note="xy, a 0-d input",
+           ref=lambda x, y, z: np.meshgrid(x, y, z.reshape(1), indexing="xy")),
+    Sample(lambda m, x, y: m.meshgrid([x, y], indexing="ij"), A(2), Const(A(3)), note="a list"))
+add("block_diag",
+    Sample(lambda m, x, y, z: m.block_diag(x, y, z), A(2, 3), A(2), A(), note="2-D, 1-D and 0-D blocks"),
+    Sample(lambda m, x, y: m.block_diag(x, y), nc(A(2, 2)), I(3, 1, 2), note="mixed dtypes"),
+    Sample(lambda m, x: m.block_diag(x), A(0, 2), note="an empty block"))
+add("cartesian_prod",
+    Sample(lambda m, x, y: m.cartesian_prod(x, y), A(2), A(3)),
+    Sample(lambda m, x, y, z: m.cartesian_prod(x, y, z), I(3, 2), I(3, 2), I(3, 1), note="integers"))
+add("combinations",
+    Sample(lambda m, x: m.combinations(x), A(4)),
+    Sample(lambda m, x: m.combinations(x, 3, with_replacement=True), A(3)),
+    Sample(lambda m, x: m.combinations(x, 3), A(2), note="none"),
+    Sample(lambda m, x: m.combinations(x, 1), I(5, 3)))
+add("kron",
+    Sample(lambda m, x, y: m.kron(x, y), A(2, 3), A(2, 2), ref=np.kron),
+    Sample(lambda m, x, y: m.kron(x, y), A(3), A(2, 2), ref=np.kron, note="ranks differ"),
+    Sample(lambda m, x, y: m.kron(x, y), I(4, 2), nc(A(3)), ref=np.kron, note="integer by float"))
+_VANDER_NOTE = "PyTorch's vander writes the powers in place into its result, and its backward then fails"
+add("vander",
+    Sample(lambda m, x: m.vander(x), A(3), ref=np.vander, torch=False, note=_VANDER_NOTE),
+    Sample(lambda m, x: m.vander(x, 4, increasing=True), A(3), ref=lambda x: np.vander(x, 4, increasing=True),
+           torch=False, note=_VANDER_NOTE),
+    Sample(lambda m, x: m.vander(x, N=0), A(3), ref=lambda x: np.vander(x, 0)),
+    Sample(lambda m, x: m.vander(x, N=2), I(4, 3), ref=lambda x: np.vander(x, 2)))
+add("kron", Sample(lambda m, x, y: x.kron(y), A(2), A(2), ref=np.kron, note="method"))

@@ -164,3 +164,90 @@ add("masked_select",
            ref=lambda x, b: np.broadcast_to(x, (2, 3))[b], note="broadcast input"))
 add("index_put",
     Sample(lambda m, x, i, v: x.index_put([i], v, accumulate=False), A(3), np.array([2]), A(1), note="list indices"))
+
+# -- take_along_dim, index_copy/index_fill, masked_scatter, scatter_reduce ----------------------------------
+add("take_along_dim",
+    Sample(lambda m, x, i: m.take_along_dim(x, i, dim=1), A(2, 3), np.array([[2], [0]]),
+           ref=lambda x, i: np.take_along_axis(x, i, 1)),
+    Sample(lambda m, x, i: m.take_along_dim(x, i), A(2, 3), np.array([5, 0, 0]), ref=lambda x, i: x.reshape(-1)[i],
+           note="flattened"),
+    Sample(lambda m, x, i: x.take_along_dim(i, -1), A(2, 1, 3), np.array([[[0, 2], [1, 1]]]), note="broadcast",
+           ref=lambda x, i: np.take_along_axis(np.broadcast_to(x, (2, 2, 3)), np.broadcast_to(i, (2, 2, 2)), 2)))
+
+
+def _index_copy_ref(x, d, i, s):
+    out = x.copy()
+    out[(slice(None),) * d + (i,)] = s
+    return out
+
+
+add("index_copy",
+    Sample(lambda m, x, i, s: m.index_copy(x, 0, i, s), A(3, 2), np.array([2, 0]), A(2, 2),
+           ref=lambda x, i, s: _index_copy_ref(x, 0, i, s)),
+    Sample(lambda m, x, i, s: x.index_copy(-1, i, s), nc(A(2, 3)), np.array([1]), A(2, 1),
+           ref=lambda x, i, s: _index_copy_ref(x, 1, i, s)),
+    Sample(lambda m, x, i, s: x.clone().index_copy_(0, i, s), A(3), np.array([1, 2]), A(2),
+           ref=lambda x, i, s: _index_copy_ref(x, 0, i, s), note="in place"))
+add("index_fill",
+    Sample(lambda m, x, i: m.index_fill(x, 1, i, -1.5), A(2, 3), np.array([0, 2]),
+           ref=lambda x, i: _index_copy_ref(x, 1, i, -1.5)),
+    Sample(lambda m, x, i, v: x.index_fill(0, i, v), A(3, 2), np.array([1, 1]), A(),
+           ref=lambda x, i, v: _index_copy_ref(x, 0, i, v), note="tensor value"),
+    Sample(lambda m, x, i: x.clone().index_fill_(-1, i, 2.), nc(A(2, 3)), np.array([1]),
+           ref=lambda x, i: _index_copy_ref(x, 1, i, 2.), note="in place"),
+    Sample(lambda m, x, i: x.index_fill(0, i, 3), I(5, 3), np.array([0]), ref=lambda x, i: _index_copy_ref(x, 0, i, 3)))
+
+
+def _masked_scatter_ref(x, mask, s):
+    out = np.broadcast_to(x, np.broadcast_shapes(x.shape, mask.shape)).copy()
+    where = np.broadcast_to(mask, out.shape)
+    out[where] = s.reshape(-1)[:where.sum()]
+    return out
+
+
+add("masked_scatter",
+    Sample(lambda m, x, k, s: m.masked_scatter(x, k, s), A(2, 3), B(2, 3), A(6), ref=_masked_scatter_ref),
+    Sample(lambda m, x, k, s: x.masked_scatter(k, s), A(2, 3), B(3), A(3, 3), ref=_masked_scatter_ref,
+           note="mask broadcasts, more source than needed"),
+    Sample(lambda m, x, k, s: x.clone().masked_scatter_(k, s), nc(A(2, 2)), B(2, 2), A(4), ref=_masked_scatter_ref,
+           note="in place"))
+
+
+def _scatter_reduce_ref(x, d, i, s, reduce, include_self=True):
+    fn = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}[reduce]
+    out = x.copy()
+    count = np.ones(x.shape) if include_self else np.zeros(x.shape)
+    first = np.ones(x.shape, bool)
+    for pos in np.ndindex(*i.shape):
+        target = pos[:d] + (i[pos],) + pos[d + 1:]
+        if not include_self and first[target]:
+            out[target], first[target] = s[pos], False
+        else:
+            out[target] = fn(out[target], s[pos])
+        count[target] += 1
+    return out / np.maximum(count, 1) if reduce == "mean" else out
+
+
+for _reduce in ("sum", "prod", "mean", "amax", "amin"):
+    add("scatter_reduce",
+        Sample(lambda m, x, i, s, _r=_reduce: m.scatter_reduce(x, 0, i, s, _r), A(3, 2), I(3, 4, 2), A(4, 2),
+               ref=lambda x, i, s, _r=_reduce: _scatter_reduce_ref(x, 0, i, s, _r), note=_reduce),
+        Sample(lambda m, x, i, s, _r=_reduce: x.scatter_reduce(1, i, s, _r, include_self=False), A(2, 3),
+               I(3, 2, 4), nc(A(2, 4)), ref=lambda x, i, s, _r=_reduce: _scatter_reduce_ref(x, 1, i, s, _r, False),
+               note=f"{_reduce}, without self"))
+add("scatter_reduce",
+    Sample(lambda m, x, i, s: x.scatter_reduce(0, i, s, "prod"), np.array([0., 2., 3.]), np.array([0, 1, 1, 2]),
+           np.array([4., 0., 5., 0.]), ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "prod"),
+           note="prod with zeros: one and two per position"),
+    Sample(lambda m, x, i, s: x.clone().scatter_reduce_(0, i, s, "amax"), np.array([1., 5.]), np.array([0, 1, 1]),
+           np.array([3., 5., 2.]), ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "amax"), grad=False,
+           note="in place, a tie (no derivative there; PyTorch's choice is compared)"),
+    Sample(lambda m, x, i, s: x.scatter_reduce(0, i, s, "max"), I(9, 3), np.array([0, 0, 2]), I(9, 3),
+           ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "amax"), note="'max' is 'amax'"),
+    Sample(lambda m, x, i, s: x.scatter_reduce(0, i, s, "sum"), I(5, 3), np.array([0, 0, 2]), I(5, 3),
+           ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "sum"), note="integers"))
+add("scatter",
+    Sample(lambda m, x, i, s: x.scatter(0, i, s, reduce="add"), Const(A(3, 2)), I(3, 4, 2), Const(A(4, 2)),
+           ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "sum"), note="reduce='add'"),
+    Sample(lambda m, x, i: x.scatter(1, i, 2., reduce="multiply"), I(5, 2, 3), I(3, 2, 2),
+           ref=lambda x, i: _scatter_reduce_ref(x, 1, i, np.full(i.shape, 2), "prod"), note="reduce='multiply'"))

@@ -232,3 +232,92 @@ add("sigmoid_backward",
            torch_call=lambda m, g, y: m.ops.aten.sigmoid_backward(g, y), ref=lambda g, y: g * y * (1 - y)),
     Sample(lambda m, g, y: _sigmoid_backward(g, y), A(), 1 / (1 + np.exp(-A())), note="0-d",
            torch_call=lambda m, g, y: m.ops.aten.sigmoid_backward(g, y), ref=lambda g, y: g * y * (1 - y)))
+
+# -- interpolation, two-argument functions and floating-point tests ----------------------------------------
+add("lerp",
+    Sample(lambda m, x, y: m.lerp(x, y, 0.3), A(2, 3), A(3), ref=lambda x, y: x + 0.3 * (y - x), note="scalar weight"),
+    Sample(lambda m, x, y: x.lerp(y, 0.8), nc(A(2, 3)), A(2, 3), ref=lambda x, y: y - (y - x) * 0.2),
+    Sample(lambda m, x, y, w: m.lerp(x, y, w), A(2, 3), A(2, 3), P(3) / 2, note="tensor weight",
+           ref=lambda x, y, w: np.where(w < 0.5, x + w * (y - x), y - (y - x) * (1 - w))),
+    Sample(lambda m, x, y, w: m.lerp(x, y, w), A(2, 1), A(3), Const(P(2, 3) / 2), note="broadcast"),
+    Sample(lambda m, x, y: x.clone().lerp_(y, 0.5), A(3), A(3), ref=lambda x, y: (x + y) / 2, note="in place"))
+_binary("hypot", np.hypot, scalar=False)
+_binary("atan2", np.arctan2, scalar=False)
+add("atan2", Sample(lambda m, x, y: m.arctan2(x, y), A(3), P(3), ref=np.arctan2, note="arctan2"),
+    Sample(lambda m, x, y: x.clone().atan2_(y), A(3), P(3), ref=np.arctan2, note="in place"),
+    Sample(lambda m, x, y: m.atan2(x, y), I(4, 3, low=-4), I(4, 3, low=1), ref=np.arctan2, note="integers"))
+_binary("logaddexp", np.logaddexp, scalar=False)
+_binary("logaddexp2", np.logaddexp2, scalar=False)
+add("clamp_min",
+    Sample(lambda m, x: m.clamp_min(x, 0.25), A(2, 3), ref=lambda x: np.maximum(x, 0.25)),
+    Sample(lambda m, x, y: m.clamp_min(x, y), A(2, 3), A(3), ref=np.maximum, note="tensor min"),
+    Sample(lambda m, x: x.clamp_min(1.5), I(4, 3), ref=lambda x: np.maximum(x, 1.5), note="integers, float min"),
+    Sample(lambda m, x: x.clone().clamp_min_(0.0), nc(A(2, 3)), ref=lambda x: np.maximum(x, 0.), note="in place"))
+add("clamp_max",
+    Sample(lambda m, x: m.clamp_max(x, 0.25), A(2, 3), ref=lambda x: np.minimum(x, 0.25)),
+    Sample(lambda m, x, y: x.clamp_max(y), A(2, 3), A(2, 1), ref=np.minimum, note="tensor max"),
+    Sample(lambda m, x: x.clone().clamp_max_(0.0), A(3), ref=lambda x: np.minimum(x, 0.), note="in place"))
+_unary("frac", lambda x: x - np.trunc(x))
+add("frac", Sample(lambda m, x: x.clone().frac_(), A(3), ref=lambda x: x - np.trunc(x), note="in place"))
+add("fmod",
+    Sample(lambda m, x: m.fmod(x, 0.7), A(2, 3), ref=lambda x: np.fmod(x, 0.7)),
+    Sample(lambda m, x, y: m.fmod(x, y), A(2, 3), P(3), ref=np.fmod, note="tensor other"),
+    Sample(lambda m, x, y: x.fmod(y), I(9, 2, 3, low=-9), I(4, 3, low=1), ref=np.fmod, note="integers"),
+    Sample(lambda m, x: x.clone().fmod_(-1.5), nc(A(2, 3)), ref=lambda x: np.fmod(x, -1.5), note="in place"))
+add("copysign",
+    Sample(lambda m, x, y: m.copysign(x, y), A(2, 3), A(3), ref=np.copysign),
+    Sample(lambda m, x: m.copysign(x, -1.), A(3), ref=lambda x: np.copysign(x, -1.), note="scalar other"),
+    Sample(lambda m, x, y: x.copysign(y), I(5, 3, low=-5), A(3), ref=np.copysign, note="integer input"),
+    Sample(lambda m, x, y: x.clone().copysign_(y), A(3), Const(A(3)), ref=np.copysign, note="in place"))
+_unary("sgn", np.sign)
+add("sgn", Sample(lambda m, x: x.clone().sgn_(), A(3), ref=np.sign, note="in place"))
+add("signbit",
+    Sample(lambda m, x: m.signbit(x), np.array([-0., 0., -1., 2., -np.inf]), ref=np.signbit),
+    Sample(lambda m, x: x.signbit(), I(4, 3, low=-4), ref=np.signbit),
+    Sample(lambda m, x: x.signbit(), B(3), ref=lambda x: np.zeros(3, bool), note="bools"))
+add("heaviside",
+    Sample(lambda m, x, y: m.heaviside(x, y), Const(np.array([-1., 0., 2.])), Const(np.array([.5, .5, .5])),
+           ref=lambda x, y: np.heaviside(x, y)),
+    Sample(lambda m, x, y: x.heaviside(y), I(3, 2, 3, low=-2), np.array(7), ref=lambda x, y: np.heaviside(x, y)))
+add("float_power",
+    Sample(lambda m, x: m.float_power(x, 2), A(2, 3), ref=lambda x: x ** 2.),
+    Sample(lambda m, x, y: m.float_power(x, y), P(3), A(3), ref=np.power, note="tensor exponent"),
+    Sample(lambda m, x: x.float_power(0.5), I(5, 3), ref=lambda x: x.astype(float) ** 0.5, note="integers"),
+    Sample(lambda m, x: m.float_power(2, x), A(3), ref=lambda x: 2. ** x, note="number base"))
+_fm_special = np.array([1., np.nan, 3., np.nan])
+for _name, _fn in (("fmax", np.fmax), ("fmin", np.fmin)):
+    _binary(_name, _fn, scalar=False)
+    add(_name, Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), Const(_fm_special),
+                      Const(np.array([np.nan, 2., 4., np.nan])), ref=_fn, note="NaNs"))
+add("nan_to_num",
+    Sample(lambda m, x: m.nan_to_num(x), np.array([1., np.nan, np.inf, -np.inf]), ref=np.nan_to_num),
+    Sample(lambda m, x: x.nan_to_num(nan=2., posinf=5., neginf=-5.), A(2, 3),
+           ref=lambda x: np.nan_to_num(x, nan=2., posinf=5., neginf=-5.)),
+    Sample(lambda m, x: x.nan_to_num(), I(4, 3), ref=lambda x: x, note="integers"),
+    Sample(lambda m, x: x.clone().nan_to_num_(1.), A(3), ref=lambda x: x, note="in place"))
+for _name, _fn in (("gcd", np.gcd), ("lcm", np.lcm)):
+    add(_name,
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), I(20, 2, 3, low=-20), I(20, 3), ref=_fn),
+        Sample(lambda m, x, y, _n=_name: getattr(x, _n)(y), I(9, 3), I(9, 2, 1), ref=_fn, note="broadcast"))
+for _name, _fn in (("bitwise_left_shift", np.left_shift), ("bitwise_right_shift", np.right_shift)):
+    add(_name,
+        Sample(lambda m, x, y, _n=_name: getattr(m, _n)(x, y), I(64, 2, 3, low=-64), I(5, 3), ref=_fn),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(2), I(64, 4), ref=lambda x, _f=_fn: _f(x, 2)))
+for _name, _fn in (("isneginf", np.isneginf), ("isposinf", np.isposinf), ("isreal", np.isreal)):
+    add(_name,
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x), _special, ref=_fn),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(), I(3, 2, 2), ref=_fn))
+add("isclose",
+    Sample(lambda m, x, y: m.isclose(x, y), np.array([1., 2., np.nan, np.inf]),
+           np.array([1. + 1e-9, 2.1, np.nan, np.inf]), ref=np.isclose),
+    Sample(lambda m, x, y: x.isclose(y, rtol=0.1, atol=0., equal_nan=True), Const(A(2, 3)), Const(A(3)),
+           ref=lambda x, y: np.isclose(x, y, rtol=0.1, atol=0., equal_nan=True)),
+    Sample(lambda m, x, y: m.isclose(x, y), I(3, 3), I(3, 3), ref=np.isclose, note="integers"))
+for _name in ("logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"):
+    add(_name, Sample(lambda m, x, y, _n=_name: getattr(x.clone(), _n + "_")(y), I(4, 2, 3), I(4, 3),
+                      ref=lambda x, y, _n=_name: getattr(np, _n)(x, y).astype(x.dtype), note="in place"))
+for _name in ("logical_not", "bitwise_not"):
+    add(_name, Sample(lambda m, x, _n=_name: getattr(x.clone(), _n + "_")(), I(4, 3),
+                      ref=lambda x, _n=_name: (np.logical_not(x) if _n == "logical_not" else np.invert(x)).astype(
+                          x.dtype), note="in place"))
+add("atan2", Sample(lambda m, x, y: x.clone().arctan2_(y), A(3), P(3), ref=np.arctan2, note="arctan2_"))

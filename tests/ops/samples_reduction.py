@@ -1,7 +1,7 @@
 """Samples of the reductions (retrograd/ops/reduction.py); format in samples.py."""
 import numpy as np
 
-from samples import A, B, I, P, Sample, add, nc
+from samples import A, B, Const, I, P, Sample, add, nc
 
 add("sum",
     Sample(lambda m, x: m.sum(x), A(2, 3), ref=np.sum),
@@ -175,3 +175,75 @@ add("norm",
 add("sum", Sample(lambda m, x: x.sum(dim=()), A(2, 3), ref=np.sum, note="dim=() reduces everything"))
 add("mean", Sample(lambda m, x: x.mean(dim=[], keepdim=True), A(2, 3), ref=lambda x: x.mean(keepdims=True),
                    note="dim=[] reduces everything"))
+
+
+# -- running extremes, log-space scans, NaN-ignoring reductions, differences and integrals ------------------
+def _cum_extreme_ref(fn):
+    def ref(x, dim):
+        x = np.moveaxis(x, dim, -1)
+        values = fn.accumulate(x, axis=-1)
+        idx = np.zeros(x.shape, np.int64)
+        for pos in np.ndindex(*x.shape[:-1]):
+            best = 0
+            for j in range(x.shape[-1]):
+                if fn(x[pos + (j,)], x[pos + (best,)]) == x[pos + (j,)]:
+                    best = j
+                idx[pos + (j,)] = best
+        return np.moveaxis(values, -1, dim), np.moveaxis(idx, -1, dim)
+    return ref
+
+
+for _name, _fn in (("cummax", np.maximum), ("cummin", np.minimum)):
+    _r = _cum_extreme_ref(_fn)
+    add(_name,
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x, 1), A(2, 4), ref=lambda x, _r=_r: _r(x, 1)),
+        Sample(lambda m, x, _n=_name: getattr(x, _n)(-2), nc(A(3, 2)), ref=lambda x, _r=_r: _r(x, 0)),
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x, 0), np.array([1., 3., 3., 2., 5.]),
+               ref=lambda x, _r=_r: _r(x, 0),
+               grad=False, note="ties: the later index (no derivative there; PyTorch's choice is compared)"),
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x, 0), A(), ref=lambda x: (x, np.array(0))),
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x, 0), I(5, 4), ref=lambda x, _r=_r: _r(x, 0), note="integers"),
+        Sample(lambda m, x, _n=_name: getattr(m, _n)(x, 0), A(0, 2), ref=lambda x: (x, np.zeros((0, 2), np.int64))))
+add("logcumsumexp",
+    Sample(lambda m, x: m.logcumsumexp(x, 1), A(2, 3), ref=lambda x: np.logaddexp.accumulate(x, 1)),
+    Sample(lambda m, x: x.logcumsumexp(-2), nc(A(3, 2)), ref=lambda x: np.logaddexp.accumulate(x, 0)),
+    Sample(lambda m, x: x.logcumsumexp(0), A(), ref=lambda x: x),
+    Sample(lambda m, x: x.logcumsumexp(0), A(0, 2), ref=lambda x: x))
+_with_nan = np.array([[1., np.nan, 2.], [np.nan, np.nan, 3.]])
+add("nansum",
+    Sample(lambda m, x: m.nansum(x), A(2, 3), ref=np.nansum),
+    Sample(lambda m, x: x.nansum(1, keepdim=True), _with_nan, ref=lambda x: np.nansum(x, 1, keepdims=True)),
+    Sample(lambda m, x: x.nansum((0, 1)), nc(A(2, 3)), ref=lambda x: np.nansum(x, (0, 1))),
+    Sample(lambda m, x: m.nansum(x, 0), I(5, 2, 3), ref=lambda x: np.nansum(x, 0)))
+add("nanmean",
+    Sample(lambda m, x: m.nanmean(x), _with_nan, ref=np.nanmean),
+    Sample(lambda m, x: x.nanmean(1), A(2, 3), ref=lambda x: np.nanmean(x, 1)),
+    Sample(lambda m, x: x.nanmean(0, keepdim=True), _with_nan, ref=lambda x: np.nanmean(x, 0, keepdims=True),
+           grad=False, note="NaN inputs: finite differences cannot see them; PyTorch's gradient is compared"))
+add("aminmax",
+    Sample(lambda m, x: m.aminmax(x), A(2, 3), ref=lambda x: (x.min(), x.max())),
+    Sample(lambda m, x: x.aminmax(dim=1), A(2, 3), ref=lambda x: (x.min(1), x.max(1))),
+    Sample(lambda m, x: m.aminmax(x, dim=-2, keepdim=True), nc(A(3, 2)),
+           ref=lambda x: (x.min(0, keepdims=True), x.max(0, keepdims=True))),
+    Sample(lambda m, x: m.aminmax(x, keepdim=True), A(2, 2),
+           ref=lambda x: (x.min().reshape(1, 1), x.max().reshape(1, 1))),
+    Sample(lambda m, x: m.aminmax(x), np.array([1., 3., 3., 0.]), ref=lambda x: (x.min(), x.max()), grad=False,
+           note="ties (no derivative there; PyTorch's choice is compared)"),
+    Sample(lambda m, x: m.aminmax(x, dim=0), I(5, 4), ref=lambda x: (x.min(0), x.max(0))))
+add("diff",
+    Sample(lambda m, x: m.diff(x), A(2, 4), ref=lambda x: np.diff(x)),
+    Sample(lambda m, x: x.diff(n=2, dim=0), A(4, 2), ref=lambda x: np.diff(x, 2, 0)),
+    Sample(lambda m, x, p, a: m.diff(x, dim=1, prepend=p, append=a), A(2, 3), A(2, 1), A(2, 2),
+           ref=lambda x, p, a: np.diff(x, 1, 1, prepend=p, append=a)),
+    Sample(lambda m, x: x.diff(n=0), A(3), ref=lambda x: x),
+    Sample(lambda m, x: x.diff(n=5), A(3), ref=lambda x: np.diff(x, 5), note="n past the length"),
+    Sample(lambda m, x: x.diff(), I(9, 5), ref=np.diff),
+    Sample(lambda m, x: x.diff(), B(5), ref=np.diff, note="bools: xor"))
+add("trapezoid",
+    Sample(lambda m, y: m.trapezoid(y), A(2, 4), ref=lambda y: np.trapezoid(y)),
+    Sample(lambda m, y: m.trapezoid(y, dx=0.5, dim=0), A(3, 2), ref=lambda y: np.trapezoid(y, dx=0.5, axis=0)),
+    Sample(lambda m, y, x: m.trapezoid(y, x), A(2, 3), Const(np.array([0., 1., 3.])),
+           ref=lambda y, x: np.trapezoid(y, x)),
+    Sample(lambda m, y, x: m.trapezoid(y, x, dim=0), A(3, 2), A(3, 2), ref=lambda y, x: np.trapezoid(y, x, axis=0)),
+    Sample(lambda m, y: m.trapezoid(y), A(2, 0), ref=lambda y: np.zeros(2)))
+add("cumprod", Sample(lambda m, x: x.clone().cumprod_(1), A(2, 3), ref=lambda x: np.cumprod(x, 1), note="in place"))

@@ -202,3 +202,66 @@ add("copy",
 add("fill",
     Sample(lambda m, x: _setitem(slice(1, None))(m, x, 2.5), A(3, 2), ref=lambda x: _put(x, (slice(1, None),), 2.5),
            note="__setitem__ of a number fills the view"))
+
+# -- rotations, flips, diagonal embeddings, sliding windows, tiling -----------------------------------------
+add("transpose", Sample(lambda m, x: m.swapdims(x, 0, -1), A(2, 3), ref=lambda x: x.T, note="swapdims"),
+    Sample(lambda m, x: x.swapdims(1, 0), A(2, 3), ref=lambda x: x.T, note="swapdims method"))
+add("fliplr",
+    Sample(lambda m, x: m.fliplr(x), A(2, 3), ref=np.fliplr),
+    Sample(lambda m, x: x.fliplr(), nc(A(2, 3, 2)), ref=np.fliplr))
+add("flipud",
+    Sample(lambda m, x: m.flipud(x), A(2, 3), ref=np.flipud),
+    Sample(lambda m, x: x.flipud(), A(3), ref=np.flipud))
+add("rot90",
+    Sample(lambda m, x: m.rot90(x), A(2, 3), ref=np.rot90),
+    Sample(lambda m, x: x.rot90(2), nc(A(2, 3)), ref=lambda x: np.rot90(x, 2)),
+    Sample(lambda m, x: x.rot90(-1, (1, 2)), A(2, 3, 2), ref=lambda x: np.rot90(x, -1, (1, 2))),
+    Sample(lambda m, x: x.rot90(5, [-1, 0]), A(2, 3), ref=lambda x: np.rot90(x, 5, (1, 0))),
+    Sample(lambda m, x: x.rot90(0), I(5, 2, 2), ref=lambda x: x))
+
+
+def _diag_embed_ref(x, offset=0, dim1=-2, dim2=-1):
+    n = x.shape[-1] + abs(offset)
+    out = np.zeros(x.shape[:-1] + (n, n))
+    rows = np.arange(x.shape[-1]) + max(-offset, 0)
+    out[..., rows, rows + offset] = x
+    return np.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+add("diag_embed",
+    Sample(lambda m, x: m.diag_embed(x), A(2, 3), ref=_diag_embed_ref),
+    Sample(lambda m, x: x.diag_embed(1), A(3), ref=lambda x: _diag_embed_ref(x, 1)),
+    Sample(lambda m, x: m.diag_embed(x, -1, 0, 2), nc(A(2, 2)), ref=lambda x: _diag_embed_ref(x, -1, 0, 2)),
+    Sample(lambda m, x: m.diag_embed(x, 0, 2, 0), A(2, 2), ref=lambda x: _diag_embed_ref(x, 0, 2, 0)))
+
+
+def _unfold_ref(x, d, size, step):
+    return np.lib.stride_tricks.sliding_window_view(x, size, axis=d)[(slice(None),) * d + (slice(None, None, step),)]
+
+
+add("unfold",
+    Sample(lambda m, x: x.unfold(1, 2, 1), A(2, 4), ref=lambda x: _unfold_ref(x, 1, 2, 1)),
+    Sample(lambda m, x: x.unfold(0, 2, 2), A(5, 2), ref=lambda x: _unfold_ref(x, 0, 2, 2), note="a row left over"),
+    Sample(lambda m, x: x.unfold(-1, 3, 2), nc(A(2, 7)), ref=lambda x: _unfold_ref(x, 1, 3, 2)),
+    Sample(lambda m, x: x.unfold(0, 1, 1), A(), ref=lambda x: x.reshape(1), note="0-d"),
+    Sample(lambda m, x: x.unfold(0, 2, 1).sum(), A(4), ref=lambda x: _unfold_ref(x, 0, 2, 1).sum(), note="overlaps"))
+add("unfold_backward",
+    Sample(lambda m, g: m.ops._declarations.REGISTRY["unfold_backward"].function(g, (2, 4), 1, 2, 1), A(2, 3, 2),
+           torch_call=lambda m, g: m.ops.aten.unfold_backward(g, (2, 4), 1, 2, 1)),
+    Sample(lambda m, g: m.ops._declarations.REGISTRY["unfold_backward"].function(g, (5,), 0, 2, 2), A(2, 2),
+           torch_call=lambda m, g: m.ops.aten.unfold_backward(g, (5,), 0, 2, 2)))
+add("tile",
+    Sample(lambda m, x: m.tile(x, (2,)), A(2, 3), ref=lambda x: np.tile(x, (2,))),
+    Sample(lambda m, x: x.tile((2, 1, 2)), A(2, 3), ref=lambda x: np.tile(x, (2, 1, 2))),
+    Sample(lambda m, x: x.tile((3,)), A(), ref=lambda x: np.tile(x, 3)))
+add("repeat_interleave",
+    Sample(lambda m, x: m.repeat_interleave(x, 2), A(2, 3), ref=lambda x: np.repeat(x, 2)),
+    Sample(lambda m, x: x.repeat_interleave(3, dim=0), A(2, 3), ref=lambda x: np.repeat(x, 3, 0)),
+    Sample(lambda m, x, r: x.repeat_interleave(r, dim=-1), nc(A(2, 3)), np.array([1, 0, 2]),
+           ref=lambda x, r: np.repeat(x, r, 1)),
+    Sample(lambda m, x, r: x.repeat_interleave(r, 0, output_size=4), A(2, 2), np.array([3, 1]),
+           ref=lambda x, r: np.repeat(x, r, 0)),
+    Sample(lambda m, x: x.repeat_interleave(2), A(), ref=lambda x: np.repeat(x, 2), note="0-d"),
+    Sample(lambda m, r: m.repeat_interleave(r), np.array([2, 0, 1]), ref=lambda r: np.repeat(np.arange(3), r)),
+    Sample(lambda m, x, r: x.repeat_interleave(r, dim=0), A(3), np.array([2]), ref=lambda x, r: np.repeat(x, 2),
+           note="one count for all"))

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d and Conv2d."""
+"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 def _ntuple(x, n):
@@ -19,7 +19,7 @@ class _ConvNd(Module):
     _n = 2
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
+                 padding_mode="zeros", device=None, dtype=None, *, transposed=False, output_padding=0):
         super().__init__()
         n = self._n
         if groups <= 0:
@@ -38,10 +38,10 @@ class _ConvNd(Module):
         self.dilation = _ntuple(dilation, n)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.transposed = False
-        self.output_padding = (0,) * n
-        self.weight = Parameter(_creation.empty((out_channels, in_channels // groups) + self.kernel_size,
-                                                device=device, dtype=dtype))
+        self.transposed = transposed
+        self.output_padding = _ntuple(output_padding, n)
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(_creation.empty(shape + self.kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, device=device, dtype=dtype))
         else:
@@ -62,6 +62,8 @@ class _ConvNd(Module):
             s += ", padding={padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
         if self.groups != 1:
             s += ", groups={groups}"
         if self.bias is None:
@@ -107,3 +109,62 @@ class Conv1d(_ConvNd):
     def forward(self, input):
         x, padding = self._padded(input)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, transposed=True, output_padding=output_padding)
+
+    def _output_padding(self, input, output_size):
+        """The output_padding that gives ``output_size`` (PyTorch's rule), or the module's own without one."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        output_size = list(output_size)
+        if len(output_size) == n + 2 or len(output_size) == n + 1 and input.dim() == n + 1:
+            output_size = output_size[-n:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
+                             f"{n + 2} elements (got {len(output_size)})")
+        spatial = input.shape[-n:]
+        smallest = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d] + self.dilation[d] *
+                    (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        largest = [smallest[d] + self.stride[d] - 1 for d in range(n)]
+        for d in range(n):
+            if not smallest[d] <= output_size[d] <= largest[d]:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} "
+                                 f"to {largest} (for an input of {spatial})")
+        return tuple(output_size[d] - smallest[d] for d in range(n))
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-d transposed convolution over (N, C_in, H, W); ``output_size`` in forward picks the output padding.
+
+    Example::
+        >>> import retrograd as rg
+        >>> m = rg.nn.ConvTranspose2d(2, 3, 3, stride=2)
+        >>> m
+        ConvTranspose2d(2, 3, kernel_size=(3, 3), stride=(2, 2))
+        >>> m(rg.ones(1, 2, 4, 4), output_size=[10, 10]).shape
+        retrograd.Size([1, 3, 10, 10])
+    """
+    _n = 2
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over (N, C_in, L); see ConvTranspose2d."""
+    _n = 1
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)

@@ -1,4 +1,4 @@
-"""Normalization layers: LayerNorm, BatchNorm1d and BatchNorm2d."""
+"""Normalization layers: LayerNorm, BatchNorm1d/2d, InstanceNorm1d/2d/3d, GroupNorm, RMSNorm, LocalResponseNorm."""
 from __future__ import annotations
 
 from ... import _creation, _dtype
@@ -7,7 +7,8 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm",
+           "RMSNorm", "LocalResponseNorm"]
 
 
 class LayerNorm(Module):
@@ -131,3 +132,140 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class _InstanceNorm(_BatchNorm):
+    _n = 1
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input):
+        n = self._n
+        if input.dim() not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.dim()}D input)")
+        unbatched = input.dim() == n + 1
+        channels = input.shape[0 if unbatched else 1]
+        if channels != self.num_features and self.affine:
+            raise ValueError(f"expected input's size at dim={0 if unbatched else 1} to match num_features "
+                             f"({self.num_features}), but got: {channels}.")
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalizes each channel of each sample of (N, C, L) or (C, L) over its positions.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.InstanceNorm1d(3)
+        InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    """
+    _n = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalizes each channel of each sample of (N, C, H, W) or (C, H, W) over its positions."""
+    _n = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalizes each channel of each sample of (N, C, D, H, W) or (C, D, H, W) over its positions."""
+    _n = 3
+
+
+class GroupNorm(Module):
+    """Normalizes ``num_groups`` groups of channels, with a learned per-channel affine.
+
+    Raises:
+        ValueError: if ``num_channels`` is not divisible by ``num_groups``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.GroupNorm(2, 4)
+        GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, bias=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(_creation.ones(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_creation.zeros(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims, with a learned scale.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.RMSNorm(4)
+        RMSNorm((4,), eps=None, elementwise_affine=True)
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_creation.ones(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """Normalizes each channel by its ``size`` neighbouring channels; see ``functional.local_response_norm``."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,6 +1,10 @@
-"""``retrograd.nn.utils``: gradient clipping and parameter/vector conversion, as ``torch.nn.utils``."""
+"""``retrograd.nn.utils``: gradient clipping, parameter/vector conversion, parametrizations and ``rnn`` (packed
+sequences), as ``torch.nn.utils``."""
+from . import parametrizations, parametrize, rnn
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
-           "parameters_to_vector", "vector_to_parameters"]
+           "parameters_to_vector", "vector_to_parameters", "parametrize", "parametrizations", "weight_norm",
+           "remove_weight_norm", "rnn"]

@@ -1,0 +1,318 @@
+"""Recurrent layers: one op per layer and direction over the whole sequence (``nn.RNN``, ``nn.LSTM``, ``nn.GRU``).
+
+These are private to the registry: ``retrograd.nn.modules.rnn`` stacks them into layers and
+directions, as PyTorch's ``_VF.lstm`` / ``_VF.gru`` / ``_VF.rnn_tanh`` do.
+
+Note [Fused recurrent layers]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A recurrent layer written with the ordinary ops records a dozen small nodes per time step, and
+its backward pays the engine's cost per node and step. ``rnn_layer`` is one node for a whole
+layer and direction: its forward projects the inputs of every step with one product, then runs
+the recurrence in NumPy, each step's gate nonlinearities in a few array passes, and keeps the
+gates' activations, the states before each step and (LSTM) the cells as nondifferentiable
+outputs (the workspace). Its formula is the hand-written backpropagation through time,
+``rnn_layer_backward``: per step a few array passes and one product with ``weight_hh``; the
+weights' gradients are one product each over all steps at the end.
+
+That backward is not itself differentiable. Where the backward pass is recorded
+(``create_graph=True``: grad mode is on while the formula runs), the formula instead re-runs the
+layer with ordinary ops from the saved inputs and differentiates that with ``autograd.grad``,
+so higher derivatives are exact and the gradient is connected to the inputs' histories.
+
+Sequences are always in PyTorch's packed layout: ``input`` is ``(N, input_size)``, the rows of
+step ``t`` follow those of step ``t - 1``, and ``batch_sizes[t]`` of them are active, never more
+than at the step before. A padded ``(T, B, *)`` input is the packed layout with ``T`` steps of
+``B``. At each step only the first ``batch_sizes[t]`` rows of the state advance; the others keep
+theirs, which is how a packed sequence's shorter members end early (forward) or start late
+(``reverse``), and how ``h_n`` holds each sequence's own last state.
+
+Note [Gates through one exp]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+NumPy's ``exp`` costs a fraction of its ``tanh`` or of SciPy's ``expit``, and the gates' nonlinearities
+are most of a step's elementwise work. An LSTM step takes its four gates through one ``exp``: the
+pre-activations of i, f and o are scaled by -1 and those of g by -2 (the input projection of all
+steps once, the columns of ``weight_hh`` once per call), so that ``1 / (1 + exp(.))`` is the
+sigmoid of i, f and o, and ``sigmoid(2 g)``, from which ``tanh(g) = 2 sigmoid(2 g) - 1``. GRU's r and z
+go the same way. Where a pre-activation is very negative, ``exp`` overflows to inf and the sigmoid
+is 0, its limit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._creation import zeros_like
+from ..autograd import grad_mode
+from ..autograd._api import grad as _autograd_grad
+from ._declarations import defop
+from .joining import cat
+
+__all__ = ["rnn_layer", "rnn_layer_backward", "GATES", "reference_layer"]
+
+GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}  # gate blocks per mode, PyTorch's order
+
+
+def _steps(batch_sizes, reverse):
+    """``(first row, rows)`` of each step, in the order the recurrence visits them."""
+    spans = []
+    start = 0
+    for b in batch_sizes:
+        spans.append((start, b))
+        start += b
+    return spans[::-1] if reverse else spans
+
+
+def _empty(xp, like):
+    return xp.empty((0,), dtype=like.dtype)
+
+
+def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
+    """One layer and direction over a packed sequence; see Note [Fused recurrent layers].
+
+    Returns ``(output, h_n, c_n, gates, state_a, state_b, h_prev)``: the last four are the
+    workspace of ``rnn_layer_backward`` (``c_n``, ``state_a`` and ``state_b`` are empty where the
+    mode has no use for them). LSTM: ``state_a`` is the cell before each step, ``state_b`` the tanh
+    of the cell after it; GRU: ``state_a`` is ``weight_hh @ h + bias_hh`` of each step.
+    """
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    n = x.shape[0]
+    hs = w_ih.shape[0] // GATES[mode]
+    dt = x.dtype
+    lstm = mode == "LSTM"
+    gates = x @ w_ih.T  # every step's input projection at once; becomes the activated gates in place
+    if b_ih is not None:
+        gates += b_ih
+        if mode != "GRU":  # GRU adds its hidden bias per step: the new gate's sits inside r * (...)
+            gates += b_hh
+    w_hh_t = w_hh.T
+    state_a = state_b = c_n = _empty(xp, x)
+    if lstm:  # See Note [Gates through one exp]
+        scale = xp.full(4 * hs, -1.0, dtype=dt)
+        scale[2 * hs:3 * hs] = -2.0
+        gates *= scale
+        w_hh_t = w_hh_t * scale
+        cells = xp.empty((n, hs), dtype=dt)  # the cell after each step
+        state_b = xp.empty((n, hs), dtype=dt)  # its tanh
+        c_n = xp.empty_like(c0)
+        w_hr_t = None if w_hr is None else w_hr.T
+    elif mode == "GRU":
+        gates[:, :2 * hs] *= -1  # See Note [Gates through one exp]
+        state_a = xp.empty((n, 3 * hs), dtype=dt)  # weight_hh @ h + bias_hh of each step (r scales its n part)
+    out = xp.empty((n, h0.shape[1]), dtype=dt)
+    h_n = xp.empty_like(h0)
+    steps = _steps(batch_sizes, reverse)
+    h_src, c_src = h0, c0  # the state: its first rows are those of the sequences running now
+    h_prevs, c_prevs = [], []
+    with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid 0, as it should
+        for k, (s, b) in enumerate(steps):
+            e = s + b
+            hp = h_src[:b]
+            h_prevs.append(hp)
+            g = gates[s:e]
+            if lstm:
+                cp = c_src[:b]
+                c_prevs.append(cp)
+                g += hp @ w_hh_t
+                xp.exp(g, out=g)
+                g += 1
+                xp.reciprocal(g, out=g)  # sigmoid(i, f, o), sigmoid(2 g)
+                gg = g[:, 2 * hs:3 * hs]
+                gg *= 2
+                gg -= 1  # tanh(g) = 2 sigmoid(2 g) - 1
+                cn = cells[s:e]
+                xp.multiply(g[:, hs:2 * hs], cp, out=cn)
+                cn += g[:, :hs] * gg
+                tc = state_b[s:e]
+                xp.tanh(cn, out=tc)
+                if w_hr_t is not None:
+                    xp.matmul(tc * g[:, 3 * hs:], w_hr_t, out=out[s:e])
+                else:
+                    xp.multiply(tc, g[:, 3 * hs:], out=out[s:e])
+            elif mode == "GRU":
+                hh = state_a[s:e]
+                xp.matmul(hp, w_hh_t, out=hh)
+                if b_hh is not None:
+                    hh += b_hh
+                rz = g[:, :2 * hs]
+                rz -= hh[:, :2 * hs]
+                xp.exp(rz, out=rz)
+                rz += 1
+                xp.reciprocal(rz, out=rz)
+                new = g[:, 2 * hs:]
+                new += g[:, :hs] * hh[:, 2 * hs:]
+                xp.tanh(new, out=new)
+                o = out[s:e]
+                xp.subtract(hp, new, out=o)
+                o *= g[:, hs:2 * hs]
+                o += new
+            else:
+                g += hp @ w_hh_t
+                if mode == "RNN_TANH":
+                    xp.tanh(g, out=g)
+                else:
+                    xp.maximum(g, 0, out=g)
+                out[s:e] = g
+            nb = steps[k + 1][1] if k + 1 < len(steps) else 0
+            if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
+                h_src = xp.concatenate([out[s:e], h0[b:nb]])
+                if lstm:
+                    c_src = xp.concatenate([cells[s:e], c0[b:nb]])
+                continue
+            if nb < b:  # the sequences in rows nb..b end here
+                h_n[nb:b] = out[s + nb:e]
+                if lstm:
+                    c_n[nb:b] = cells[s + nb:e]
+            h_src = out[s:e]
+            if lstm:
+                c_src = cells[s:e]
+    order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
+    h_prev = xp.concatenate(h_prevs[order])
+    if lstm:
+        state_a = xp.concatenate(c_prevs[order])  # the cell before each step
+    return out, h_n, c_n, gates, state_a, state_b, h_prev
+
+
+def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates, state_a, state_b, h_prev,
+                               batch_sizes, mode, reverse=False):
+    """Backpropagation through time of ``_rnn_layer``: the gradients of its eight inputs (empty where absent)."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    n = x.shape[0]
+    hs = w_ih.shape[0] // GATES[mode]
+    dt = x.dtype
+    dh = grad_hy.astype(dt, copy=True)
+    steps = _steps(batch_sizes, not reverse)  # backward visits the steps in the other order
+    dc = d_hr = None
+    if mode == "LSTM":
+        dc = grad_cy.astype(dt, copy=True)
+        i, f, gg, o = (gates[:, k * hs:(k + 1) * hs] for k in range(4))
+        tc = state_b
+        coef = xp.empty((n, 3, hs), dtype=dt)  # d(pre-activation of i, f, g) / d(cell)
+        xp.multiply(gg, i * (1 - i), out=coef[:, 0])
+        xp.multiply(state_a, f * (1 - f), out=coef[:, 1])
+        xp.multiply(i, 1 - gg * gg, out=coef[:, 2])
+        coef_o = tc * o * (1 - o)  # d(pre-activation of o) / d(m)
+        coef_c = o * (1 - tc * tc)  # d(cell) / d(m)
+        d_gates = xp.empty((n, 4, hs), dtype=dt)
+        flat = d_gates.reshape(n, 4 * hs)
+        if w_hr is not None:
+            d_hr = xp.empty((n, w_hr.shape[0]), dtype=dt)
+        for s, b in steps:
+            e = s + b
+            dhb = dh[:b] + grad_output[s:e]
+            if d_hr is not None:
+                d_hr[s:e] = dhb
+                dm = dhb @ w_hr
+            else:
+                dm = dhb
+            dcb = dm * coef_c[s:e]
+            dcb += dc[:b]
+            xp.multiply(dcb[:, None, :], coef[s:e], out=d_gates[s:e, :3])
+            xp.multiply(dm, coef_o[s:e], out=d_gates[s:e, 3])
+            xp.multiply(dcb, f[s:e], out=dc[:b])
+            xp.matmul(flat[s:e], w_hh, out=dh[:b])
+        d_in = d_hid = flat
+    elif mode == "GRU":
+        r, z, new = (gates[:, k * hs:(k + 1) * hs] for k in range(3))
+        coef_n = (1 - z) * (1 - new * new)  # d(pre-activation of n) / d(h)
+        coef_z = (h_prev - new) * z * (1 - z)  # d(pre-activation of z) / d(h)
+        coef_r = state_a[:, 2 * hs:] * r * (1 - r)  # d(pre-activation of r) / d(pre-activation of n)
+        d_hid = xp.empty((n, 3, hs), dtype=dt)
+        d_new = xp.empty((n, hs), dtype=dt)
+        for s, b in steps:
+            e = s + b
+            dhb = dh[:b] + grad_output[s:e]
+            dn = d_new[s:e]
+            xp.multiply(dhb, coef_n[s:e], out=dn)
+            xp.multiply(dn, coef_r[s:e], out=d_hid[s:e, 0])
+            xp.multiply(dhb, coef_z[s:e], out=d_hid[s:e, 1])
+            xp.multiply(dn, r[s:e], out=d_hid[s:e, 2])
+            dhb *= z[s:e]
+            dh[:b] = dhb + d_hid[s:e].reshape(b, 3 * hs) @ w_hh
+        d_hid = d_hid.reshape(n, 3 * hs)
+        d_in = d_hid.copy()
+        d_in[:, 2 * hs:] = d_new
+    else:
+        deriv = 1 - gates * gates if mode == "RNN_TANH" else (gates > 0).astype(dt)
+        d_in = d_hid = xp.empty((n, hs), dtype=dt)
+        for s, b in steps:
+            e = s + b
+            xp.multiply(dh[:b] + grad_output[s:e], deriv[s:e], out=d_hid[s:e])
+            xp.matmul(d_hid[s:e], w_hh, out=dh[:b])
+    empty = _empty(xp, x)
+    dx = d_in @ w_ih
+    dw_ih = d_in.T @ x
+    dw_hh = d_hid.T @ h_prev
+    db_ih = d_in.sum(0) if b_ih is not None else empty
+    db_hh = empty if b_hh is None else db_ih.copy() if d_hid is d_in else d_hid.sum(0)
+    dw_hr = empty
+    if d_hr is not None:
+        dw_hr = d_hr.T @ (gates[:, 3 * hs:] * tc)
+    return dx, dh, empty if dc is None else dc, dw_ih, dw_hh, db_ih, db_hh, dw_hr
+
+
+# The fused backward (PyTorch's hand-written RNN backwards); not differentiable, see Note [Fused recurrent layers].
+rnn_layer_backward = defop("rnn_layer_backward", _rnn_layer_backward_arrays, public=False, multi_output=True,
+                           lists=("tensors",), node_name="RnnLayerBackwardBackward0",
+                           tensor_args=("grad_output", "grad_hy", "grad_cy", "tensors", "gates", "state_a",
+                                        "state_b", "h_prev"))
+
+
+def _cell_step(mode, x, hp, cp, w_ih, w_hh, b_ih, b_hh, w_hr):
+    """One step of the cell, with ordinary ops: ``(h, c)`` (``c`` None but for LSTM)."""
+    gi = x.matmul(w_ih.t())
+    gh = hp.matmul(w_hh.t())
+    if b_ih is not None:
+        gi = gi + b_ih
+        gh = gh + b_hh
+    if mode == "LSTM":
+        i, f, g, o = (gi + gh).chunk(4, 1)
+        c = f.sigmoid() * cp + i.sigmoid() * g.tanh()
+        h = o.sigmoid() * c.tanh()
+        return (h if w_hr is None else h.matmul(w_hr.t())), c
+    if mode == "GRU":
+        ir, iz, in_ = gi.chunk(3, 1)
+        hr, hz, hn = gh.chunk(3, 1)
+        r, z = (ir + hr).sigmoid(), (iz + hz).sigmoid()
+        new = (in_ + r * hn).tanh()
+        return new + z * (hp - new), None
+    pre = gi + gh
+    return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
+
+
+def reference_layer(tensors, batch_sizes, mode, reverse=False):
+    """``rnn_layer``'s ``(output, h_n, c_n)`` computed with ordinary, differentiable ops, step by step."""
+    x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    outs = {}
+    for s, b in _steps(batch_sizes, reverse):
+        hb, cb = _cell_step(mode, x[s:s + b], h[:b], None if c is None else c[:b], w_ih, w_hh, b_ih, b_hh, w_hr)
+        outs[s] = hb
+        h = hb if b == h.shape[0] else cat([hb, h[b:]])
+        if c is not None:
+            c = cb if b == c.shape[0] else cat([cb, c[b:]])
+    return cat([outs[s] for s in sorted(outs)]), h, c
+
+
+def _layer_grads(grads, tensors, result, batch_sizes, mode, reverse):
+    """The gradients of ``rnn_layer``'s inputs: the fused backward, or, recorded, the reference layer's."""
+    if grad_mode.state.grad_enabled:  # create_graph: see Note [Fused recurrent layers]
+        wanted = [k for k, t in enumerate(tensors) if t is not None and t.requires_grad]
+        out, h, c = reference_layer(tensors, batch_sizes, mode, reverse)
+        outputs, seeds = [out, h], [grads[0], grads[1]]
+        if c is not None:
+            outputs.append(c)
+            seeds.append(grads[2])
+        got = _autograd_grad(outputs, [tensors[k] for k in wanted], seeds, create_graph=True, allow_unused=True)
+        found = [None] * len(tensors)
+        for k, g in zip(wanted, got, strict=True):
+            found[k] = zeros_like(tensors[k]) if g is None else g
+        return found
+    fused = rnn_layer_backward(grads[0], grads[1], grads[2], tensors, result[3], result[4], result[5], result[6],
+                               batch_sizes, mode, reverse)
+    return [None if t is None else g for t, g in zip(tensors, fused, strict=True)]
+
+
+# One layer and direction of a recurrent network over a packed sequence; see Note [Fused recurrent layers].
+# ``tensors``: input (N, I), h0 (B, H_out), c0 (B, H) or None, weight_ih, weight_hh, bias_ih, bias_hh (or
+# None), weight_hr (or None).
+rnn_layer = defop("rnn_layer", _rnn_layer, public=False, multi_output=True, nondiff_outputs=(3, 4, 5, 6),
+                  lists=("tensors",), node_name="RnnLayerBackward0", tensor_args=("tensors",),
+                  tensors=_layer_grads)
