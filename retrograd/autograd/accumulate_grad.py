@@ -27,6 +27,9 @@ class AccumulateGrad(Node):
         self._variable = weakref.ref(variable)
         self.lock = threading.RLock()  # See Note [Thread safety of nodes] in engine.py
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # PyTorch's hand-written nodes carry their C++ namespace
+
     @property
     def variable(self):
         """The leaf tensor, or None once it has been freed."""

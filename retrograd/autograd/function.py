@@ -417,7 +417,7 @@ class _CopySlices(Node):
         self.chain = chain
 
     def name(self) -> str:
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
 
     def apply(self, grads):
         grad = grads[0]
@@ -439,7 +439,7 @@ class DelayedError(Node):
         self.msg = msg
 
     def name(self) -> str:
-        return "Error"  # PyTorch's name for the node its DelayedError makes
+        return "torch::autograd::Error"  # PyTorch's name for the node its DelayedError makes
 
     def apply(self, grads):
         raise RuntimeError(self.msg)

@@ -215,6 +215,9 @@ class GraphRoot(Node):
         super().__init__(roots, (), sequence_nr=MAX_SEQUENCE_NR)
         self.outputs = list(seeds)
 
+    def name(self) -> str:
+        return "torch::autograd::GraphRoot"
+
     def apply(self, grads):
         return self.outputs
 

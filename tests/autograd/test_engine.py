@@ -77,7 +77,7 @@ def test_node_name_and_metadata():
     x = rg.ones(1, requires_grad=True)
     y = x * 2
     assert y.grad_fn.name() == "MulBackward0"
-    assert _acc(x).name() == "AccumulateGrad"
+    assert _acc(x).name() == "torch::autograd::AccumulateGrad"
     assert y.grad_fn.metadata == {}
     y.grad_fn.metadata["tag"] = 1
     assert y.grad_fn.metadata == {"tag": 1}

@@ -60,9 +60,6 @@ UNMATCHED = {
     "index_put-4": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
     "index_put-5": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
     "index_put-6": "x[i] = v is index_put_ here; PyTorch copies into the view x[i] (CopySlices)",
-    # PyTorch's hand-written nodes carry their C++ namespace in name().
-    "fill-3": "CopySlices.name() stays 'CopySlices' (tests/autograd/test_inplace.py pins it); PyTorch's is "
-              "'torch::autograd::CopySlices'",
 }
 
 
