@@ -115,7 +115,7 @@ class BackwardCFunction(Node, FunctionCtx):
                                        f"{i + 1}, but the corresponding forward input was not a Variable")
                 continue
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"expected Variable or None (got {type(g).__name__})")
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")  # PyTorch's type, too
             out.append(g)
         return out
 
@@ -248,7 +248,9 @@ class InplaceFunction(Function):
 # - an input returned unchanged is returned as a new view of it (``y is not x``), so that the
 #   input's own history is not replaced;
 # - an input marked dirty is returned as the same object, its history rebased onto the node
-#   (onto a CopySlices of its base where it is a view, as an in-place op on a view does);
+#   (onto a CopySlices of its base where it is a view, as an in-place op on a view does), and its
+#   version counter bumped once more (what forward did to it in place counts on its own), even where
+#   the call is not recorded;
 # - an output marked non-differentiable, or of a non-floating dtype, or any output of a call
 #   that is not recorded, does not require grad (inputs among them are returned as new views,
 #   detached ones where they required grad); in backward its gradient is zeros of its dtype, or
@@ -278,6 +280,8 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
     if not dirty <= {id(o) for o in outs if isinstance(o, Tensor)}:
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function.")
+    for t in {id(t): t for t in ctx.dirty_tensors}.values():
+        t._version_counter.bump()  # the Function's write counts once more, as in PyTorch, recorded or not
     if not record:
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
