@@ -70,6 +70,20 @@ class FunctionCtx:
             return ()
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
+    @property
+    def _raw_saved_tensors(self):
+        """The ``SavedTensor`` objects behind ``saved_tensors`` (an undefined one for None), to register hooks on.
+
+        Raises:
+            RuntimeError: once backward has freed them.
+        """
+        saved = self._saved_variables
+        if saved is None:
+            raise RuntimeError(SECOND_TIME)
+        if saved is _NOT_CONVERTED:
+            return ()
+        return tuple(SavedTensor(None) if s is None else s for s in saved)
+
 
 _NOT_CONVERTED = object()
 
@@ -124,7 +138,8 @@ class BackwardCFunction(Node, FunctionCtx):
             self._saved_variables = None
 
     def __call__(self, *grads):
-        return super().__call__(*grads)
+        # As PyTorch's nodes of Python Functions (unlike its C++ nodes): run backward with ``ctx.backward``.
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
 
 
 _NON_TENSOR = ((), None, None)  # the input metadata of a forward output that is not a tensor: it gets no gradient

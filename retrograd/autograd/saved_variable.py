@@ -30,7 +30,7 @@ from . import grad_mode
 from .accumulate_grad import AccumulateGrad
 from .anomaly_mode import _Anomaly
 from .graph import _saved_hooks_state, node_name
-from .variable import grad_accumulator
+from .variable import _BACKWARD_SUFFIX, grad_accumulator
 
 __all__ = ["SavedTensor", "SECOND_TIME", "DETACHED_IN_PLACE", "PACK_MODIFIED_INPUT"]
 
@@ -218,11 +218,19 @@ class SavedTensor:
         return self.edge_node
 
     def _raise_modified(self, version, owner):
-        where = ""
-        if self.is_output and owner is not None:
-            where = f", which is output {self.output_nr} of {node_name(owner)},"
-        elif not self.is_leaf and self.edge_node is not None:
-            where = f", which is output {self.output_nr} of {node_name(self.edge_node)},"
+        """PyTorch's error for a saved tensor modified in place: it names the tensor's history as it is now.
+
+        That is the node that saved an output, else the saved input's grad_fn (the in-place op's
+        node, where it was not a leaf), without its ``Backward<n>`` suffix (``Mul``, ``MyFnBackward``
+        as ``MyFn``).
+        """
+        node = None
+        if self.is_output:
+            node = owner
+        elif not self.is_leaf:
+            original = self.original() if self.original is not None else None
+            node = self.edge_node if original is None else original._grad_fn
+        where = "" if node is None else f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', node_name(node))},"
         shape = list(self.data.shape)
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"

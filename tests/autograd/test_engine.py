@@ -238,7 +238,7 @@ def test_saved_tensor_modified_in_place_raises_on_unpack():
     y.add_(1)
     with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient computation has been "
                                            r"modified by an inplace operation: \[retrograd.FloatTensor \[2\]\], "
-                                           r"which is output 0 of ExpBackward0, is at version 1; expected "
+                                           r"which is output 0 of Exp, is at version 1; expected "
                                            r"version 0 instead."):
         y.sum().backward()
 
