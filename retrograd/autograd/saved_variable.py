@@ -220,18 +220,19 @@ class SavedTensor:
     def _raise_modified(self, version, owner):
         """PyTorch's error for a saved tensor modified in place: it names the tensor's history as it is now.
 
-        That is the node that saved an output, else the saved input's grad_fn (the in-place op's
-        node, where it was not a leaf), without its ``Backward<n>`` suffix (``Mul``, ``MyFnBackward``
-        as ``MyFn``).
+        That is the node that saved an output, else the saved input's grad_fn as it is now (the
+        in-place op's node), named as ``_short_name`` does, and the tensor's shape as it is now.
         """
         node = None
+        original = self.original() if self.original is not None else None
         if self.is_output:
             node = owner
+        elif original is not None:  # a leaf when saved may have a history now
+            node = original._grad_fn
         elif not self.is_leaf:
-            original = self.original() if self.original is not None else None
-            node = self.edge_node if original is None else original._grad_fn
-        where = "" if node is None else f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', node_name(node))},"
-        shape = list(self.data.shape)
+            node = self.edge_node
+        where = "" if node is None else f", which is output {self.output_nr} of {_short_name(node)},"
+        shape = list((self.data if original is None else original._data).shape)  # as the tensor is now
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
@@ -241,6 +242,16 @@ class SavedTensor:
             "one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"[{tensor_type_name(self.data.dtype)} {shape}]{where} is at version {version}; expected version "
             f"{self.saved_version} instead. {hint}")
+
+
+def _short_name(node) -> str:
+    """A node's name as PyTorch's saved-tensor error prints it: ``MulBackward0`` as ``Mul``, ``TBackward1`` as ``T1``."""
+    name = node_name(node)
+    m = _BACKWARD_SUFFIX.search(name)
+    if m is None:
+        return name
+    number = m.group()[len("Backward"):]
+    return name[:m.start()] + ("" if number == "0" else number)
 
 
 def _reconnected(data, device, version_counter, node, output_nr, requires_grad):
