@@ -448,8 +448,8 @@ class _CopySlices(Node):
         return [base_grad, result_grad]
 
 
-class DelayedError(Node):
-    """A node that raises ``msg`` if the backward pass reaches it."""
+class Error(Node):
+    """A node that raises ``msg`` if the backward pass reaches it (PyTorch's ``Error``, made by its DelayedError)."""
 
     __slots__ = ("msg",)
 
@@ -462,6 +462,9 @@ class DelayedError(Node):
 
     def apply(self, grads):
         raise RuntimeError(self.msg)
+
+
+DelayedError = Error  # the name this node had here before
 
 
 def once_differentiable(fn):
@@ -487,7 +490,7 @@ def once_differentiable(fn):
         for leaf in leaves:
             if leaf is not None:
                 leaf._requires_grad = True
-        node = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
+        node = Error("trying to differentiate twice a function that was marked with @once_differentiable",
                             [None if leaf is None else gradient_edge(leaf) for leaf in leaves],
                             [_NON_TENSOR if o is None else input_metadata(o._data, o._device) for o in leaves])
         for i, o in enumerate(outs):
