@@ -71,6 +71,12 @@ class FunctionCtx:
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
     @property
+    def saved_variables(self):
+        """The old name of ``saved_tensors``; warns DeprecationWarning, as PyTorch's."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
+    @property
     def _raw_saved_tensors(self):
         """The ``SavedTensor`` objects behind ``saved_tensors`` (an undefined one for None), to register hooks on.
 
