@@ -57,7 +57,7 @@ def format_tensor(t) -> str:
         extras.append(f"dtype={dt!r}")
     try:
         fn = t.grad_fn  # a view's, regenerated if its base changed in place
-        fn_name = None if fn is None else fn.name()
+        fn_name = None if fn is None else fn.name().rpartition("::")[2]  # PyTorch prints a C++ node unqualified
     except RuntimeError:  # a view that may no longer be used with grad (PyTorch prints it so)
         fn_name = "Invalid"
     if fn_name is not None:

@@ -79,7 +79,7 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
         return f"{name}\n {_size(t.shape)}"
 
     def fn_label(fn):
-        name = fn.name()
+        name = fn.name().rpartition("::")[2]  # a hand-written node's name without its C++ namespace
         if not show_attrs:
             return name
         lines = []

@@ -5,6 +5,7 @@ import sys
 import threading
 import weakref
 
+from .._creation import empty
 from . import grad_mode
 from .graph import MAX_SEQUENCE_NR, Node, call_post_accumulate_grad_hooks, input_metadata
 
@@ -26,6 +27,9 @@ class AccumulateGrad(Node):
         super().__init__((), (input_metadata(variable._data, variable._device),), sequence_nr=MAX_SEQUENCE_NR)
         self._variable = weakref.ref(variable)
         self.lock = threading.RLock()  # See Note [Thread safety of nodes] in engine.py
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # PyTorch's hand-written nodes carry their C++ namespace
 
     @property
     def variable(self):
@@ -58,7 +62,8 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
 
     Without grad mode: an undefined ``.grad`` takes ``grad`` itself when nothing else holds it
     (no copy), else a copy; a defined ``.grad`` is added to in place. In grad mode
-    (``create_graph``): ``.grad`` becomes a new tensor that carries its own graph.
+    (``create_graph``): ``.grad`` becomes a new tensor that carries its own graph (a copy of the
+    gradient, or the sum with the old ``.grad``).
     """
     old = var._grad
     if not grad_mode.state.grad_enabled:
@@ -71,8 +76,8 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
         else:
             old._data += grad._data
             old._version_counter.bump()  # an inference .grad's counter counts as PyTorch's
-    elif old is None:
-        var._grad = grad.clone()
+    elif old is None:  # a copy into a new tensor, recorded (CopyBackwards), as PyTorch's clone_obey_contract
+        var._grad = empty(grad.shape, dtype=grad.dtype, device=grad.device).copy_(grad)
     else:
         var._grad = old + grad
 

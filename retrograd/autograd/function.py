@@ -70,6 +70,26 @@ class FunctionCtx:
             return ()
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
+    @property
+    def saved_variables(self):
+        """The old name of ``saved_tensors``; warns DeprecationWarning, as PyTorch's."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
+    @property
+    def _raw_saved_tensors(self):
+        """The ``SavedTensor`` objects behind ``saved_tensors`` (an undefined one for None), to register hooks on.
+
+        Raises:
+            RuntimeError: once backward has freed them.
+        """
+        saved = self._saved_variables
+        if saved is None:
+            raise RuntimeError(SECOND_TIME)
+        if saved is _NOT_CONVERTED:
+            return ()
+        return tuple(SavedTensor(None) if s is None else s for s in saved)
+
 
 _NOT_CONVERTED = object()
 
@@ -115,7 +135,7 @@ class BackwardCFunction(Node, FunctionCtx):
                                        f"{i + 1}, but the corresponding forward input was not a Variable")
                 continue
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"expected Variable or None (got {type(g).__name__})")
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")  # PyTorch's type, too
             out.append(g)
         return out
 
@@ -124,7 +144,8 @@ class BackwardCFunction(Node, FunctionCtx):
             self._saved_variables = None
 
     def __call__(self, *grads):
-        return super().__call__(*grads)
+        # As PyTorch's nodes of Python Functions (unlike its C++ nodes): run backward with ``ctx.backward``.
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
 
 
 _NON_TENSOR = ((), None, None)  # the input metadata of a forward output that is not a tensor: it gets no gradient
@@ -248,7 +269,9 @@ class InplaceFunction(Function):
 # - an input returned unchanged is returned as a new view of it (``y is not x``), so that the
 #   input's own history is not replaced;
 # - an input marked dirty is returned as the same object, its history rebased onto the node
-#   (onto a CopySlices of its base where it is a view, as an in-place op on a view does);
+#   (onto a CopySlices of its base where it is a view, as an in-place op on a view does), and its
+#   version counter bumped once more (what forward did to it in place counts on its own), even where
+#   the call is not recorded;
 # - an output marked non-differentiable, or of a non-floating dtype, or any output of a call
 #   that is not recorded, does not require grad (inputs among them are returned as new views,
 #   detached ones where they required grad); in backward its gradient is zeros of its dtype, or
@@ -278,6 +301,8 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
     if not dirty <= {id(o) for o in outs if isinstance(o, Tensor)}:
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function.")
+    for t in {id(t): t for t in ctx.dirty_tensors}.values():
+        t._version_counter.bump()  # the Function's write counts once more, as in PyTorch, recorded or not
     if not record:
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
@@ -417,7 +442,7 @@ class _CopySlices(Node):
         self.chain = chain
 
     def name(self) -> str:
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
 
     def apply(self, grads):
         grad = grads[0]
@@ -429,8 +454,8 @@ class _CopySlices(Node):
         return [base_grad, result_grad]
 
 
-class DelayedError(Node):
-    """A node that raises ``msg`` if the backward pass reaches it."""
+class Error(Node):
+    """A node that raises ``msg`` if the backward pass reaches it (PyTorch's ``Error``, made by its DelayedError)."""
 
     __slots__ = ("msg",)
 
@@ -439,10 +464,13 @@ class DelayedError(Node):
         self.msg = msg
 
     def name(self) -> str:
-        return "Error"  # PyTorch's name for the node its DelayedError makes
+        return "torch::autograd::Error"  # PyTorch's name for the node its DelayedError makes
 
     def apply(self, grads):
         raise RuntimeError(self.msg)
+
+
+DelayedError = Error  # the name this node had here before
 
 
 def once_differentiable(fn):
@@ -468,7 +496,7 @@ def once_differentiable(fn):
         for leaf in leaves:
             if leaf is not None:
                 leaf._requires_grad = True
-        node = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
+        node = Error("trying to differentiate twice a function that was marked with @once_differentiable",
                             [None if leaf is None else gradient_edge(leaf) for leaf in leaves],
                             [_NON_TENSOR if o is None else input_metadata(o._data, o._device) for o in leaves])
         for i, o in enumerate(outs):

@@ -135,7 +135,8 @@ class Node:
     def __call__(self, *grads):
         if len(grads) != len(self.input_metadata):
             raise TypeError(f"expected {len(self.input_metadata)} arguments, got {len(grads)} instead")
-        return self.apply(list(grads))
+        outputs = list(self.apply(list(grads)))[:len(self.next_edges)]  # none for arguments that are not edges
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)  # as PyTorch's: one output is not a tuple
 
     # -- introspection ----------------------------------------------------------------------
     def name(self) -> str:
@@ -203,7 +204,7 @@ class Node:
         return list(self._tensor_pre_hooks.items()) if self._tensor_pre_hooks else []
 
     def __repr__(self):
-        return f"<{node_name(self)} object at {id(self):#x}>"
+        return f"<{node_name(self).rpartition('::')[2]} object at {id(self):#x}>"  # unqualified, as PyTorch's
 
 
 class GraphRoot(Node):
@@ -214,6 +215,9 @@ class GraphRoot(Node):
     def __init__(self, roots, seeds):
         super().__init__(roots, (), sequence_nr=MAX_SEQUENCE_NR)
         self.outputs = list(seeds)
+
+    def name(self) -> str:
+        return "torch::autograd::GraphRoot"
 
     def apply(self, grads):
         return self.outputs

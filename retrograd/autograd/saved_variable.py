@@ -30,7 +30,7 @@ from . import grad_mode
 from .accumulate_grad import AccumulateGrad
 from .anomaly_mode import _Anomaly
 from .graph import _saved_hooks_state, node_name
-from .variable import grad_accumulator
+from .variable import _BACKWARD_SUFFIX, grad_accumulator
 
 __all__ = ["SavedTensor", "SECOND_TIME", "DETACHED_IN_PLACE", "PACK_MODIFIED_INPUT"]
 
@@ -218,12 +218,21 @@ class SavedTensor:
         return self.edge_node
 
     def _raise_modified(self, version, owner):
-        where = ""
-        if self.is_output and owner is not None:
-            where = f", which is output {self.output_nr} of {node_name(owner)},"
-        elif not self.is_leaf and self.edge_node is not None:
-            where = f", which is output {self.output_nr} of {node_name(self.edge_node)},"
-        shape = list(self.data.shape)
+        """PyTorch's error for a saved tensor modified in place: it names the tensor's history as it is now.
+
+        That is the node that saved an output, else the saved input's grad_fn as it is now (the
+        in-place op's node), named as ``_short_name`` does, and the tensor's shape as it is now.
+        """
+        node = None
+        original = self.original() if self.original is not None else None
+        if self.is_output:
+            node = owner
+        elif original is not None:  # a leaf when saved may have a history now
+            node = original._grad_fn
+        elif not self.is_leaf:
+            node = self.edge_node
+        where = "" if node is None else f", which is output {self.output_nr} of {_short_name(node)},"
+        shape = list((self.data if original is None else original._data).shape)  # as the tensor is now
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
@@ -233,6 +242,16 @@ class SavedTensor:
             "one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"[{tensor_type_name(self.data.dtype)} {shape}]{where} is at version {version}; expected version "
             f"{self.saved_version} instead. {hint}")
+
+
+def _short_name(node) -> str:
+    """A node's name as PyTorch's saved-tensor error prints it: ``MulBackward0`` as ``Mul``, ``TBackward1`` as ``T1``."""
+    name = node_name(node)
+    m = _BACKWARD_SUFFIX.search(name)
+    if m is None:
+        return name
+    number = m.group()[len("Backward"):]
+    return name[:m.start()] + ("" if number == "0" else number)
 
 
 def _reconnected(data, device, version_counter, node, output_nr, requires_grad):

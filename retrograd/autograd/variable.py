@@ -462,7 +462,8 @@ class Variable(metaclass=VariableMeta):
                           stacklevel=2)
             if requires_grad:
                 raise ValueError("Variable can't be volatile and require_grad at the same time!")
-        if _grad_fn is not None and not isinstance(_grad_fn, Node):
+        if _grad_fn is not None and not (isinstance(_grad_fn, Node) and hasattr(_grad_fn, "_forward_cls")):
+            # only a custom Function's node counts, as PyTorch's Python Function objects
             raise TypeError(f"_grad_fn has to be a Function object or None, but got {type(_grad_fn).__name__}")
         if data is None:
             var = empty(0)

@@ -92,6 +92,9 @@ class CopySlices(Node):
         self.chain = chain
         self.fn = fn
 
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
     def apply(self, grads):
         if self.fn is None:
             raise RuntimeError(SECOND_TIME)

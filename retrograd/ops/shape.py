@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _creation, _dtype
-from .._tensor import _wrap_dim
-from ._declarations import defop, tensor_method
+from .._tensor import INFERENCE_COUNTER, _wrap_dim
+from ..autograd import grad_mode
+from ._declarations import defop, passthrough, tensor_method
+from ._inplace import check_inplace
 
 
 def shape_arg(shape):
@@ -172,6 +174,98 @@ def _squeeze(xp, input, dim=None):
 squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad,
                 node_names={"SqueezeBackward1": lambda dim: isinstance(dim, int),  # See Note [Node names per call]
                             "SqueezeBackward2": lambda dim: dim is not None})
+
+
+# Note [In-place view ops]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# ``t_``, ``transpose_`` (``swapdims_``, ``swapaxes_``), ``unsqueeze_`` and ``squeeze_`` change a
+# tensor's shape and strides in place, as PyTorch's: the tensor object stays, its array becomes the
+# view the out-of-place op makes of it, and its version counter moves on (a node that saved it
+# refuses it). Where the call is recorded, its history is that op's node, named as PyTorch names
+# the in-place overload (``TBackward1``...), on the tensor's old history; a view stays a view of
+# its base, with the op added to its chain. PyTorch's errors of an in-place op come first (a leaf
+# that requires grad, a view of one, a view not made the default way). Views taken of the tensor
+# before the call are not re-made: their chain replays on the new shape (PyTorch re-makes them
+# with as_strided, which retrograd does not have).
+_INPLACE_VIEW_NODES = {}  # (op node class, PyTorch's name) -> the node class of that name
+
+
+def _inplace_view(self, make, node_name):
+    """Gives ``self`` the metadata of ``make(self)``, a view op's result. See Note [In-place view ops]."""
+    if self._vc is INFERENCE_COUNTER and not grad_mode.inference_now():
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+            "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if grad_mode.recording() and self.requires_grad:
+        check_inplace(self)
+    out = make(self)
+    self._data = out._data
+    if self._base is not None:
+        self._view_fn = out._view_fn
+    fn = out._grad_fn
+    if fn is not None:
+        key = (type(fn), node_name)
+        cls = _INPLACE_VIEW_NODES.get(key)
+        if cls is None:
+            cls = _INPLACE_VIEW_NODES[key] = type(node_name, (type(fn),), {"__slots__": ()})
+        fn.__class__ = cls
+        # A retain_grad hook stays with the old node: .grad then has the old shape, as in PyTorch.
+        self._grad_fn, self._output_nr, self._requires_grad = fn, out._output_nr, True
+    self._version_counter.bump()
+    if self._base is not None:
+        self._view_version = self._version_counter.version  # its grad_fn is current: nothing to regenerate
+    return self
+
+
+@tensor_method
+def t_(self, *args):
+    """In-place :meth:`t`: transposes this tensor of at most 2 dims (See Note [In-place view ops]).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.ones(2, 3)
+        >>> x.t_().shape, x._version
+        (retrograd.Size([3, 2]), 1)
+    """
+    if args:
+        raise TypeError(f"TensorBase.t_() takes no arguments ({len(args)} given)")
+    if self.dim() > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return _inplace_view(self, t, "TBackward1")
+
+
+@tensor_method
+def transpose_(self, dim0, dim1):
+    """In-place :meth:`transpose` (See Note [In-place view ops])."""
+    return _inplace_view(self, lambda x: transpose(x, dim0, dim1), "TransposeBackward1")
+
+
+@tensor_method
+def swapdims_(self, dim0, dim1):
+    """In-place swap of two dims, as ``transpose_`` (See Note [In-place view ops])."""
+    return _inplace_view(self, lambda x: transpose(x, dim0, dim1), "TransposeBackward1")
+
+
+@tensor_method
+def swapaxes_(self, axis0, axis1):
+    """In-place swap of two dims, as ``transpose_`` (See Note [In-place view ops])."""
+    return _inplace_view(self, lambda x: transpose(x, axis0, axis1), "TransposeBackward1")
+
+
+@tensor_method
+def unsqueeze_(self, dim):
+    """In-place :meth:`unsqueeze` (See Note [In-place view ops])."""
+    return _inplace_view(self, lambda x: unsqueeze(x, dim), "UnsqueezeBackward1")
+
+
+@tensor_method
+def squeeze_(self, dim=None):
+    """In-place :meth:`squeeze`: the dims of size 1 (those of ``dim``, an int or a tuple, if given).
+
+    See Note [In-place view ops].
+    """
+    name = "SqueezeBackward3" if dim is None else "SqueezeBackward4" if isinstance(dim, int) else "SqueezeBackward5"
+    return _inplace_view(self, lambda x: squeeze(x, dim), name)
 
 
 def _expand(xp, input, size):

@@ -4,9 +4,8 @@ from __future__ import annotations
 import math
 
 from .._creation import zeros_like
-from ..autograd import grad_mode
 from ..ops import maximum
-from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper
+from .optimizer import Optimizer, _check_fused, _check_hyper
 
 __all__ = ["Adam", "AdamW"]
 
@@ -32,7 +31,8 @@ class Adam(Optimizer):
         amsgrad (bool): use the running maximum of the second moment (default False).
         maximize (bool): ascend the objective instead of descending it.
         decoupled_weight_decay (bool): decay the weights directly, as AdamW (default False).
-        foreach, capturable, differentiable, fused: PyTorch's implementation switches.
+        differentiable (bool): record the step in the graph (see Note [Optimizer updates] in optimizer.py).
+        foreach, capturable, fused: PyTorch's implementation switches; they change nothing here.
 
     Raises:
         ValueError: a negative ``lr``, ``eps`` or ``weight_decay``, or a beta outside [0, 1).
@@ -55,7 +55,6 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         _check_hyper(weight_decay, f"Invalid weight_decay value: {weight_decay}")
         _check_fused(fused, foreach, differentiable)
-        _check_differentiable(type(self).__name__, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
@@ -77,7 +76,7 @@ class Adam(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
                 beta1, beta2 = group["betas"]
@@ -92,9 +91,17 @@ class Adam(Optimizer):
                     exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
                     if group["amsgrad"]:
                         second = state["max_exp_avg_sq"]
-                        second.copy_(maximum(second, exp_avg_sq))
+                        second.copy_(maximum(second.clone() if group["differentiable"] else second, exp_avg_sq))
                     else:
                         second = exp_avg_sq
+                    if group["differentiable"]:  # See Note [Optimizer updates] in optimizer.py
+                        # PyTorch's differentiable formula, its rounding too: the bias corrections are tensors of
+                        # the step's dtype, and the step size divides the denominator.
+                        step = state["step"]
+                        neg_step_size = (lr / (1 - beta1 ** step)).neg()
+                        denom = (second.sqrt() / ((1 - beta2 ** step).sqrt() * neg_step_size)).add_(eps / neg_step_size)
+                        p.add_(exp_avg.clone() / denom)
+                        continue
                     step_size = lr / (1 - beta1 ** t)
                     denom = (second.sqrt() / math.sqrt(1 - beta2 ** t)).add_(eps)
                     p.add_(exp_avg / denom, alpha=-step_size)

@@ -5,7 +5,11 @@ Note [Optimizer updates]
 Every ``step()`` runs its arithmetic under ``no_grad`` and writes into the parameters and the state
 tensors with in-place ops (``add_``, ``mul_``, ``copy_``), so a parameter keeps its identity (modules,
 hooks and other optimizers holding it see the new values), its ``_version`` counts the updates, and
-no graph is recorded. The closure, when given, runs under ``enable_grad`` because it computes a loss
+no graph is recorded. With ``differentiable=True`` (SGD, Adam, AdamW), as in PyTorch, the step runs
+with grad mode on instead (``_update_mode``): the in-place updates are recorded, so the new values
+of non-leaf parameters carry a graph back to the old values, the gradients and a tensor ``lr`` that
+requires grad (a meta-gradient); the tensors a later step modifies in place are cloned where an op
+would save them. The closure, when given, runs under ``enable_grad`` because it computes a loss
 and calls ``backward``. State tensors are created lazily, on the first step that sees a gradient.
 """
 from __future__ import annotations
@@ -183,6 +187,10 @@ class Optimizer:
             return None
         with grad_mode.enable_grad():
             return closure()
+
+    def _update_mode(self):
+        """The grad mode of a step's arithmetic: on with ``differentiable=True``, else off. See Note [Optimizer updates]."""
+        return grad_mode.set_grad_enabled(bool(self.defaults.get("differentiable", False)))
 
     def _params_with_grad(self, group, weight_decay=0):
         """The group's parameters that have a gradient, each with the gradient its update uses.
@@ -383,7 +391,7 @@ def _check_fused(fused, foreach, differentiable):
 
 
 def _check_differentiable(name, differentiable):
-    """Refuses differentiable=True: retrograd's updates are never recorded in the graph.
+    """Refuses differentiable=True for an optimizer whose updates retrograd does not record (all but SGD, Adam, AdamW).
 
     ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: they choose among
     PyTorch kernels that compute the same numbers (``capturable`` keeps the scalars on the device

@@ -1,8 +1,8 @@
 """SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
-from ..autograd import grad_mode
-from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper
+from .._tensor import Tensor
+from .optimizer import Optimizer, _check_fused, _check_hyper
 
 __all__ = ["SGD"]
 
@@ -26,7 +26,8 @@ class SGD(Optimizer):
         weight_decay (float): L2 penalty (default 0).
         nesterov (bool): use Nesterov momentum (default False).
         maximize (bool): ascend the objective instead of descending it.
-        foreach, differentiable, fused: PyTorch's implementation switches; see ``_check_differentiable``.
+        differentiable (bool): record the step in the graph (see Note [Optimizer updates] in optimizer.py).
+        foreach, fused: PyTorch's implementation switches; they change nothing here.
 
     Raises:
         ValueError: a negative hyper-parameter, or ``nesterov`` without momentum or with dampening.
@@ -47,7 +48,6 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         _check_fused(fused, foreach, differentiable)
-        _check_differentiable("SGD", differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
                         fused=fused)
@@ -63,7 +63,7 @@ class SGD(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 weight_decay, nesterov = group["weight_decay"], group["nesterov"]
@@ -72,9 +72,12 @@ class SGD(Optimizer):
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
                         if buf is None:
-                            buf = state["momentum_buffer"] = grad.clone()
+                            buf = state["momentum_buffer"] = grad.detach().clone()  # as PyTorch's, recorded or not
                         else:
                             buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                         grad = grad.add(buf, alpha=momentum) if nesterov else buf
-                    p.add_(grad, alpha=-lr)
+                    if isinstance(lr, Tensor) and lr.requires_grad:  # differentiable: a meta-gradient for lr
+                        p.sub_(grad * lr)
+                    else:
+                        p.add_(grad, alpha=-lr)
         return loss

@@ -77,7 +77,7 @@ def test_node_name_and_metadata():
     x = rg.ones(1, requires_grad=True)
     y = x * 2
     assert y.grad_fn.name() == "MulBackward0"
-    assert _acc(x).name() == "AccumulateGrad"
+    assert _acc(x).name() == "torch::autograd::AccumulateGrad"
     assert y.grad_fn.metadata == {}
     y.grad_fn.metadata["tag"] = 1
     assert y.grad_fn.metadata == {"tag": 1}
@@ -238,7 +238,7 @@ def test_saved_tensor_modified_in_place_raises_on_unpack():
     y.add_(1)
     with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient computation has been "
                                            r"modified by an inplace operation: \[retrograd.FloatTensor \[2\]\], "
-                                           r"which is output 0 of ExpBackward0, is at version 1; expected "
+                                           r"which is output 0 of Exp, is at version 1; expected "
                                            r"version 0 instead."):
         y.sum().backward()
 

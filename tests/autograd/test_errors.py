@@ -207,7 +207,7 @@ def test_inplace_modified_saved_tensor_message():
         y.sum().backward()
     assert str(info.value).startswith(
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        "[retrograd.FloatTensor [2]], which is output 0 of MulBackward0, is at version 1; expected version 0 "
+        "[retrograd.FloatTensor [2]], which is output 0 of Add, is at version 1; expected version 0 "
         "instead.")
 
 

@@ -3,8 +3,10 @@
 Each scenario takes the library (``rg`` or ``torch``) and returns what it observed; errors are
 compared by type and first sentence. See Note [Outputs of a custom Function] in function.py.
 """
+import gc
 import re
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -642,11 +644,9 @@ def test_what_backward_returns_is_checked_against_the_inputs(grads):
         x = leaf(lib)
         fn(lib, lambda ctx, x, k: x * k, backward, name="Ret").apply(x, 2.0).sum().backward()
         return None if x.grad is None else (str(x.grad.dtype).split(".")[1], x.grad.tolist())
-    if grads == "int":  # PyTorch raises RuntimeError; retrograd keeps its TypeError (tests/autograd/test_function.py)
-        assert outcome(scenario, rg) == ("TypeError", "expected Variable or None (got int)")
-        assert outcome(scenario, torch) == ("RuntimeError", "expected Variable or None (got int)")
-        return
-    same_in_both(scenario)
+    result = same_in_both(scenario)
+    if grads == "int":
+        assert result == ("RuntimeError", "expected Variable or None (got int)")
 
 
 def test_gradient_on_another_device_than_its_input_raises():
@@ -992,3 +992,103 @@ def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns():
             y = fn(lib, forward, lambda ctx, g: g * 2, name="Other").apply(leaf(lib))
         return len(w), y.grad_fn.name()
     assert same_in_both(scenario) == ("ok", (1, "OtherBackward"))
+
+
+@pytest.mark.parametrize("case", ["modified", "not_modified", "no_grad", "not_requiring_grad", "view"])
+def test_mark_dirty_bumps_the_version_counter_once_more(case):
+    def scenario(lib):
+        def forward(ctx, x):
+            if case != "not_modified":
+                x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+        f = fn(lib, forward, lambda ctx, g: g * 2, name="Dirty")
+        base = lib.ones(4, requires_grad=case != "not_requiring_grad").clone()
+        x = base[:2] if case == "view" else base
+        if case == "no_grad":
+            with lib.no_grad():
+                y = f.apply(x)
+        else:
+            y = f.apply(x)
+        return y is x, x._version, base._version, x.tolist()
+    assert same_in_both(scenario)[0] == "ok"
+
+
+def _saving(lib, save_output):
+    def forward(ctx, x):
+        y = x * 2
+        ctx.save_for_backward(y if save_output else x)
+        return y
+    def backward(ctx, g):
+        s, = ctx.saved_tensors
+        return g * s
+    return fn(lib, forward, backward, name="Saving")
+
+
+@pytest.mark.parametrize("case", ["output", "input", "input_twice", "input_no_grad", "leaf_no_grad"])
+def test_modified_saved_tensor_error_names_the_history_as_pytorch(case):
+    def scenario(lib):
+        a = leaf(lib)
+        x = a if case == "leaf_no_grad" else a * 1
+        y = _saving(lib, case == "output").apply(x)
+        if case == "output":
+            y.mul_(2)
+        elif case in ("input_no_grad", "leaf_no_grad"):
+            with lib.no_grad():
+                x.add_(1)
+        else:
+            x.add_(1)
+            if case == "input_twice":
+                x.sin_()
+        y.sum().backward()
+    result = same_in_both(scenario)
+    assert result[0] == "RuntimeError" and "modified by an inplace operation" in result[1]
+
+
+def test_raw_saved_tensors_are_the_saved_tensor_objects():
+    def scenario(lib):
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, None, y)
+            return x * 2
+        f = fn(lib, forward, lambda ctx, g: (g, None), name="Raw")
+        x = leaf(lib)
+        y = f.apply(x, x * 3)
+        raw = y.grad_fn._raw_saved_tensors
+        facts = (len(raw), type(raw).__name__, [type(r).__name__ for r in raw], raw[0].unpack() is x)
+        seen = []
+        raw[2].register_hooks(lambda t: seen.append("pack") or t, lambda t: seen.append("unpack") or t)
+        y.grad_fn.saved_tensors
+        y.sum().backward()
+        return facts, seen, outcome(lambda _: y.grad_fn._raw_saved_tensors, lib)
+    ours = outcome(scenario, rg)
+    assert ours == outcome(scenario, torch)
+
+
+def test_raw_saved_tensors_is_empty_without_saving():
+    def scenario(lib):
+        y = fn(lib, lambda ctx, x: x * 2, lambda ctx, g: g, name="Nothing").apply(leaf(lib))
+        return y.grad_fn._raw_saved_tensors
+    assert same_in_both(scenario) == ("ok", ())
+
+
+def test_a_custom_functions_node_is_not_callable_while_an_ops_node_is():
+    def scenario(lib):
+        x = leaf(lib)
+        y = fn(lib, lambda ctx, x: x * 2, lambda ctx, g: g * 2, name="Twice").apply(x)
+        z = x * 3
+        called = z.grad_fn(lib.ones(3, dtype=lib.float64))
+        return (outcome(lambda _: y.grad_fn(lib.ones(3, dtype=lib.float64)), lib), called[0].tolist(), called[1],
+                outcome(lambda _: z.grad_fn(), lib))
+    assert same_in_both(scenario) == ("ok", (("TypeError", "'TwiceBackward' object is not callable"), [3.0, 3.0, 3.0],
+                                             None, ("TypeError", "expected 1 arguments, got 0 instead")))
+
+
+def test_a_custom_functions_node_can_be_weakly_referenced():
+    def scenario(lib):
+        y = fn(lib, lambda ctx, x: x * 2, lambda ctx, g: g, name="Weak").apply(leaf(lib))
+        ref = weakref.ref(y.grad_fn)
+        alive = ref() is y.grad_fn
+        del y
+        gc.collect()
+        return alive, ref() is None
+    assert same_in_both(scenario) == ("ok", (True, True))

@@ -38,12 +38,6 @@ UNMATCHED = {
        for i in range(4)},
     **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(4)},
     "diff-3": "diff(n=0) is clone() here; PyTorch copies into a new tensor (CopyBackwards)",
-    # PyTorch's hand-written nodes carry their C++ namespace in name().
-    **{f"copy-{i}": "x[i] = v copies into the view x[i]: the base's CopySlices.name() is 'CopySlices' (as fill-3)"
-       for i in (4, 5, 6, 7)},
-    "fill-4": "x[i] = number fills the view x[i]: the base's CopySlices.name() is 'CopySlices' (as fill-3)",
-    "fill-3": "CopySlices.name() stays 'CopySlices' (tests/autograd/test_inplace.py pins it); PyTorch's is "
-              "'torch::autograd::CopySlices'",
 }
 
 

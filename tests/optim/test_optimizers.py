@@ -205,7 +205,7 @@ def test_load_state_dict_rejects_mismatched_groups():
 
 def test_differentiable_is_refused():
     with pytest.raises(NotImplementedError, match="differentiable=True"):
-        rg.optim.Adam([rg.zeros(1, requires_grad=True)], differentiable=True)
+        rg.optim.Adamax([rg.zeros(1, requires_grad=True)], differentiable=True)  # SGD and Adam record it: test_optim_differentiable.py
 
 
 def test_step_hooks_run_around_the_step_and_can_be_removed():

@@ -1,0 +1,71 @@
+"""Scenarios of PyTorch's test/test_autograd.py (class TestAutograd), sixth part: gradcheck's failure, cycles in
+the graph's Python objects, subgradients at zero. See test_pytorch_suite_basics.py for the method.
+"""
+import functools
+import gc
+
+import pytest
+
+import retrograd as rg
+from .test_pytorch_suite_basics import randn, same_in_both
+
+torch = pytest.importorskip("torch")
+
+
+def test_gradcheck_fails_when_no_output_is_differentiable_but_the_numerical_gradient_is_not_zero():
+    def scenario(lib):
+        lib.autograd.gradcheck(lambda x: x.detach(), lib.ones(5, 5, dtype=lib.float64, requires_grad=True),
+                               eps=1e-6, atol=1e-4)
+    result = same_in_both(scenario)
+    assert result[0] == "GradcheckError" and "Numerical gradient for function expected to be zero" in result[1]
+
+
+def test_a_view_kept_in_an_unreferenced_cycle_does_not_break_backward():
+    def scenario(lib):
+        def make():
+            inp = randn(lib, 10, requires_grad=True)
+            tmp = inp.view(10, 1)
+            cycle = [tmp]
+            cycle.append(cycle)
+            return tmp.view(10), inp
+        out, inp = make()
+        gc.collect()
+        out.backward(randn(lib, 10, seed=1))
+        return inp.grad
+    same_in_both(scenario)
+
+
+@pytest.mark.parametrize("size,p", [((10,), 2), ((10, 10), 2), ((10,), 3), ((10,), 1), ((10,), 1.5)])
+def test_norm_subgradient_at_zero_is_zero(size, p):
+    def scenario(lib):
+        x = lib.zeros(*size, dtype=lib.float64, requires_grad=True)
+        x.norm(p).backward()
+        return x.grad.abs().sum().item()
+    assert same_in_both(scenario) == ("ok", 0.0)
+
+
+@pytest.mark.parametrize("exponent", ["zeros10", "zeros10x10", 0])
+def test_pow_with_a_zero_exponent_has_a_zero_gradient_at_zero(exponent):
+    def scenario(lib):
+        size = (10, 10) if exponent == "zeros10x10" else (10,)
+        e = lib.zeros(*size, dtype=lib.float64) if isinstance(exponent, str) else exponent
+        x = lib.zeros(*size, dtype=lib.float64, requires_grad=True)
+        x.pow(e).sum().backward()
+        return x.grad.abs().sum().item()
+    assert same_in_both(scenario) == ("ok", 0.0)
+
+
+def test_pow_with_a_scalar_base_gradcheck():
+    def scenario(lib):
+        a = lib.arange(1, 13, dtype=lib.float64).view(3, 4).requires_grad_()
+        return lib.autograd.gradcheck(lambda a: lib.pow(2, a), (a,))
+    assert same_in_both(scenario) == ("ok", True)
+
+
+@pytest.mark.parametrize("dims", [[5, 10, 15, 5], [3, 5, 2, 6], [6, 2, 4, 8, 10]], ids=str)
+def test_chain_matmul_gradcheck(dims):
+    def scenario(lib):
+        ms = [randn(lib, a, b, requires_grad=True, seed=i) for i, (a, b) in enumerate(zip(dims[:-1], dims[1:]))]
+        f = lambda *m: functools.reduce(lambda a, b: a.mm(b), m)  # noqa: E731 - what torch.chain_matmul computes
+        return lib.autograd.gradcheck(f, ms), lib.autograd.gradgradcheck(f, ms)
+    assert same_in_both(scenario) == ("ok", (True, True))

@@ -1,0 +1,141 @@
+"""Scenarios of PyTorch's test/test_autograd.py (class TestAutograd), seventh part: lerp, reductions with a
+dtype, in-place ops on views, out= arguments, diagonal. See test_pytorch_suite_basics.py for the method.
+"""
+import gc
+
+import pytest
+
+import retrograd as rg
+from .test_pytorch_suite_basics import randn, same_in_both
+
+torch = pytest.importorskip("torch")
+
+LERP_SHAPES = [((3, 3, 3), (3, 3, 3), (3, 3, 3)), ((3,), (3, 3, 3), (3, 3, 3)), ((3, 3, 3), (3,), (3, 3, 3)),
+               ((3, 3, 3), (3, 3, 3), (3,)), ((), (3, 3, 3), (3, 3, 3)), ((3, 3, 3), (), (3, 3, 3)),
+               ((3, 3, 3), (3, 3, 3), ()), ((3, 3), (3, 3, 3), (3,))]
+
+
+@pytest.mark.xfail(strict=True, reason="retrograd has no lerp (ops)")
+@pytest.mark.parametrize("shapes", LERP_SHAPES, ids=str)
+def test_lerp_with_tensor_weights_gradcheck(shapes):
+    def scenario(lib):
+        args = [randn(lib, *s, requires_grad=True, seed=i) for i, s in enumerate(shapes)]
+        return lib.autograd.gradcheck(lib.lerp, args), lib.autograd.gradgradcheck(lib.lerp, args)
+    assert same_in_both(scenario) == ("ok", (True, True))
+
+
+@pytest.mark.parametrize("op,has_no_dim,takes_dtype", [("sum", True, True), ("prod", True, True),
+                                                       ("cumsum", False, True), ("cumprod", False, True),
+                                                       pytest.param("logcumsumexp", False, False, marks=pytest.mark.xfail(
+                                                           strict=True, reason="retrograd has no logcumsumexp (ops)"))])
+def test_reduction_with_a_dtype_gives_the_inputs_gradient_dtype(op, has_no_dim, takes_dtype):
+    def scenario(lib):
+        f = getattr(lib, op)
+        x = randn(lib, 3, 3).float().requires_grad_()
+        pairs = []
+        if has_no_dim:
+            pairs.append((lib.autograd.grad([f(x)], [x])[0], lib.autograd.grad([f(x, dtype=lib.float64)], [x])[0]))
+        gi = randn(lib, *f(x, dim=0).shape, seed=1).float()
+        g1, = lib.autograd.grad([f(x, dim=0)], [x], gi)
+        if takes_dtype:
+            g2, = lib.autograd.grad([f(x, dim=0, dtype=lib.float64)], [x], gi.double())
+        else:
+            g2, = lib.autograd.grad([f(x.double(), dim=0)], [x], gi.double())
+        pairs.append((g1, g2))
+        # the same gradient within float32's rounding, in the input's dtype
+        return [(bool(lib.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6)), str(b.dtype).split(".")[1])
+                for a, b in pairs]
+    result = same_in_both(scenario)
+    assert all(close and dtype == "float32" for close, dtype in result[1])
+
+
+def test_in_place_op_on_a_view_that_saves_its_output_makes_no_cycle():
+    def scenario(lib):
+        freed = [0]
+
+        class CountOnDelete:
+            def __del__(self):
+                freed[0] += 1
+
+        def run():
+            copy = randn(lib, 3, 3, requires_grad=True).clone()
+            copy.grad_fn.register_hook(CountOnDelete())
+            lib.nn.functional.relu(copy.view(9), inplace=True)
+        run()
+        return freed[0]
+    assert same_in_both(scenario) == ("ok", 1)
+
+
+@pytest.mark.xfail(strict=True, reason="retrograd has no nn.InstanceNorm2d (nn)")
+def test_in_place_relu_after_instance_norm_double_backward():
+    def scenario(lib):
+        net = lib.nn.Sequential(lib.nn.InstanceNorm2d(2), lib.nn.ReLU(True))
+        x = lib.tensor([[[[1.0, 1.0]]]], requires_grad=True)
+        g, = lib.autograd.grad(net(x).pow(2), [x], grad_outputs=x.new_ones(x.shape), create_graph=True)
+        lib.autograd.grad(g.sum(), [x])
+        return x
+    same_in_both(scenario)
+
+
+@pytest.mark.xfail(strict=True, reason="retrograd has no nn.functional.threshold (nn)")
+def test_in_place_threshold_on_a_view_double_backward():
+    def scenario(lib):
+        inputs = lib.ones((1, 3, 8, 8), requires_grad=True)
+        tmp1 = (inputs + 1).view_as(inputs)
+        tmp2 = lib.nn.functional.threshold(tmp1, 0.0, 0.0, True)
+        prob = lib.sigmoid(tmp2)
+        gradients = lib.autograd.grad(outputs=prob, inputs=inputs, grad_outputs=lib.ones(prob.size()),
+                                      create_graph=True, retain_graph=True)[0]
+        penalty = gradients.sum()
+        penalty.backward()
+        return inputs.grad.sum()
+    same_in_both(scenario)
+
+
+def test_in_place_on_a_view_keeps_the_grad_fn_of_a_freed_view():
+    def scenario(lib):
+        a = lib.arange(10.0, requires_grad=True)
+        b = a.narrow(0, 0, 2).clone().view(-1)
+        b.relu_()
+        c = b.clone()
+        del b
+        gc.collect()
+        s = c.sum()
+        s.backward()
+        out = [s, a.grad]
+        a = lib.rand(10, requires_grad=True).narrow(0, 0, 10)
+        b = a.relu_()
+        c = b.add_(100)
+        del b
+        try:
+            c.sum().backward(lib.ones(1, requires_grad=True))
+        except RuntimeError as e:
+            out.append(type(e).__name__)
+        return out
+    same_in_both(scenario)
+
+
+@pytest.mark.xfail(strict=True, reason="retrograd's ops take no out= argument (ops)")
+def test_out_argument_refuses_inputs_or_output_requiring_grad():
+    def scenario(lib):
+        a, b = randn(lib, 2, 2, requires_grad=True), randn(lib, 2, 2, requires_grad=True, seed=1)
+        x = lib.zeros_like(a)
+        out = []
+        for args in ((a, b, x), (a.detach(), b.detach(), lib.zeros(2, 2, dtype=lib.float64, requires_grad=True))):
+            try:
+                lib.mul(args[0], args[1], out=args[2])
+            except RuntimeError as e:
+                out.append("out=" in str(e))
+        with lib.no_grad():
+            lib.mul(a, b, out=x)
+        return out, x
+    same_in_both(scenario)
+
+
+def test_diagonal_backward_requires_grad_with_create_graph():
+    def scenario(lib):
+        a = randn(lib, 5, 6, requires_grad=True)
+        c = (lib.diagonal(a) ** 2).sum()
+        d, = lib.autograd.grad(c, a, retain_graph=True, create_graph=True)
+        return d.requires_grad, d
+    same_in_both(scenario)
