@@ -150,7 +150,6 @@ def test_power_of_zero_gradient_for_the_exponent(base):
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no nansum (ops)")
 @pytest.mark.parametrize("dims", [None, 0, (0, 2), (0, -1), "keepdim"], ids=str)
 def test_nansum_with_nans_gradcheck(dims):
     def scenario(lib):

@@ -15,7 +15,6 @@ LERP_SHAPES = [((3, 3, 3), (3, 3, 3), (3, 3, 3)), ((3,), (3, 3, 3), (3, 3, 3)), 
                ((3, 3, 3), (3, 3, 3), ()), ((3, 3), (3, 3, 3), (3,))]
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no lerp (ops)")
 @pytest.mark.parametrize("shapes", LERP_SHAPES, ids=str)
 def test_lerp_with_tensor_weights_gradcheck(shapes):
     def scenario(lib):
@@ -26,8 +25,7 @@ def test_lerp_with_tensor_weights_gradcheck(shapes):
 
 @pytest.mark.parametrize("op,has_no_dim,takes_dtype", [("sum", True, True), ("prod", True, True),
                                                        ("cumsum", False, True), ("cumprod", False, True),
-                                                       pytest.param("logcumsumexp", False, False, marks=pytest.mark.xfail(
-                                                           strict=True, reason="retrograd has no logcumsumexp (ops)"))])
+                                                       ("logcumsumexp", False, False)])
 def test_reduction_with_a_dtype_gives_the_inputs_gradient_dtype(op, has_no_dim, takes_dtype):
     def scenario(lib):
         f = getattr(lib, op)
@@ -66,7 +64,6 @@ def test_in_place_op_on_a_view_that_saves_its_output_makes_no_cycle():
     assert same_in_both(scenario) == ("ok", 1)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no nn.InstanceNorm2d (nn)")
 def test_in_place_relu_after_instance_norm_double_backward():
     def scenario(lib):
         net = lib.nn.Sequential(lib.nn.InstanceNorm2d(2), lib.nn.ReLU(True))
