@@ -567,7 +567,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             input, d = input.reshape(1), 0
         shape = tuple(input.shape)
         wide = input.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:])
-        return wide.contiguous().view(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])  # a copy, then a view, as PyTorch
+        # a copy, then a view, as PyTorch's
+        return wide.contiguous().view(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
     counts = repeats._host()
     if counts.ndim > 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
