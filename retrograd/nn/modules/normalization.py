@@ -11,6 +11,26 @@ __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "Instanc
            "RMSNorm", "LocalResponseNorm"]
 
 
+def _affine_parameters(module, shape, bias, device, dtype):
+    """Registers ``weight`` (ones) and ``bias`` (zeros, if ``bias``) of ``shape``; both None for no shape."""
+    if shape is None:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+        return
+    module.weight = Parameter(_creation.ones(shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(_creation.zeros(shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalizes over the trailing ``normalized_shape`` dims, with a learned elementwise affine.
 
@@ -27,21 +47,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_creation.ones(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.zeros(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape if elementwise_affine else None, bias, device, dtype)
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -60,15 +69,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_creation.ones(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.zeros(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features if affine else None, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _creation.ones(num_features, device=device, dtype=dtype))
@@ -86,10 +87,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -198,21 +196,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_creation.ones(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.zeros(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels if affine else None, bias, device, dtype)
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
