@@ -49,12 +49,18 @@ def _mpi():
     return MPI
 
 
+_FINALIZE_WAIT = 10.0  # seconds the exit waits for MPI_Finalize before it leaves it to the process's end
+
+
 def _finalize() -> None:
     """MPI_Finalize at exit, as mpi4py would do, except after a group broke: then it would wait for the
-    dead peer forever. See Note [When a rank dies]."""
+    dead peer forever. A peer that ended without telling this process (no group broke here) can make it
+    wait too, so it runs on a thread that the exit waits for a bounded time. See Note [When a rank dies]."""
     from mpi4py import MPI
     if MPI.Is_initialized() and not MPI.Is_finalized() and not broken_groups:
-        MPI.Finalize()
+        done = threading.Thread(target=MPI.Finalize, name="retrograd-mpi-finalize", daemon=True)
+        done.start()
+        done.join(_FINALIZE_WAIT)
 
 
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
