@@ -32,6 +32,8 @@ static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_
     *view_inference;
 static int configured = 0;
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
+static int interposed = 0;  /* set_interposed(True): interposers are active, every call goes to Python (Note [Op call
+                             * interposition] in ops/_call.py) */
 
 static const Binding bindings[] = {
     {"Tensor", (PyObject **)&Tensor_type, BIND_TYPE},
@@ -179,6 +181,17 @@ set_enabled(PyObject *module, PyObject *flag)
     if (on < 0)
         return NULL;
     enabled = on;
+    Py_RETURN_NONE;
+}
+
+/* set_interposed(flag): whether an interposer is active, so that every call goes to Python. */
+static PyObject *
+set_interposed(PyObject *module, PyObject *flag)
+{
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    interposed = on;
     Py_RETURN_NONE;
 }
 
@@ -598,8 +611,9 @@ static PyObject *
 call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf) - 1;
-    if (nargs < 0 || !configured || !enabled || !PyTuple_Check(argv[0]) || PyTuple_GET_SIZE(argv[0]) != S_COUNT ||
-        nargs > MAX_ARGS)  /* not set up, switched off, or not a spec this code reads: the Python path */
+    if (nargs < 0 || !configured || !enabled || interposed || !PyTuple_Check(argv[0]) ||
+        PyTuple_GET_SIZE(argv[0]) != S_COUNT || nargs > MAX_ARGS)
+        /* not set up, switched off, interposed, or not a spec this code reads: the Python path */
         Py_RETURN_NONE;
     PyObject *spec = argv[0], *const *args = argv + 1;
     PyObject *tensor_pos = PyTuple_GET_ITEM(spec, S_TENSOR_POS);
@@ -860,7 +874,7 @@ opfunction_vectorcall(PyObject *self_obj, PyObject *const *args, size_t nargsf, 
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), n = PyTuple_GET_SIZE(self->names);
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     PyObject *bound[MAX_ARGS + 1] = {NULL};  /* the spec, then one value per parameter */
-    if (!enabled || !configured || n > MAX_ARGS || nargs > n)
+    if (!enabled || interposed || !configured || n > MAX_ARGS || nargs > n)
         goto python;
     bound[0] = self->spec;
     for (Py_ssize_t i = 0; i < nargs; i++)
@@ -1037,6 +1051,8 @@ static PyMethodDef methods[] = {
      "configure(ns): binds the classes, functions and values the call works with from the attributes of ns."},
     {"is_configured", is_configured, METH_NOARGS, "is_configured(): whether configure(ns) has succeeded."},
     {"set_enabled", set_enabled, METH_O, "set_enabled(flag): run calls in C (True) or send them all to Python."},
+    {"set_interposed", set_interposed, METH_O,
+     "set_interposed(flag): an interposer is active (True): send every call to Python."},
     {"is_enabled", is_enabled, METH_NOARGS, "is_enabled(): whether calls run in C (configured and enabled)."},
     {"layout", layout, METH_NOARGS,
      "layout(): what the call reads of the Python objects: namespace entries, slot offsets, tuple fields, "

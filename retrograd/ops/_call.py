@@ -10,6 +10,8 @@ them.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import _dtype
@@ -21,8 +23,9 @@ from ..autograd.graph import _next_sequence_nr, before_inplace_write, input_meta
 from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge, move_retains_grad, new_view_creation
 from ..backends import get_backend
+from ._compiled import compiled_module
 
-__all__ = ["call_op", "promote", "forward_wide", "mark_views", "describe", "device_error", "NOTHING_SAVED",
+__all__ = ["call_op", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote", "forward_wide", "mark_views", "describe", "device_error", "NOTHING_SAVED",
            "VIEW_LINK_FIELDS"]
 
 _grad_state = grad_mode.state
@@ -90,12 +93,118 @@ def forward_wide(op, xp, vals):
     return op.forward(xp, *vals)
 
 
+class Interposition:
+    """The active interposers, innermost first (see Note [Op call interposition])."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self):
+        self.stack = ()
+
+
+# Note [Op call interposition]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Some features must see every op call: a profiler records it, forward-mode AD computes the
+# tangent of its result, vmap runs it on batched arrays, a non-finite check looks at its outputs.
+# Each is an *interposer*: an object with ``interpose(op, args, inplace, proceed)`` that returns
+# the call's result, usually by calling ``proceed(op, args, inplace)`` (the next interposer, and
+# last the op call itself, ``run_op``) and doing its work around it. ``push_interposer`` and
+# ``pop_interposer`` (or ``with interposed(obj):``) make one active for the whole process; the
+# most recently pushed is the outermost. While any is active, every op call takes the Python
+# path: the generated fast calls hand the call to ``call_op`` on their first line, and the C op
+# call declines (``set_interposed``), so nothing is paid while none is active. While an
+# interposer's ``interpose`` runs, the op calls it makes itself (a tangent's arithmetic, say) go
+# only through the interposers inside it, as PyTorch's dispatch modes do; the op's own call
+# (``proceed`` down to ``run_op``) runs with the caller's view of the stack again, so a pack hook
+# called while saving sees every interposer.
+interposition = Interposition()
+_interposition_lock = threading.Lock()
+_local = threading.local()  # .depth: how many interposers (from the innermost) this thread's calls see
+
+
+def push_interposer(interposer) -> None:
+    """Makes ``interposer`` active, outermost (see Note [Op call interposition])."""
+    with _interposition_lock:
+        interposition.stack = interposition.stack + (interposer,)
+        _tell_c()
+
+
+def pop_interposer(interposer) -> None:
+    """Makes ``interposer`` inactive; a no-op where it is not active."""
+    with _interposition_lock:
+        stack = list(interposition.stack)
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is interposer:
+                del stack[i]
+                break
+        interposition.stack = tuple(stack)
+        _tell_c()
+
+
+class interposed:
+    """``with interposed(obj):`` pushes ``obj`` as an interposer for the block."""
+
+    def __init__(self, interposer):
+        self.interposer = interposer
+
+    def __enter__(self):
+        push_interposer(self.interposer)
+        return self.interposer
+
+    def __exit__(self, *exc):
+        pop_interposer(self.interposer)
+        return False
+
+
+def _tell_c():
+    module = compiled_module()
+    if module is not None:
+        module.set_interposed(bool(interposition.stack))
+
+
+def _interposed_call(op, args, inplace):
+    stack = interposition.stack
+    outer = getattr(_local, "depth", None)
+    depth = len(stack) if outer is None else min(outer, len(stack))
+    return _through(stack, depth, outer, op, args, inplace)
+
+
+def _through(stack, depth, outer, op, args, inplace):
+    """The call through ``stack[:depth]``, the outermost first; ``run_op`` under the caller's view ``outer``."""
+    if depth == 0:
+        saved = getattr(_local, "depth", None)
+        _local.depth = outer
+        try:
+            return run_op(op, args, inplace)
+        finally:
+            _local.depth = saved
+
+    def proceed(op, args, inplace=None):
+        return _through(stack, depth - 1, outer, op, args, inplace)
+
+    saved = getattr(_local, "depth", None)
+    _local.depth = depth - 1  # the interposer's own op calls see only those inside it
+    try:
+        return stack[depth - 1].interpose(op, args, inplace, proceed)
+    finally:
+        _local.depth = saved
+
+
 def call_op(op, args, inplace=None):
-    """Runs ``op`` on ``args`` (one per forward parameter); see the module docstring.
+    """Runs ``op`` on ``args`` (one per forward parameter), through the active interposers.
+
+    See the module docstring and Note [Op call interposition].
 
     ``inplace``: the tensor that receives the result in place (see ops/_inplace.py); its old
     value is saved by copy where a formula needs it.
     """
+    if interposition.stack:
+        return _interposed_call(op, args, inplace)
+    return run_op(op, args, inplace)
+
+
+def run_op(op, args, inplace=None):
+    """The op call itself, past the interposers (Note [Op call interposition]): see ``call_op``."""
     vals = list(args)
     device = None
     requires_grad = False

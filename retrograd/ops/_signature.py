@@ -17,7 +17,7 @@ from ..autograd.graph import Edge, _next_sequence_nr, make_edge
 from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge
 from ..backends import get_backend
-from ._call import NOTHING_SAVED, call_op, describe, device_error, forward_wide, mark_views, promote
+from ._call import NOTHING_SAVED, call_op, interposition, describe, device_error, forward_wide, mark_views, promote
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
@@ -86,10 +86,12 @@ def build_fast_call(op, public_params, names, env):
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
-               _describe=describe, _forward_wide=forward_wide)
+               _describe=describe, _forward_wide=forward_wide, _interposition=interposition)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     lines = [f"def {op.name}({public_params}):",
+             "    if _interposition.stack:",
+             f"        return _call(_op, {args_tuple})  # See Note [Op call interposition]",
              "    device = None",
              "    requires_grad = False",
              "    dt = None",
