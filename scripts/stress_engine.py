@@ -1,15 +1,19 @@
 """Stress the engine: many threads x many backward passes x reentrant depth, on CPU and the fake device.
 
-CI runs it with small numbers (tests/autograd/test_stress.py); run it by hand with the defaults:
+Then a chain of ``--chain`` ops is run backward and deleted, with the cycle collector off, in
+both engine loops. CI runs both with small numbers (tests/autograd/test_stress.py and
+tests/autograd/test_memory.py); run it by hand with the defaults:
 
-    python scripts/stress_engine.py --threads 16 --passes 200 --depth 100
+    python scripts/stress_engine.py --threads 16 --passes 200 --depth 100 --chain 2000000
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -70,14 +74,47 @@ def run(threads: int, passes: int, depth: int) -> float:
     return time.perf_counter() - start
 
 
+def deep_chain(length: int) -> float:
+    """Backward through a chain of ``length`` multiplications, then its deletion, by reference counting alone."""
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        x = rg.ones(1, requires_grad=True)
+        y = x
+        for _ in range(length):
+            y = y * 1.0000001
+        first = weakref.ref(y.grad_fn)
+        y.sum().backward()
+        if x.grad.item() != y.item():
+            raise AssertionError(f"the chain's gradient is {x.grad.item()}, not {y.item()}")
+        del y
+        if first() is not None:
+            raise AssertionError("the chain was not freed by reference counting")
+        return time.perf_counter() - start
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--passes", type=int, default=200)
     parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--chain", type=int, default=2_000_000)
     args = parser.parse_args(argv)
     seconds = run(args.threads, args.passes, args.depth)
     print(f"ok: {args.threads} threads x {args.passes} passes x depth {args.depth} in {seconds:.1f} s")
+    from retrograd._C import _configure
+    for compiled in (True, False):
+        if compiled and not _configure.use_compiled(True):
+            continue
+        _configure.use_compiled(compiled)
+        seconds = deep_chain(args.chain)
+        loop = "compiled" if compiled else "Python"
+        print(f"ok: a chain of {args.chain} ops, backward and freed, with the {loop} engine loop, in {seconds:.1f} s")
     return 0
 
 

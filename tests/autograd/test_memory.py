@@ -24,18 +24,19 @@ class _Tracked(np.ndarray):
     """An ndarray that can be weakly referenced (plain ndarrays cannot)."""
 
 
-@pytest.mark.timeout(600)  # about 20 s of CPU; more on a loaded machine
-def test_million_op_chain_backward_and_delete(no_gc):
-    # See Note [Deleting deep graphs]
+@pytest.mark.timeout(600)  # about 7 s of CPU compiled; more on a loaded machine
+def test_million_op_chain_backward_and_delete(no_gc, engine_loop):
+    # See Note [Deleting deep graphs]. The pure-Python loop gets a fifth of the length here (20
+    # times the recursion limit); scripts/stress_engine.py runs two million ops in both loops.
     assert sys.getrecursionlimit() <= 10_000  # the default limit, not a raised one
     x = rg.ones(1, requires_grad=True)
     y = x
-    for _ in range(1_000_000):
+    for _ in range(1_000_000 if engine_loop == "compiled" else 200_000):
         y = y * 1.0000001
     first = weakref.ref(y.grad_fn)
     y.sum().backward()
     # The backward multiplies by the same float32 constant, in the same order, as the forward.
-    assert x.grad.item() == y.item() and y.item() > 1.1
+    assert x.grad.item() == y.item() and y.item() > 1.02
     del y
     assert first() is None  # the whole chain was unlinked without a RecursionError or crash
 

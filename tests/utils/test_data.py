@@ -312,13 +312,13 @@ class _Slow(rdata.Dataset):
         return 2
 
     def __getitem__(self, i):
-        time.sleep(3)
+        time.sleep(1)
         return i
 
 
 def test_a_batch_that_takes_longer_than_the_timeout_raises():
-    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
-        list(rdata.DataLoader(_Slow(), num_workers=1, timeout=0.5))
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.2 seconds"):
+        list(rdata.DataLoader(_Slow(), num_workers=1, timeout=0.2))
 
 
 def test_persistent_workers_serve_every_epoch():
