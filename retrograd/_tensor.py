@@ -77,6 +77,12 @@ class _NoModes:
     threads = 0
 
 
+def _grad_enabled() -> bool:
+    """Whether grad mode is on in this thread (on until autograd/grad_mode.py attaches its census)."""
+    state = getattr(Tensor._modes, "state", None)
+    return state is None or state.grad_enabled
+
+
 def _inference_now() -> bool:
     """Whether this thread is in inference mode (see Note [Inference tensors] in autograd/grad_mode.py)."""
     modes = Tensor._modes
@@ -208,6 +214,10 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         self.requires_grad_(value)
+
+    @requires_grad.deleter
+    def requires_grad(self):
+        raise RuntimeError("requires_grad must be a bool")  # PyTorch's words: deleting sets no bool
 
     def requires_grad_(self, requires_grad: bool = True):
         """Sets whether autograd records operations on this leaf; returns ``self``.
@@ -378,14 +388,19 @@ class Tensor:
         self._data = value._data
         self._device = value._device
 
+    @data.deleter
+    def data(self):
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
     # -- conversion -------------------------------------------------------------------------
     def numpy(self, *, force: bool = False):
         """Returns the data as a NumPy array (shared with the tensor on the CPU).
 
         Raises:
-            RuntimeError: if the tensor requires grad (use ``detach().numpy()``), unless ``force``.
+            RuntimeError: if the tensor requires grad while grad mode is on (use ``detach().numpy()``),
+                unless ``force``.
         """
-        if not force and self.requires_grad:
+        if not force and self.requires_grad and _grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._device is not _cpu:
             if not force:
@@ -393,6 +408,23 @@ class Tensor:
                                 "copy the tensor to host memory first.")
             return self._device.backend.to_numpy(self._data)
         return self._data
+
+    def data_ptr(self) -> int:
+        """The address of this tensor's first element: a view's is its base's plus its offset, as PyTorch's.
+
+        An empty tensor's is 0. On a GPU it is the device address.
+
+        Example::
+            >>> import retrograd as rg
+            >>> x = rg.zeros(4)
+            >>> x[1:].data_ptr() - x.data_ptr() == x.element_size()
+            True
+        """
+        data = self._data
+        if data.size == 0:
+            return 0
+        interface = getattr(data, "__cuda_array_interface__", None) or data.__array_interface__
+        return interface["data"][0]
 
     def _host(self):
         return self._device.backend.to_numpy(self._data)

@@ -100,7 +100,10 @@ def _check_requires_grad(tensors, input_type, strict):
     if not strict:
         return
     for i, t in enumerate(tensors):
-        if t is None or not t.requires_grad:
+        if t is None:  # a gradient the outputs do not reach, whatever was checked (as PyTorch)
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode.")
+        if not t.requires_grad:
             raise RuntimeError(_STRICT_MESSAGES[input_type].format(i=i))
 
 
@@ -299,6 +302,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     Raises:
         ValueError: an unknown ``strategy``.
         NotImplementedError: ``strategy="forward-mode"`` with ``create_graph=True``, as in PyTorch.
+        RuntimeError: ``strict=True`` with ``vectorize=True`` or ``strategy="forward-mode"``, as in PyTorch.
 
     Example::
         >>> import retrograd as rg
@@ -315,9 +319,16 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         raise NotImplementedError('retrograd.autograd.functional.jacobian: `create_graph=True` and '
                                   '`strategy="forward-mode"` are not supported together (yet). Please either set '
                                   '`create_graph=False` or `strategy="reverse-mode"`.')
+    if strategy == "forward-mode" and strict:
+        raise RuntimeError('retrograd.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
+                           'not supported together (yet). Please either set `strict=False` or '
+                           '`strategy="reverse-mode"`.')
     with enable_grad():
         is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jacobian")
         is_outputs_tuple, outputs = _call_func(func, inputs, strict, "jacobian")
+        if vectorize and strict:  # PyTorch refuses it once the outputs are checked
+            raise RuntimeError("retrograd.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")
         if strategy == "reverse-mode":
             result = _jacobian_rows(outputs, inputs, create_graph, strict)
         else:

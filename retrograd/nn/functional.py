@@ -23,8 +23,9 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding",
            "embedding_bag", "layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
            "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu", "relu", "selu",
-           "celu", "hardtanh", "relu6", "threshold", "hardsigmoid", "hardswish", "mish", "hardshrink", "softshrink",
-           "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax", "log_softmax",
+           "celu", "hardtanh", "relu6", "threshold", "threshold_", "hardsigmoid", "hardswish", "mish", "hardshrink",
+           "softshrink", "softsign", "tanhshrink", "glu", "prelu", "rrelu", "softmin", "sigmoid", "tanh", "softmax",
+           "log_softmax",
            "cross_entropy", "ctc_loss", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
@@ -1200,6 +1201,18 @@ def relu6(input, inplace=False):
 def threshold(input, threshold, value, inplace=False):  # noqa: A002 - PyTorch's names
     """x where x > threshold, else value."""
     return _activation(_nn.threshold, inplace, input, threshold, value)
+
+
+def threshold_(input, threshold, value):  # noqa: A002 - PyTorch's names
+    """``threshold`` written into ``input``: x where x > threshold, else value.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.threshold_(rg.tensor([-1., 2.]), 0., 5.)
+        tensor([5., 2.])
+    """
+    return _activation(_nn.threshold, True, input, threshold, value)
 
 
 def hardsigmoid(input, inplace=False):

@@ -47,11 +47,12 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "argwhere", "unique", "unique_consecutive"})
 
 # PyTorch's further ops, by family; the pointwise ones come with the star import above.
-from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid  # noqa: E402
+from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid, trapz  # noqa: E402
 from .shape import diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
-from .indexing import index_copy, index_fill, masked_scatter, scatter_reduce, take_along_dim  # noqa: E402
+from .indexing import index_copy, index_fill, masked_scatter, put, scatter_reduce, take, take_along_dim  # noqa: E402
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
-from .joining import block_diag, cartesian_prod, combinations, meshgrid  # noqa: E402
+from .joining import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, cartesian_prod,  # noqa: E402
+                      combinations, dstack, hstack, meshgrid, row_stack, vstack)
 from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron,  # noqa: E402
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
@@ -59,5 +60,7 @@ __all__ = sorted(set(__all__) | {
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
-    "block_diag", "cartesian_prod", "combinations", "meshgrid", "kron", "vander", "cross", "inner", "logdet",
+    "block_diag", "cartesian_prod", "combinations", "meshgrid",
+    "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "row_stack", "broadcast_tensors", "trapz",
+    "kron", "vander", "cross", "inner", "logdet",
     "matrix_power", "slogdet", "tensordot", "chain_matmul"})

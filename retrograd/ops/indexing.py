@@ -136,6 +136,53 @@ index_put = defop("index_put", _index_put, method=True, inplace=True, tensor_arg
                   values=lambda grad, indices: grad[indices])
 
 
+
+def _flat_positions(xp, name, input, index):
+    """``index`` as positions into the flattened ``input`` (negative ones from the end), bounds checked."""
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_dtype_name(index.dtype)}")
+    n = input.size
+    flat = index.reshape(-1).astype(np.int64, copy=False)
+    bad = (flat >= n) | (flat < -n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(flat[bad.argmax()])} on a tensor of {n} elements.")
+    return xp.where(flat < 0, flat + n, flat)
+
+
+def _dtype_name(dtype):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool", "int32": "Int",
+            "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(str(dtype), str(dtype))
+
+
+def _put(xp, input, index, source, accumulate=False):
+    if source.size != index.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.size}, index.numel() = {index.size}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_dtype_name(input.dtype)} and source.dtype = {_dtype_name(source.dtype)}")
+    at = _flat_positions(xp, "put_", input, index)
+    out = input.copy().reshape(-1)
+    if accumulate:
+        xp.add.at(out, at, source.reshape(-1))
+    else:
+        out[at] = source.reshape(-1)
+    return out.reshape(input.shape)
+
+
+put = defop("put", _put, method=True, inplace=True,
+            input=lambda grad, index, source, accumulate: grad if accumulate else put(
+                grad, index, source.new_zeros(source.shape)),
+            source=lambda grad, index, source_shape: take(grad, index).reshape(source_shape))
+
+
+def _take(xp, input, index):
+    return input.reshape(-1)[_flat_positions(xp, "take", input, index)].reshape(index.shape)
+
+
+take = defop("take", _take, method=True,
+             input=lambda grad, input_shape, index: put(grad.new_zeros(input_shape), index, grad, True))
+
 def _gather(xp, input, dim, index, *, sparse_grad=False):
     if index.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")

@@ -241,3 +241,142 @@ def combinations(input, r=2, with_replacement=False):
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     return stack([input[rows[:, j]] for j in range(r)], 1)
+
+
+# -- stacking along the first, second and third dims (PyTorch's composites: views, then cat) --------------
+def _as_sequence(tensors):
+    return tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+
+
+def _at_least(tensors, promote):
+    seq = _as_sequence(tensors)
+    out = tuple(promote(t) for t in seq)
+    return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) else out
+
+
+def _to_1d(t):
+    return t.reshape(1) if t.dim() == 0 else t
+
+
+def _to_2d(t):
+    return t.reshape(1, 1) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t
+
+
+def _to_3d(t):
+    n = t.dim()
+    return t.reshape(1, 1, 1) if n == 0 else t.unsqueeze(0).unsqueeze(-1) if n == 1 else t.unsqueeze(-1) if n == 2 \
+        else t
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least one dim (a 0-d one reshaped to ``(1,)``); one tensor in, one out, else a tuple.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.atleast_1d(rg.tensor(2.))
+        tensor([2.])
+    """
+    return _at_least(tensors, _to_1d)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least two dims (a 1-d one gets a leading dim); one tensor in, one out, else a tuple.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.atleast_2d(rg.tensor([1., 2.])).shape
+        retrograd.Size([1, 2])
+    """
+    return _at_least(tensors, _to_2d)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least three dims (``(n,)`` becomes ``(1, n, 1)``, ``(m, n)`` becomes ``(m, n, 1)``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.atleast_3d(rg.ones(2, 3)).shape
+        retrograd.Size([2, 3, 1])
+    """
+    return _at_least(tensors, _to_3d)
+
+
+def _nonempty(name, tensors):
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors):
+    """``tensors`` joined column-wise: along dim 1, or dim 0 where they are 1-d (0-d ones count as 1-d).
+
+    Args:
+        tensors: a non-empty sequence of tensors.
+
+    Raises:
+        RuntimeError: for an empty sequence, or sizes that do not match.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.hstack([rg.tensor([1., 2.]), rg.tensor([3.])])
+        tensor([1., 2., 3.])
+    """
+    rep = atleast_1d(list(_nonempty("hstack", tensors)))
+    return cat(list(rep), 0 if rep[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    """``tensors`` joined row-wise: along dim 0, each made at least 2-d first (``(n,)`` becomes ``(1, n)``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.vstack([rg.tensor([1., 2.]), rg.tensor([3., 4.])])
+        tensor([[1., 2.],
+                [3., 4.]])
+    """
+    return cat(list(atleast_2d(list(_nonempty("vstack", tensors)))), 0)
+
+
+def dstack(tensors):
+    """``tensors`` joined depth-wise: along dim 2, each made at least 3-d first.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.dstack([rg.tensor([1., 2.]), rg.tensor([3., 4.])]).shape
+        retrograd.Size([1, 2, 2])
+    """
+    return cat(list(atleast_3d(list(_nonempty("dstack", tensors)))), 2)
+
+
+row_stack = vstack
+
+
+def broadcast_tensors(*tensors):
+    """``tensors`` expanded to their common broadcast shape; one that has it already is returned as it is.
+
+    Raises:
+        RuntimeError: PyTorch's, where two sizes of a dim differ and neither is 1.
+
+    Example::
+        >>> import retrograd as rg
+        >>> [t.shape for t in rg.broadcast_tensors(rg.ones(3), rg.ones(2, 1))]
+        [retrograd.Size([2, 3]), retrograd.Size([2, 3])]
+    """
+    tensors = _as_sequence(tensors)
+    shape = ()
+    for t in tensors:
+        shape = _broadcast_shape(shape, tuple(t.shape))
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
+
+
+def _broadcast_shape(a, b):
+    """The broadcast of shapes ``a`` and ``b``, with PyTorch's error where they do not broadcast."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)

@@ -131,11 +131,13 @@ def _pow_input_grad(grad, input, exponent):
     return where(exponent == 0, grad * 0, grad * exponent * input ** (exponent - 1))
 
 
-def _pow_exponent_grad(grad, input, result):
-    # d/dy x**y = x**y * log(x); PyTorch defines it as 0 where x == 0.
+def _pow_exponent_grad(grad, input, exponent, result):
+    # d/dy x**y = x**y * log(x); as PyTorch, 0 where x == 0 and y >= 0 (a negative y keeps inf * log(0) = -inf).
     if not isinstance(input, Tensor):
-        return grad * 0 if input == 0 else grad * result * math.log(input)
-    return where(input == 0, grad * 0, grad * result * input.log())
+        if input == 0:
+            return grad * where(exponent >= 0, 0., result * -math.inf)
+        return grad * result * math.log(input)
+    return grad * where((input == 0) & (exponent >= 0), 0., result * input.log())
 
 
 pow = defop("pow", _pow_forward, method=True, inplace=True, promote="binary",  # noqa: A001

@@ -680,3 +680,20 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if n == 0:
         return y.new_zeros(y.shape[:d] + y.shape[d + 1:])
     return (y.sum(d) - (y.select(d, 0) + y.select(d, n - 1)) * 0.5) * spacing
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """PyTorch's older name of :func:`trapezoid` (a function of its own, as there): ``trapz(y, x, *, dim)`` or
+    ``trapz(y, *, dx, dim)``.
+
+    Raises:
+        TypeError: for both ``x`` and ``dx``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.trapz(rg.tensor([1., 2., 3.]), dx=2.)
+        tensor(8.)
+    """
+    if x is not None and dx is not None:
+        raise TypeError("trapz() received an invalid combination of arguments - got both x and dx")
+    return trapezoid(y, x, dx=dx, dim=dim)

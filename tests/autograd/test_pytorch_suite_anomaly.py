@@ -115,7 +115,6 @@ def test_anomaly_mode_warns_where_the_failing_backward_was_made():
     assert same_in_both(scenario) == ("ok", (True, 2, True, True))
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's Tensor has no data_ptr() (retrograd/_tensor.py)")
 def test_gradient_is_not_copied_where_nothing_else_holds_it():
     def scenario(lib):
         ptr = [None]

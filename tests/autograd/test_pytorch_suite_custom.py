@@ -138,8 +138,6 @@ def test_grad_mode_is_restored_after_a_reentrant_grad(create_graph):
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="pow's exponent gradient at a zero base is 0 here (ops); PyTorch's is "
-                                       "base ** exponent * log(base): -inf for a negative exponent, 0 otherwise")
 @pytest.mark.parametrize("base", ["tensor", "scalar"])
 def test_power_of_zero_gradient_for_the_exponent(base):
     def scenario(lib):

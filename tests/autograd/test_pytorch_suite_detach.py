@@ -135,8 +135,6 @@ def test_isolated_node_of_an_integer_result():
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.numpy() (retrograd/_tensor.py) refuses a tensor that requires grad "
-                                       "under no_grad too; PyTorch allows it there")
 def test_numpy_of_a_tensor_requiring_grad():
     def scenario(lib):
         x = randn(lib, 2, 2, requires_grad=True)

@@ -124,12 +124,7 @@ CHECKS = {
     "block_diag": (lambda lib, a, b, c: lib.block_diag(a, b, c), [(1, 5), (2, 5), (3, 5)]),
     "trapz": (lambda lib, y, x: lib.trapz(y, x), [(2, 3), (2, 3)]),
 }
-_MISSING = {"trapz": "retrograd has no trapz (ops)",
-            "broadcast_tensors": "retrograd has no broadcast_tensors (ops)"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_MISSING[n]))
-                                  if n in _MISSING else n for n in sorted(CHECKS)])
+@pytest.mark.parametrize("name", sorted(CHECKS))
 def test_gradcheck_and_gradgradcheck_of_joining_functions(name):
     def scenario(lib):
         fn, shapes = CHECKS[name]

@@ -207,11 +207,7 @@ def test_gradcheck_of_composite_functions(case):
     assert same_in_both(scenario) == ("ok", (True, True))
 
 
-_NO_STACKS = pytest.mark.xfail(strict=True, reason="retrograd has no hstack, vstack or dstack (ops)")
-
-
-@pytest.mark.parametrize("how", ["stack"] + [pytest.param(h, marks=_NO_STACKS)
-                                           for h in ("hstack", "hstack_1d", "vstack", "dstack")])
+@pytest.mark.parametrize("how", ["stack", "hstack", "hstack_1d", "vstack", "dstack"])
 def test_stacking_splits_the_gradient(how):
     def scenario(lib):
         shape = (10,) if how == "hstack_1d" else (10, 10)
@@ -237,7 +233,6 @@ def test_unbind_backward_with_all_or_one_gradient():
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no Tensor.put_ (ops)")
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_put_gradcheck(accumulate):
     def scenario(lib):

@@ -41,6 +41,32 @@ add("chunk",
     Sample(lambda m, x: m.chunk(x, 3, 1), A(2, 5), ref=lambda x: (x[:, :2], x[:, 2:4], x[:, 4:])),
     Sample(lambda m, x: x.chunk(4), A(6), ref=lambda x: (x[:2], x[2:4], x[4:]), note="fewer chunks than asked"))
 
+# -- stacking by dims, and broadcasting several tensors at once -------------------------------------------
+add("atleast_1d",
+    Sample(lambda m, x: m.atleast_1d(x), A(), ref=lambda x: x.reshape(1)),
+    Sample(lambda m, x, y: m.atleast_1d(x, y), A(2), A(), ref=lambda x, y: (x, y.reshape(1)), note="several"))
+add("atleast_2d",
+    Sample(lambda m, x, y: m.atleast_2d([x, y]), A(3), A(), ref=lambda x, y: (x[None], y.reshape(1, 1))))
+add("atleast_3d",
+    Sample(lambda m, x, y, z: m.atleast_3d(x, y, z), A(3), A(2, 2), A(2, 1, 2),
+           ref=lambda x, y, z: (x[None, :, None], y[:, :, None], z)))
+add("hstack",
+    Sample(lambda m, x, y: m.hstack([x, y]), A(2, 3), nc(A(2, 2)), ref=lambda x, y: np.hstack([x, y])),
+    Sample(lambda m, x, y: m.hstack((x, y)), A(3), A(), ref=lambda x, y: np.hstack([x, y]), note="1-D and 0-D"))
+add("vstack",
+    Sample(lambda m, x, y: m.vstack([x, y]), A(3), A(2, 3), ref=lambda x, y: np.vstack([x, y])))
+add("row_stack",
+    Sample(lambda m, x, y: m.row_stack([x, y]), A(2, 2), A(1, 2), ref=lambda x, y: np.vstack([x, y])))
+add("dstack",
+    Sample(lambda m, x, y: m.dstack([x, y]), A(3), A(1, 3), ref=lambda x, y: np.dstack([x, y])),
+    Sample(lambda m, x, y: m.dstack([x, y]), A(2, 2), I(2, 2, 2), ref=lambda x, y: np.dstack([x, y]),
+           note="mixed dtypes promote"))
+add("broadcast_tensors",
+    Sample(lambda m, x, y, z: m.broadcast_tensors(x, y, z), A(3), A(2, 1), A(), ref=lambda x, y, z: np.broadcast_arrays(
+        x, y, z)),
+    Sample(lambda m, x, y: m.broadcast_tensors(x, y), nc(A(2, 3)), A(2, 3), ref=lambda x, y: (x, y),
+           note="shapes that agree already"))
+
 # -- grids, block matrices, products of sets, Kronecker and Vandermonde -------------------------------------
 add("meshgrid",
     Sample(lambda m, x, y: m.meshgrid(x, y, indexing="ij"), A(2), A(3),

@@ -251,3 +251,26 @@ add("scatter",
            ref=lambda x, i, s: _scatter_reduce_ref(x, 0, i, s, "sum"), note="reduce='add'"),
     Sample(lambda m, x, i: x.scatter(1, i, 2., reduce="multiply"), I(5, 2, 3), I(3, 2, 2),
            ref=lambda x, i: _scatter_reduce_ref(x, 1, i, np.full(i.shape, 2), "prod"), note="reduce='multiply'"))
+
+
+# -- put and take: positions into the flattened input --------------------------------------------------------
+def _put_ref(x, i, s, accumulate=False):
+    out = x.copy().reshape(-1)
+    if accumulate:
+        np.add.at(out, i.reshape(-1), s.reshape(-1))
+    else:
+        out[i.reshape(-1)] = s.reshape(-1)
+    return out.reshape(x.shape)
+
+
+add("put",
+    Sample(lambda m, x, i, s: m.put(x, i, s), A(2, 3), np.array([1, -1, 4]), A(3), ref=_put_ref,
+           note="negative positions count from the end"),
+    Sample(lambda m, x, i, s: x.put(i, s, accumulate=True), nc(A(2, 3)), np.array([[0, 0], [5, 0]]), A(2, 2),
+           ref=lambda x, i, s: _put_ref(x, i, s, True), note="repeated positions add up"),
+    Sample(lambda m, x, i, s: x.clone().put_(i, s), A(4), np.array([3, 0]), A(2), ref=_put_ref, note="in place"),
+    Sample(lambda m, x, i, s: m.put(x, i, s), A(), np.array([0]), A(1), ref=_put_ref, note="0-d input"))
+add("take",
+    Sample(lambda m, x, i: m.take(x, i), A(2, 3), np.array([[5, 0], [-1, 0]]), ref=lambda x, i: x.reshape(-1)[i],
+           note="positions repeat; the result has the index's shape"),
+    Sample(lambda m, x, i: x.take(i), nc(A(3, 2)), np.array(1), ref=lambda x, i: x.reshape(-1)[i], note="0-d index"))

@@ -239,6 +239,9 @@ add("diff",
     Sample(lambda m, x: x.diff(n=5), A(3), ref=lambda x: np.diff(x, 5), note="n past the length"),
     Sample(lambda m, x: x.diff(), I(9, 5), ref=np.diff),
     Sample(lambda m, x: x.diff(), B(5), ref=np.diff, note="bools: xor"))
+add("trapz",
+    Sample(lambda m, y, x: m.trapz(y, x), A(2, 4), A(4), ref=lambda y, x: np.trapezoid(y, x)),
+    Sample(lambda m, y: m.trapz(y, dx=2., dim=0), A(3, 2), ref=lambda y: np.trapezoid(y, dx=2., axis=0)))
 add("trapezoid",
     Sample(lambda m, y: m.trapezoid(y), A(2, 4), ref=lambda y: np.trapezoid(y)),
     Sample(lambda m, y: m.trapezoid(y, dx=0.5, dim=0), A(3, 2), ref=lambda y: np.trapezoid(y, dx=0.5, axis=0)),

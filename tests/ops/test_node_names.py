@@ -36,6 +36,8 @@ UNMATCHED = {
        "of matmuls, softmax and views (UnsafeViewBackward0, MmBackward0)" for i in range(8)},
     **{f"trapezoid-{i}": "PyTorch's trapezoid ends in a mul or div by a C++ Scalar (MulBackward1, DivBackward1)"
        for i in range(4)},
+    **{f"trapz-{i}": "trapz is trapezoid, which ends in a mul or div by a C++ Scalar in PyTorch (MulBackward1, "
+                     "DivBackward1)" for i in range(2)},
     **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(4)},
     "diff-3": "diff(n=0) is clone() here; PyTorch copies into a new tensor (CopyBackwards)",
 }
