@@ -32,30 +32,38 @@ def _data(p):
     return [a.astype(np.float32) for a in arrays], tokens[:, :-1], tokens[:, 1:]
 
 
+def make(lib, p):
+    """``(loss, params, optimizer)`` on ``lib`` (retrograd or torch): ``loss()`` runs the forward (bench.profile)."""
+    F = lib.nn.functional
+    arrays, xa, ya = _data(p)
+    params = [lib.tensor(a, requires_grad=True) for a in arrays]
+    emb, w_x, w_h, b, w_y, b_y = params
+    x = lib.tensor(xa, dtype=lib.int64)
+    y = lib.tensor(ya.reshape(-1), dtype=lib.int64)
+    batch, hidden, vocab = p["batch"], p["hidden"], p["vocab"]
+
+    def loss():
+        e = F.embedding(x, emb)
+        h = c = lib.zeros(batch, hidden)
+        hs = []
+        for t in range(p["steps"]):
+            i, f, g, o = (e[:, t] @ w_x + h @ w_h + b).chunk(4, 1)
+            c = lib.sigmoid(f) * c + lib.sigmoid(i) * lib.tanh(g)
+            h = lib.sigmoid(o) * lib.tanh(c)
+            hs.append(h)
+        logits = lib.stack(hs, 1) @ w_y + b_y
+        return F.cross_entropy(logits.reshape(-1, vocab), y)
+    return loss, params, lib.optim.Adam(params, lr=LR)
+
+
 def _lib_builder(name):
     def build(p):
-        lib = __import__(name)
-        F = lib.nn.functional
-        arrays, xa, ya = _data(p)
-        params = [lib.tensor(a, requires_grad=True) for a in arrays]
-        emb, w_x, w_h, b, w_y, b_y = params
-        x = lib.tensor(xa, dtype=lib.int64)
-        y = lib.tensor(ya.reshape(-1), dtype=lib.int64)
-        opt = lib.optim.Adam(params, lr=LR)
-        batch, hidden, vocab = p["batch"], p["hidden"], p["vocab"]
+        loss, params, opt = make(__import__(name), p)
+        w_h = params[2]
 
         def step():
             opt.zero_grad()
-            e = F.embedding(x, emb)
-            h = c = lib.zeros(batch, hidden)
-            hs = []
-            for t in range(p["steps"]):
-                i, f, g, o = (e[:, t] @ w_x + h @ w_h + b).chunk(4, 1)
-                c = lib.sigmoid(f) * c + lib.sigmoid(i) * lib.tanh(g)
-                h = lib.sigmoid(o) * lib.tanh(c)
-                hs.append(h)
-            logits = lib.stack(hs, 1) @ w_y + b_y
-            F.cross_entropy(logits.reshape(-1, vocab), y).backward()
+            loss().backward()
             opt.step()
             return w_h.grad
         return step

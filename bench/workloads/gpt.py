@@ -98,21 +98,29 @@ def _model(lib, p):
     return GPT()
 
 
+def make(lib, p):
+    """``(loss, params, optimizer)`` on ``lib`` (retrograd or torch): ``loss()`` runs the forward (bench.profile)."""
+    arrays, xa, ya = _data(p)
+    model = _model(lib, p)
+    model.load_state_dict({k: lib.tensor(a) for k, a in arrays.items()})
+    x = lib.tensor(xa, dtype=lib.int64)
+    y = lib.tensor(ya.reshape(-1), dtype=lib.int64)
+
+    def loss():
+        logits = model(x)
+        return lib.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y)
+    params = list(model.parameters())
+    return loss, params, lib.optim.AdamW(params, lr=LR, weight_decay=WEIGHT_DECAY)
+
+
 def _lib_builder(name):
     def build(p):
-        lib = __import__(name)
-        arrays, xa, ya = _data(p)
-        model = _model(lib, p)
-        model.load_state_dict({k: lib.tensor(a) for k, a in arrays.items()})
-        pick = dict(model.named_parameters())[PICK]
-        x = lib.tensor(xa, dtype=lib.int64)
-        y = lib.tensor(ya.reshape(-1), dtype=lib.int64)
-        opt = lib.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+        loss, params, opt = make(__import__(name), p)
+        pick = params[_names(p).index(PICK)]
 
         def step():
             opt.zero_grad()
-            logits = model(x)
-            lib.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y).backward()
+            loss().backward()
             opt.step()
             return pick.grad
         return step
