@@ -291,7 +291,7 @@ def main(argv=None) -> int:
     (forward, leaves), graphs = _case(args.workload, rg)
     counts = _count_nodes(forward().grad_fn)
     nodes = sum(counts.values())
-    ops = nodes - sum(v for k, v in counts.items() if k == "AccumulateGrad")
+    ops = nodes - sum(v for k, v in counts.items() if k.endswith("AccumulateGrad"))
     print(f"graph: {nodes} nodes ({ops} recorded ops), by type: {counts}")
     for name, lib in libs.items():
         case, graphs = _case(args.workload, lib)
