@@ -1,4 +1,4 @@
-"""Side-by-side benchmarks of retrograd against PyTorch, HIPS autograd, MyGrad and a NumPy floor.
+"""Side-by-side benchmarks of retrograd against PyTorch, HIPS autograd, MyGrad, JAX and a NumPy floor.
 
 Run ``python -m bench`` (``--quick`` for a smoke test, ``--help`` for the options). Every
 workload is written once per framework in ``bench/workloads/``; ``bench/run.py`` runs them
@@ -10,3 +10,11 @@ import os
 # threadpoolctl (the ``bench`` extra) pins it again at run time, for when NumPy was imported first.
 # Only OpenBLAS is named: OMP_NUM_THREADS or MKL_NUM_THREADS would also change PyTorch's threads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# JAX's XLA reads these when it loads: one intra-op thread (Eigen's pool off), the CPU backend only.
+# A flag XLA does not know is fatal, so only these two are added, and only when not already given.
+_xla_flags = os.environ.get("XLA_FLAGS", "")
+if "intra_op_parallelism_threads" not in _xla_flags:
+    os.environ["XLA_FLAGS"] = (_xla_flags + " --xla_cpu_multi_thread_eigen=false "
+                               "intra_op_parallelism_threads=1").strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -43,7 +43,8 @@ def markdown(report) -> str:
               f"Threads: {report['thread_policy']}. NumPy BLAS (retrograd, HIPS autograd, MyGrad, NumPy floor): "
               f"{report['blas_pinning']}.", "",
               "Each cell: median time per unit, and in parentheses its ratio to PyTorch (1 thread) from the "
-              "same run (lower is faster). Every result was checked against the NumPy floor's.", ""]
+              "same run (lower is faster). Every result was checked against the NumPy floor's (PyTorch (1 thread)'s "
+              "where a workload has no floor).", ""]
     lines.append("| workload | unit | " + " | ".join(fws.LABELS[f] for f in fw) + " |")
     lines.append("|---|---|" + "---|" * len(fw))
     notes = []

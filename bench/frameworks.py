@@ -6,6 +6,14 @@ Thread policy (printed with every table):
   * Everything that runs on NumPy (retrograd, HIPS autograd, MyGrad, the NumPy floor) uses
     NumPy's BLAS pinned to 1 thread: by threadpoolctl when installed, else by
     ``OPENBLAS_NUM_THREADS=1`` set before NumPy loads (see ``bench/__init__.py``).
+  * JAX (``jax`` eager, ``jaxjit`` with the whole step under ``jax.jit``) runs on XLA's CPU
+    backend with one intra-op thread: ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
+    intra_op_parallelism_threads=1`` and ``JAX_PLATFORMS=cpu``, set before JAX loads (in
+    ``bench/__init__.py``; a process that imported JAX earlier keeps its own setting). 64-bit
+    types are switched on (``jax_enable_x64``) so float64 workloads stay float64; float32 ones
+    pass float32 arrays. Every JAX step ends in ``jax.block_until_ready``, so the asynchronous
+    dispatch is inside the timed region, and ``jaxjit`` compiles in its untimed first call.
+    Both are optional: without JAX installed their columns are skipped with a note.
 """
 from __future__ import annotations
 
@@ -16,10 +24,10 @@ import platform
 import numpy as np
 
 __all__ = ["FRAMEWORKS", "LABELS", "REFERENCE", "available", "enter", "to_numpy", "pin_numpy_blas",
-           "machine_description"]
+           "machine_description", "import_jax"]
 
 # Column order of every table; the reference column for the ratios is PyTorch with 1 thread.
-FRAMEWORKS = ("retrograd", "torch1", "torch", "autograd", "mygrad", "numpy")
+FRAMEWORKS = ("retrograd", "torch1", "torch", "autograd", "mygrad", "jax", "jaxjit", "numpy")
 REFERENCE = "torch1"
 LABELS = {
     "retrograd": "retrograd",
@@ -27,10 +35,12 @@ LABELS = {
     "torch": "PyTorch (default threads)",
     "autograd": "HIPS autograd",
     "mygrad": "MyGrad",
+    "jax": "JAX (eager)",
+    "jaxjit": "JAX (jax.jit)",
     "numpy": "NumPy floor (hand-written backward)",
 }
 _MODULES = {"retrograd": "retrograd", "torch1": "torch", "torch": "torch", "autograd": "autograd",
-            "mygrad": "mygrad", "numpy": "numpy"}
+            "mygrad": "mygrad", "jax": "jax", "jaxjit": "jax", "numpy": "numpy"}
 
 _default_torch_threads = None
 _blas_note = None
@@ -62,6 +72,14 @@ def enter(name: str) -> None:
         want = 1 if name == "torch1" else _default_torch_threads
         if torch.get_num_threads() != want:
             torch.set_num_threads(want)
+
+
+def import_jax():
+    """``(jax, jax.numpy)`` with 64-bit types on; raises ImportError without JAX."""
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    return jax, jnp
 
 
 def torch_default_threads() -> int | None:
@@ -103,6 +121,8 @@ def to_numpy(value) -> np.ndarray:
     module = type(value).__module__
     if module.startswith("mygrad"):
         return np.asarray(value.data)
+    if module.startswith("jax"):
+        return np.asarray(value)
     if hasattr(value, "detach"):
         value = value.detach()
     if hasattr(value, "cpu"):
@@ -130,7 +150,7 @@ def machine_description() -> dict:
         pass
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     versions = {}
-    for name in ("retrograd", "torch", "autograd", "mygrad", "numpy"):
+    for name in ("retrograd", "torch", "autograd", "mygrad", "jax", "numpy"):
         ok, ver = available(name)
         versions[name] = ver if ok else None
     return {

@@ -5,6 +5,7 @@ Usage::
     pip install -e '.[bench]' && python -m bench            # the full suite (minutes)
     python -m bench --quick --out /tmp/bench                  # tiny sizes: a smoke test
     python -m bench --only chain,mlp --frameworks retrograd,torch1 --repeats 3
+    python -m bench --only models --repeats 3                  # the real-model workloads W14-W24
 
 Within one workload, every framework is built and run once (warm-up, and the cross-framework
 check of its result against the NumPy floor), then the timed samples go round the frameworks
@@ -26,9 +27,9 @@ import numpy as np
 
 from . import frameworks as fws
 from ._report import markdown
-from .workloads import BY_KEY, WORKLOADS
+from .workloads import BY_KEY, GROUPS, WORKLOADS, select
 from .workloads._base import Skip
-from .workloads.deep import W5, measure as measure_deep
+from .workloads.deep import FRAMEWORKS as DEEP_FRAMEWORKS, W5, measure as measure_deep
 
 __all__ = ["run", "main", "TARGETS"]
 
@@ -88,7 +89,8 @@ def run_workload(w, frameworks, quick, repeats, log=print) -> dict:
     for r in range(repeats):
         for fw in _rotate(list(steps), r):
             fws.enter(fw)
-            gc.collect()
+            if not quick:  # a smoke test's timings mean nothing, and a full collection costs 0.1 s or more
+                gc.collect()
             t0 = time.perf_counter()
             steps[fw]()
             samples[fw].append(time.perf_counter() - t0)
@@ -107,7 +109,9 @@ def _run_deep(entry, frameworks, params, repeats, log):
     runnable = []
     for fw in frameworks:
         ok, why = fws.available(fw)
-        if ok:
+        if ok and fw not in DEEP_FRAMEWORKS:
+            entry["notes"][fw] = "not written for this framework"
+        elif ok:
             runnable.append(fw)
         else:
             entry["notes"][fw] = why
@@ -140,14 +144,14 @@ def run(quick=False, frameworks=None, only=None, repeats=None, log=print) -> dic
     Args:
         quick: tiny sizes (a smoke test; its timings mean little).
         frameworks: names from ``frameworks.FRAMEWORKS`` (default: all, missing ones noted).
-        only: workload keys (default: all).
+        only: workload keys or group names (``workloads.GROUPS``; default: the default table).
         repeats: samples per framework (default: each workload's own).
     """
     frameworks = list(frameworks or fws.FRAMEWORKS)
     for fw in frameworks:
         if fw not in fws.FRAMEWORKS:
             raise ValueError(f"unknown framework {fw!r}; choose from {', '.join(fws.FRAMEWORKS)}")
-    chosen = [BY_KEY[k] for k in only] if only else list(WORKLOADS)
+    chosen = select(only) if only else list(WORKLOADS)
     blas = fws.pin_numpy_blas()
     report = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "quick": quick,
               "command": " ".join(["python -m bench"] + sys.argv[1:]) if sys.argv[0].endswith(
@@ -206,14 +210,15 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, 1 sample: a smoke test")
     parser.add_argument("--out", default=DEFAULT_OUT, help="directory for bench.json and bench.md "
                         "(bench-quick.* with --quick); default: bench/results/")
-    parser.add_argument("--only", help="comma-separated workload keys: " + ",".join(BY_KEY))
+    parser.add_argument("--only", help="comma-separated workload keys: " + ",".join(BY_KEY) + "; or groups: "
+                        + ", ".join(f"{g} ({','.join(ks)})" for g, ks in GROUPS.items()))
     parser.add_argument("--frameworks", help="comma-separated: " + ",".join(fws.FRAMEWORKS))
     parser.add_argument("--repeats", type=int, help="samples per framework (default: per workload)")
     args = parser.parse_args(argv)
     only = args.only.split(",") if args.only else None
     for k in only or ():
-        if k not in BY_KEY:
-            parser.error(f"unknown workload {k!r}; choose from {', '.join(BY_KEY)}")
+        if k not in BY_KEY and k not in GROUPS:
+            parser.error(f"unknown workload {k!r}; choose from {', '.join(list(BY_KEY) + list(GROUPS))}")
     frameworks = args.frameworks.split(",") if args.frameworks else None
     report = run(quick=args.quick, frameworks=frameworks, only=only, repeats=args.repeats)
     paths = write(report, args.out)

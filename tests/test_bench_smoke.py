@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bench import run as bench_run
+from bench.workloads import GROUPS
 
 
 @pytest.fixture(scope="module")
@@ -48,4 +49,33 @@ def test_writes_json_and_markdown(report, tmp_path):
 
 def test_unknown_framework_is_refused():
     with pytest.raises(ValueError, match="unknown framework"):
-        bench_run.run(quick=True, frameworks=["jax"], only=["chain"], log=lambda *a: None)
+        bench_run.run(quick=True, frameworks=["theano"], only=["chain"], log=lambda *a: None)
+
+
+@pytest.fixture(scope="module")
+def models_report():
+    return bench_run.run(quick=True, frameworks=["retrograd", "numpy"], only=["models"], log=lambda *a: None)
+
+
+def test_models_group_runs_w14_to_w24_in_order(models_report):
+    titles = [e["title"] for e in models_report["workloads"].values()]
+    assert list(models_report["workloads"]) == list(GROUPS["models"])
+    assert [t.split()[0] for t in titles] == [f"W{n}" for n in range(14, 25)]
+
+
+def test_model_workloads_agree_with_the_numpy_floor(models_report):
+    without_floor = {"vae", "makemore"}  # checked against PyTorch (1 thread) in a full run
+    for key, entry in models_report["workloads"].items():
+        if key == "persample_vmap":
+            assert "vmap" in entry["notes"]["retrograd"]
+            assert entry["results"]["numpy"]["median_s"] > 0
+        elif key in without_floor:
+            assert entry["notes"]["numpy"] == "not written for this framework", key
+            assert entry["results"]["retrograd"]["check"] == "no reference", key
+        else:
+            assert entry["results"]["retrograd"]["check"] == "ok", key
+
+
+def test_programs_group_is_the_three_programs():
+    report = bench_run.run(quick=True, frameworks=["numpy"], only=["programs", "polyfit"], log=lambda *a: None)
+    assert list(report["workloads"]) == ["polyfit", "vae", "makemore"]

@@ -1,16 +1,37 @@
 """The workloads, in table order; then those run only on request (``--only``)."""
 from .attention import W9, W10
 from .chain import W1
+from .charlstm import W14
 from .convnet import W8
 from .deep import W5
 from .fanin import W3
+from .functional import W17, W18
+from .gpt import W15
 from .hvp import W4
+from .lorenz import W16
 from .many_small import W6
-from .mlp import W2
+from .mlp import W2, W21
+from .persample import W19, W20
+from .programs import W22, W23, W24
 from .recurrent import W11, W12, W13
 
 WORKLOADS = (W1, W2, W3, W4, W5, W6, W8)
 ON_REQUEST = (W9, W10, W11, W12, W13)  # attention and recurrent layers: --only attention,encoder,lstm,lstm2,gru
-BY_KEY = {w.key: w for w in WORKLOADS + ON_REQUEST}
+# Real-model steps and functional transforms: --only models (all of them), or by key.
+MODELS = (W14, W15, W16, W17, W18, W19, W20, W21, W22, W23, W24)
+BY_KEY = {w.key: w for w in WORKLOADS + ON_REQUEST + MODELS}
+# Names that ``--only`` expands to several workloads.
+GROUPS = {"models": tuple(w.key for w in MODELS), "programs": (W22.key, W23.key, W24.key)}
 
-__all__ = ["WORKLOADS", "BY_KEY"]
+
+def select(keys):
+    """The workloads named by ``keys`` (workload keys or GROUPS names), in the order given, without repeats."""
+    chosen = []
+    for key in keys:
+        for k in GROUPS.get(key, (key,)):
+            if BY_KEY[k] not in chosen:
+                chosen.append(BY_KEY[k])
+    return chosen
+
+
+__all__ = ["WORKLOADS", "MODELS", "BY_KEY", "GROUPS", "select"]

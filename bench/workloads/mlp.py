@@ -1,4 +1,8 @@
-"""W2 mlp: training-step compute of a small MLP; BLAS-bound, so it measures what the engine adds."""
+"""W2 mlp and W21 bigmlp: training-step compute of an MLP; BLAS-bound, so they measure what the engine adds.
+
+W21 is W2's code at 1024-2048-2048-10 and batch 256: three GEMMs forward and five backward of
+up to 256x2048x2048, so that the step is the BLAS's and the framework's own time is noise.
+"""
 import numpy as np
 
 from ._base import Workload
@@ -10,6 +14,14 @@ W2 = Workload(
     sizes={"full": {"batch": 128, "sizes": (784, 256, 256, 10), "steps": 20},
            "quick": {"batch": 8, "sizes": (20, 16, 16, 10), "steps": 2}},
     unit="step", count="steps", repeats=7, rtol=1e-4, atol=1e-6)
+
+W21 = Workload(
+    "bigmlp", "W21 bigmlp",
+    "float32, batch 256, 1024-2048-2048-10 with relu, log_softmax + nll_loss; forward + backward of all weights "
+    "per step (BLAS pinned to 1 thread everywhere: BLAS-bound)",
+    sizes={"full": {"batch": 256, "sizes": (1024, 2048, 2048, 10), "steps": 1},
+           "quick": {"batch": 4, "sizes": (24, 32, 32, 10), "steps": 1}},
+    unit="step", count="steps", repeats=5, rtol=1e-3, atol=1e-6)
 
 
 def _data(p):
@@ -152,3 +164,31 @@ def _numpy(p):
                     d = d @ params[2 * layer].T
         return grads[0]
     return step
+
+
+def _jax_builder(jit):
+    def build(p):
+        from .. import frameworks as fws
+        jax, jnp = fws.import_jax()
+        arrays, xa, ya = _data(p)
+        params = [jnp.asarray(a) for a in arrays]
+        x, y = jnp.asarray(xa), jnp.asarray(ya)
+
+        def loss(params, x, y):
+            logp = jax.nn.log_softmax(_mlp(params, x, jax.nn.relu), axis=1)
+            return -jnp.take_along_axis(logp, y[:, None], axis=1).mean()
+        g = jax.grad(loss)
+        if jit:
+            g = jax.jit(g)
+
+        def step():
+            for _ in range(p["steps"]):
+                grads = g(params, x, y)
+            return jax.block_until_ready(grads[0])
+        return step
+    return build
+
+
+W2.impl("jax")(_jax_builder(False))
+W2.impl("jaxjit")(_jax_builder(True))
+W21.builders = W2.builders  # the same code at other sizes
