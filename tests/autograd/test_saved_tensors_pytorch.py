@@ -189,6 +189,7 @@ PYTORCH_ONLY = {
     "ctc_loss": {"result0", "result1"}, "group_norm": {"C", "HxW", "N", "group", "result1", "result2"},
     "embedding_bag": {"result2", "result3", "scale_grad_by_freq", "sparse", "weight_sym_argsize_0"},
     "rrelu_with_noise": {"lower", "noise", "training", "upper"},
+    "take": {"self"},  # the backward needs only its shape, as gather's
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
 SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"},
