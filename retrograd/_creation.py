@@ -46,18 +46,17 @@ def _shape(size, name, itemsize=8):
         RuntimeError: a negative size, or a tensor of ``itemsize``-byte elements whose size in bytes
             overflows int64 (PyTorch's errors; nothing is allocated).
     """
-    dims = list(ints(size, name))
+    dims = ints(size, name)
+    numel = 1
     for n in dims:
         if n < 0:
             if name == "zeros":
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {dims}")
-    numel = 1
-    for n in dims:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(dims)}")
         numel *= n
     if numel * itemsize > _INT64_MAX:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={dims}")
-    return tuple(dims)
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(dims)}")
+    return dims
 
 
 def _physical_memory():

@@ -23,16 +23,13 @@ def ints(args, name, param="size"):
     Raises:
         TypeError: an element that is not an int, or one beyond int64.
     """
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        seq = args[0]
-        if all(type(s) is int for s in seq) and all(_INT64_MIN <= s <= _INT64_MAX for s in seq):
-            return tuple(seq)
-        single = True
+    single = len(args) == 1 and isinstance(args[0], (tuple, list))
+    seq = args[0] if single else args
+    for s in seq:  # the common case, plain ints, at the cost of one loop
+        if type(s) is not int or not _INT64_MIN <= s <= _INT64_MAX:
+            break
     else:
-        seq = args
-        if all(type(s) is int for s in seq) and all(_INT64_MIN <= s <= _INT64_MAX for s in seq):
-            return tuple(seq)
-        single = False
+        return tuple(seq)
     out = []
     for pos, s in enumerate(seq):
         n = _as_int(s)
