@@ -260,10 +260,14 @@ def test_sizes_whose_storage_overflows_raise_runtime_error(case):
 @pytest.mark.parametrize("make", ["zeros", "ones", "empty", "rand", "randn"])
 def test_sizes_beyond_the_machines_memory_raise_runtime_error_without_allocating(make):
     # PyTorch's message starts with the C++ check that failed ("[enforce fail at alloc_cpu.cpp:127]
-    # err == 0."); retrograd's with what follows it.
-    with pytest.raises(RuntimeError) as exc:
-        getattr(torch, make)(2 ** 40)
-    expected = str(exc.value).splitlines()[0].split("err == 0. ", 1)[-1]
+    # err == 0."); retrograd's with what follows it. PyTorch is asked only for an empty tensor, which
+    # it leaves unfilled: where the system overcommits memory, it may then succeed.
+    try:
+        torch.empty(2 ** 40)
+    except RuntimeError as exc:
+        expected = str(exc).splitlines()[0].split("err == 0. ", 1)[-1]
+    else:
+        pytest.skip("this system lends PyTorch 4 TiB of memory it will not fill")
     with pytest.raises(RuntimeError) as exc:
         getattr(rg, make)(2 ** 40)
     assert str(exc.value).splitlines()[0] == expected
