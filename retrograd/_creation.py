@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
 from ._random import default_generator
-from ._size import Size
+from ._size import Size, ints
 from ._tensor import Tensor
 from .backends import get_backend
 
@@ -34,10 +35,61 @@ def _finish(array, dtype, device, requires_grad):
     return t
 
 
-def _shape(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    return tuple(int(s) for s in size)
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _shape(size, name, itemsize=8):
+    """The shape ``name(*size)`` asks for (``f(2, 3)`` or ``f((2, 3))``), checked as PyTorch checks it.
+
+    Raises:
+        TypeError: a size that is not an int, or one beyond int64 (``_size.ints``).
+        RuntimeError: a negative size, or a tensor of ``itemsize``-byte elements whose size in bytes
+            overflows int64 (PyTorch's errors; nothing is allocated).
+    """
+    dims = ints(size, name)
+    numel = 1
+    for n in dims:
+        if n < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(dims)}")
+        numel *= n
+    if numel * itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(dims)}")
+    return dims
+
+
+def _physical_memory():
+    """The machine's memory in bytes, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+_PHYSICAL_MEMORY = _physical_memory()
+
+
+def _allocated(make, shape, itemsize, *args, **kwargs):
+    """``make(*args, **kwargs)``, a new host array of ``shape``; PyTorch's RuntimeError where memory runs out.
+
+    A request beyond the machine's memory is refused before anything is allocated: where the system
+    overcommits, NumPy's allocation would succeed and filling it would exhaust the machine."""
+    numel = 1
+    for n in shape:
+        numel *= n
+    nbytes = numel * itemsize
+    if _PHYSICAL_MEMORY is not None and nbytes > _PHYSICAL_MEMORY:
+        raise _out_of_memory(nbytes)
+    try:
+        return make(*args, **kwargs)
+    except MemoryError:
+        raise _out_of_memory(nbytes) from None
+
+
+def _out_of_memory(nbytes):
+    return RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. Error "
+                        "code 12 (Cannot allocate memory)")
 
 
 def _infer_dtype(data, array):
@@ -84,11 +136,50 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         array = np.array(data)
         source_dtype = _dtype.from_numpy_dtype(array.dtype)
     else:
-        array = np.array(_to_host(data))
-        if array.dtype.kind == "O":
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        host = _to_host(data)
+        array = np.array(host)
+        if array.dtype.kind == "O" or array.dtype == np.uint64 and array.size and array.max() > _INT64_MAX:
+            array = _wide_ints(data, host, array, dtype)  # Python ints beyond int64 (uint64 or objects of them)
         source_dtype = _infer_dtype(data, array)
     return _finish(array, dtype or source_dtype, device, requires_grad)
+
+
+def _has_float(data) -> bool:
+    """Whether the (nested) sequence ``data`` holds a float, which makes PyTorch infer a floating dtype."""
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        elif isinstance(d, float):
+            return True
+    return False
+
+
+def _wide_ints(data, host, array, dtype):
+    """The array of ``data`` that holds a Python int beyond int64: floats where the tensor is to be floating, as in
+    PyTorch; else PyTorch's ValueError. ``array`` is NumPy's own attempt (uint64 or objects)."""
+    floating = dtype.is_floating_point if dtype is not None else _has_float(data)
+    if floating:
+        try:
+            return np.array(host, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    elif array.dtype.kind == "u" or _has_int(data):
+        raise ValueError("Overflow when unpacking long long")
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _has_int(data) -> bool:
+    """Whether the (nested) sequence ``data`` holds a Python int (not a bool)."""
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        elif isinstance(d, int) and not isinstance(d, bool):
+            return True
+    return False
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -109,24 +200,26 @@ def from_numpy(ndarray):
     return Tensor._make(ndarray, _cpu)
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+def _filled(fill, name, size, dtype, device, requires_grad):
     dtype = dtype or _dtype.get_default_dtype()
-    return _finish(fill(_shape(size), dtype.np), None, device, requires_grad)
+    itemsize = dtype.np.itemsize
+    shape = _shape(size, name, itemsize)
+    return _finish(_allocated(fill, shape, itemsize, shape, dtype.np), None, device, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of zeros of the given size."""
-    return _filled(np.zeros, size, dtype, device, requires_grad)
+    return _filled(np.zeros, "zeros", size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of ones of the given size."""
-    return _filled(np.ones, size, dtype, device, requires_grad)
+    return _filled(np.ones, "ones", size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """Returns an uninitialized tensor of the given size (zeros, in this implementation)."""
-    return _filled(np.zeros, size, dtype, device, requires_grad)
+    return _filled(np.zeros, "empty", size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -134,7 +227,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dtype.bool if isinstance(fill_value, bool) else _dtype.int64 if isinstance(
             fill_value, numbers.Integral) else _dtype.get_default_dtype()
-    return _finish(np.full(_shape((size,)), fill_value, dtype=dtype.np), None, device, requires_grad)
+    shape = _shape((size,), "full", dtype.np.itemsize)
+    return _finish(_allocated(np.full, shape, dtype.np.itemsize, shape, fill_value, dtype=dtype.np), None, device,
+                   requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -188,13 +283,17 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns uniform samples from [0, 1) drawn from the default generator."""
     gen = (generator or default_generator).np
-    return _finish(gen.random(_shape(size)), dtype or _dtype.get_default_dtype(), device, requires_grad)
+    dtype = dtype or _dtype.get_default_dtype()
+    shape = _shape(size, "rand", dtype.np.itemsize)
+    return _finish(_allocated(gen.random, shape, dtype.np.itemsize, shape), dtype, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns standard normal samples drawn from the default generator."""
     gen = (generator or default_generator).np
-    return _finish(gen.standard_normal(_shape(size)), dtype or _dtype.get_default_dtype(), device, requires_grad)
+    dtype = dtype or _dtype.get_default_dtype()
+    shape = _shape(size, "randn", dtype.np.itemsize)
+    return _finish(_allocated(gen.standard_normal, shape, dtype.np.itemsize, shape), dtype, device, requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -202,7 +301,10 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if size is None:
         low, high, size = 0, low, high
     gen = (generator or default_generator).np
-    return _finish(gen.integers(low, high, size=_shape((size,))), dtype or _dtype.int64, device, requires_grad)
+    dtype = dtype or _dtype.int64
+    shape = _shape((size,), "randint", dtype.np.itemsize)
+    return _finish(_allocated(gen.integers, shape, dtype.np.itemsize, low, high, size=shape), dtype, device,
+                   requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

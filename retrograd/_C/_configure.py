@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _tensor
 from .._device import cpu
+from ..backends import numpy_backend
 from ..autograd import (accumulate_grad, anomaly_mode, engine, grad_mode, graph, graph_task, input_buffer,
                         saved_variable, variable)
 from ..ops import _call, _compiled, _node
@@ -46,6 +47,7 @@ def namespace() -> types.SimpleNamespace:
         # the ops
         OpNode=_node.OpNode, nothing_saved=_call.NOTHING_SAVED, describe=_call.describe,
         mark_views=_call.mark_views, promote=_call.promote, float_dtypes=_compiled.FLOAT_DTYPES,
+        FP_STATE=numpy_backend.FP_STATE, FP_QUIET=numpy_backend.FP_QUIET,  # Note [NumPy's floating-point warnings]
         # the libraries, as the Python code uses them
         numpy=np, heappush=heapq.heappush, heappop=heapq.heappop, RLock=type(threading.RLock()),
     )

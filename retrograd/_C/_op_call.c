@@ -30,6 +30,8 @@ static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_f
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
 static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_cls, *view_default, *view_no_grad,
     *view_inference;
+static PyObject *fp_state, *fp_quiet;  /* See Note [NumPy's floating-point warnings] in backends/numpy_backend.py */
+static int fp_contextvar = 0;  /* fp_state is a ContextVar, which this code sets; else every call goes to Python */
 static int configured = 0;
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
 static int interposed = 0;  /* set_interposed(True): interposers are active, every call goes to Python (Note [Op call
@@ -66,6 +68,8 @@ static const Binding bindings[] = {
     {"VIEW_DEFAULT", &view_default, BIND_ANY},
     {"VIEW_NO_GRAD_MODE", &view_no_grad, BIND_ANY},
     {"VIEW_INFERENCE_MODE", &view_inference, BIND_ANY},
+    {"FP_STATE", &fp_state, BIND_ANY},
+    {"FP_QUIET", &fp_quiet, BIND_ANY},
 };
 #define N_BINDINGS ((int)(sizeof(bindings) / sizeof(bindings[0])))
 
@@ -145,6 +149,7 @@ configure(PyObject *module, PyObject *ns)
     if (ndarray_type == NULL || asarray_fn == NULL)
         return NULL;
     PyDict_Clear(metas_cache);
+    fp_contextvar = PyContextVar_CheckExact(fp_state);
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -607,11 +612,48 @@ ufunc_args(PyObject *entry, PyObject *forward, PyObject *const *args, Py_ssize_t
     return declared_args(entry, args, nargs);  /* which also checks the entry's form */
 }
 
+/* Sets NumPy's error state to FP_QUIET for the forward: a token for fp_restore (Py_None where it already is,
+ * inside a backward pass), or NULL with an error set. See Note [NumPy's floating-point warnings]. */
+static PyObject *
+fp_quiet_on(void)
+{
+    PyObject *current;
+    if (PyContextVar_Get(fp_state, NULL, &current) < 0)
+        return NULL;
+    Py_XDECREF(current);  /* only compared: FP_QUIET stays bound here */
+    if (current == fp_quiet)
+        Py_RETURN_NONE;
+    return PyContextVar_Set(fp_state, fp_quiet);
+}
+
+/* Resets NumPy's error state set by fp_quiet_on (NULL: none was set), keeping any error being raised: 0, or -1
+ * with an error set. */
+static int
+fp_restore(PyObject *token)
+{
+    if (token == NULL)
+        return 0;
+    if (token == Py_None) {
+        Py_DECREF(token);
+        return 0;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int rc = PyContextVar_Reset(fp_state, token);
+    Py_DECREF(token);
+    if (type != NULL) {
+        if (rc < 0)
+            PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+    }
+    return rc;
+}
+
 static PyObject *
 call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf) - 1;
-    if (nargs < 0 || !configured || !enabled || interposed || !PyTuple_Check(argv[0]) ||
+    if (nargs < 0 || !configured || !enabled || interposed || !fp_contextvar || !PyTuple_Check(argv[0]) ||
         PyTuple_GET_SIZE(argv[0]) != S_COUNT || nargs > MAX_ARGS)
         /* not set up, switched off, interposed, or not a spec this code reads: the Python path */
         Py_RETURN_NONE;
@@ -683,7 +725,11 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     PyObject *forward = PyObject_GetAttr(PyTuple_GET_ITEM(spec, S_OP), s_forward);  /* read per call, as in Python */
     if (forward == NULL)
         return NULL;
-    PyObject *kernel = PyTuple_GET_ITEM(spec, S_KERNEL), *out;
+    PyObject *kernel = PyTuple_GET_ITEM(spec, S_KERNEL), *out, *quiet = NULL;
+    if (PyTuple_GET_ITEM(spec, S_VIEW) != Py_True && (quiet = fp_quiet_on()) == NULL) {  /* a view computes nothing */
+        Py_DECREF(forward);
+        return NULL;
+    }
     Py_ssize_t n_ufunc = ufunc_args(PyTuple_GET_ITEM(spec, S_UFUNC), forward, args, nargs);
     if (n_ufunc > 0) {  /* a forward declared by forward_is_ufunc: the ufunc itself */
         out = PyObject_Vectorcall(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, S_UFUNC), 1), arrays, n_ufunc, NULL);
@@ -700,7 +746,10 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     }
     Py_DECREF(forward);
     if (out == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {  /* uint8 + 1000: the Python path widens */
+        fp_restore(quiet);
+        /* uint8 + 1000: the Python path widens; NumPy's ValueError (shapes that do not broadcast): the
+         * Python path raises PyTorch's error in its place */
+        if (PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyErr_Clear();
             Py_RETURN_NONE;
         }
@@ -708,26 +757,34 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     }
     if (Py_TYPE(out) != (PyTypeObject *)ndarray_type)
         Py_SETREF(out, PyObject_CallOneArg(asarray_fn, out));
-    if (out == NULL)
+    if (out == NULL) {
+        fp_restore(quiet);
         return NULL;
+    }
     PyObject *out_dtype = PyObject_GetAttr(out, s_dtype);
-    if (out_dtype == NULL)
+    if (out_dtype == NULL) {
+        fp_restore(quiet);
         goto fail_out;
+    }
     Py_DECREF(out_dtype);
     if (PyTuple_GET_ITEM(spec, S_PROMOTE) == Py_True && out_dtype != dt) {
         PyObject *call_args = args_tuple(args, nargs);
-        if (call_args == NULL)
+        PyObject *promoted = call_args == NULL ? NULL :
+            PyObject_CallFunctionObjArgs(promote_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, out, NULL);
+        Py_XDECREF(call_args);
+        if (promoted == NULL) {
+            fp_restore(quiet);
             goto fail_out;
-        PyObject *promoted = PyObject_CallFunctionObjArgs(promote_fn, PyTuple_GET_ITEM(spec, S_OP), call_args, out,
-                                                          NULL);
-        Py_DECREF(call_args);
-        if (promoted == NULL)
-            goto fail_out;
+        }
         Py_SETREF(out, promoted);
-        if ((out_dtype = PyObject_GetAttr(out, s_dtype)) == NULL)
+        if ((out_dtype = PyObject_GetAttr(out, s_dtype)) == NULL) {
+            fp_restore(quiet);
             goto fail_out;
+        }
         Py_DECREF(out_dtype);
     }
+    if (fp_restore(quiet) < 0)
+        goto fail_out;
     PyObject *res = new_tensor(Tensor_type, t_off, out, cpu_device, zero);
     if (res == NULL)
         goto fail_out;

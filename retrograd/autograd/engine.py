@@ -88,11 +88,11 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-import warnings
 
 from .. import _C
 from .._device import cpu as _cpu
 from .._errors import _internal_assert
+from ..backends.numpy_backend import quiet_numpy, quietly
 from . import grad_mode
 from .anomaly_mode import _Anomaly, check_nan, running
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
@@ -101,8 +101,8 @@ from .input_buffer import InputBuffer
 from .interrupts import delivered_on_return
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
-           "is_checkpoint_valid", "set_multithreading_enabled", "validate_outputs",
-           "use_compiled_loop", "compiled_loop_in_use"]
+           "is_checkpoint_valid", "set_multithreading_enabled", "validate_outputs", "use_compiled_loop",
+           "compiled_loop_in_use"]
 
 _grad_state = grad_mode.state
 
@@ -167,7 +167,7 @@ class Engine:
         """
         if _loop is not None and not outputs and local.worker_device == NO_DEVICE:
             # a .backward() pass driven by this thread: the same steps, compiled (Note [The compiled loop])
-            captured = _loop.execute(self, roots, inputs, keep_graph, create_graph)
+            captured = quietly(_loop.execute, self, roots, inputs, keep_graph, create_graph)  # as thread_main
             if captured is not NotImplemented:
                 return captured
         inputs = validate_outputs(roots, list(inputs))
@@ -233,6 +233,7 @@ class Engine:
                     local.total_depth -= 1
 
     # -- step 3 --------------------------------------------------------------------------------
+    @quiet_numpy  # once per pass, and for good on the engine's own threads: Note [NumPy's floating-point warnings]
     def thread_main(self, graph_task, first=None) -> None:
         """Pops and runs tasks until ``graph_task`` completes (forever for a device thread).
 

@@ -23,16 +23,20 @@ from ..autograd.graph import _next_sequence_nr, before_inplace_write, input_meta
 from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge, move_retains_grad, new_view_creation
 from ..backends import get_backend
+from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._compiled import compiled_module
 
-__all__ = ["call_op", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote", "forward_wide", "mark_views", "describe", "device_error", "NOTHING_SAVED",
-           "VIEW_LINK_FIELDS"]
+__all__ = ["call_op", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
+           "forward_wide", "forward_error", "broadcast_error", "mark_views", "describe", "device_error",
+           "NOTHING_SAVED", "VIEW_LINK_FIELDS"]
 
 _grad_state = grad_mode.state
 _census = grad_mode.census
 _ndarray = np.ndarray
 NOTHING_SAVED = ()  # the saved tuple of a node whose needed formulas save nothing
 _PENDING = object()  # a saved slot for the result, filled once the outputs exist
+_fp_quiet = FP_STATE.set  # See Note [NumPy's floating-point warnings]
+_fp_reset = FP_STATE.reset
 
 
 def _result_dtype(op, args):
@@ -80,6 +84,31 @@ def promote(op, args, out):
     if want is None or op.promote == "float" and not want.is_floating_point:
         want = _dtype.get_default_dtype()
     return out if out.dtype == want.np else out.astype(want.np)
+
+
+def broadcast_error(shapes):
+    """PyTorch's error for shapes that do not broadcast, taken pairwise in order (``infer_size``); None if they do."""
+    out = ()
+    for shape in shapes:
+        n = max(len(out), len(shape))
+        a = (1,) * (n - len(out)) + tuple(out)
+        b = (1,) * (n - len(shape)) + tuple(shape)
+        for d in range(n - 1, -1, -1):
+            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+                return RuntimeError(f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at "
+                                    f"non-singleton dimension {d}")
+        out = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return None
+
+
+def forward_error(op, vals, exc):
+    """What to raise for the ValueError ``exc`` of ``op``'s forward on ``vals`` (its arrays): PyTorch's error where
+    NumPy could not broadcast the tensor arguments, else ``exc`` itself."""
+    if "could not be broadcast" in str(exc):
+        err = broadcast_error([vals[i].shape for i in op.tensor_pos if i < len(vals) and hasattr(vals[i], "shape")])
+        if err is not None:
+            return err
+    return exc
 
 
 def forward_wide(op, xp, vals):
@@ -236,20 +265,27 @@ def run_op(op, args, inplace=None):
     if device is None:
         device = _cpu
     xp = np if device is _cpu else get_backend(device.type).xp
+    quiet = not op.view and _fp_quiet(FP_QUIET)  # See Note [NumPy's floating-point warnings]
     try:
-        out = op.forward(xp, *vals)
-    except OverflowError:  # a Python int too large for the array's dtype, see forward_wide
-        out = forward_wide(op, xp, vals)
+        try:
+            out = op.forward(xp, *vals)
+        except OverflowError:  # a Python int too large for the array's dtype, see forward_wide
+            out = forward_wide(op, xp, vals)
+        except ValueError as exc:
+            raise forward_error(op, vals, exc) from None
 
-    # Wrap the results, applying PyTorch's dtype rules where NumPy's differ.
-    outs = tuple(out) if op.multi_output else (out,)
-    arrays = []
-    for j, o in enumerate(outs):
-        if type(o) is not _ndarray:
-            o = xp.asarray(o)
-        if op.promote is not None and j == 0 and (mixed or o.dtype != first_dt):
-            o = promote(op, args, o)
-        arrays.append(o)
+        # Wrap the results, applying PyTorch's dtype rules where NumPy's differ.
+        outs = tuple(out) if op.multi_output else (out,)
+        arrays = []
+        for j, o in enumerate(outs):
+            if type(o) is not _ndarray:
+                o = xp.asarray(o)
+            if op.promote is not None and j == 0 and (mixed or o.dtype != first_dt):
+                o = promote(op, args, o)
+            arrays.append(o)
+    finally:
+        if quiet:
+            _fp_reset(quiet)
 
     record = requires_grad and op.differentiable and _grad_state.grad_enabled and not (
         _census.threads and _grad_state.inference)  # See Note [Inference tensors]
@@ -262,7 +298,11 @@ def run_op(op, args, inplace=None):
             rebased = (inplace._grad_fn, inplace._output_nr)
 
     if inplace is not None:
-        results = (_write_inplace(op, inplace, arrays[0]),)
+        quiet = _fp_quiet(FP_QUIET)  # a cast of nan or inf into an integer tensor
+        try:
+            results = (_write_inplace(op, inplace, arrays[0]),)
+        finally:
+            _fp_reset(quiet)
     else:
         if op.device_pos is not None and args[op.device_pos] is not None:
             device = args[op.device_pos]  # the op moved its result to another device

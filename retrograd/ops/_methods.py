@@ -21,15 +21,17 @@ from .joining import split
 from .linalg import matmul
 from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, reciprocal,
                         remainder, sub, where)
-from .shape import broadcast_to, expand, flip, permute, repeat, reshape, shape_arg, transpose, view
+from .shape import broadcast_to, expand, expanded_shape, flip, permute, repeat, reshape, shape_arg, transpose, view
 from .copy import sum_to_size, to
 
 __all__ = ["attach"]
 
 
-def _shape_method(fn):
+def _shape_method(fn, param="size"):
+    name = fn.__name__
+
     def method(self, *shape):
-        return fn(self, shape_arg(shape))
+        return fn(self, shape_arg(shape, name, param))
     method.__name__ = fn.__name__
     method.__doc__ = fn.__doc__
     return method
@@ -63,7 +65,7 @@ def _repeat_method(self, *repeats):
     """
     if not repeats:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
-    return repeat(self, shape_arg(repeats))
+    return repeat(self, shape_arg(repeats, "repeat", "repeats"))
 
 
 _repeat_method.__name__ = _repeat_method.__qualname__ = "repeat"
@@ -93,7 +95,7 @@ def attach() -> None:
     T.greater = gt
     T.less = lt
     T.view = _shape_method(view)
-    T.reshape = _shape_method(reshape)
+    T.reshape = _shape_method(reshape, "shape")
     T.expand = _shape_method(expand)
     T.repeat = _repeat_method
     T.broadcast_to = lambda self, size: broadcast_to(self, size)
@@ -188,5 +190,7 @@ def attach() -> None:
         extra = value.dim() - target.dim()
         if extra > 0 and all(s == 1 for s in value.shape[:extra]):  # leading 1s go, as PyTorch's setitem
             value = value.reshape(tuple(value.shape[extra:]))
+        if value.shape != target.shape:
+            expanded_shape(value.shape, target.shape)  # PyTorch expands the value: its errors
         T.copy_(target, value)
     T.__setitem__ = __setitem__

@@ -17,7 +17,9 @@ from ..autograd.graph import Edge, _next_sequence_nr, make_edge
 from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge
 from ..backends import get_backend
-from ._call import NOTHING_SAVED, call_op, interposition, describe, device_error, forward_wide, mark_views, promote
+from ..backends.numpy_backend import FP_QUIET, FP_STATE
+from ._call import (NOTHING_SAVED, call_op, describe, device_error, forward_error, forward_wide, interposition,
+                    mark_views, promote)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
@@ -86,7 +88,8 @@ def build_fast_call(op, public_params, names, env):
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
-               _describe=describe, _forward_wide=forward_wide, _interposition=interposition)
+               _describe=describe, _forward_wide=forward_wide, _forward_error=forward_error,
+               _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     lines = [f"def {op.name}({public_params}):",
@@ -121,22 +124,35 @@ def build_fast_call(op, public_params, names, env):
             "    else:",
             f"        {a} = {n}",
         ]
+    arrays = f"{', '.join(arr[n] for n in names)}{',' if len(names) == 1 else ''}"
     lines += [
         "    if device is None or device is _cpu:",
         "        device = _cpu",
         "        xp = _np",
         "    else:",
         "        xp = _xp_of(device)",
-        "    try:",
-        f"        out = _op.forward(xp, {', '.join(arr[n] for n in names)})",
-        "    except OverflowError:",
-        f"        out = _forward_wide(_op, xp, ({', '.join(arr[n] for n in names)},))",
-        "    if type(out) is not _ndarray:",
-        "        out = xp.asarray(out)",
+    ]
+    # See Note [NumPy's floating-point warnings]; a view op computes nothing.
+    pad = "    " if op.view else "        "
+    if not op.view:
+        lines += ["    quiet = _fp_quiet(_FP_QUIET)",
+                  "    try:"]
+    lines += [
+        f"{pad}try:",
+        f"{pad}    out = _op.forward(xp, {arrays})",
+        f"{pad}except OverflowError:",
+        f"{pad}    out = _forward_wide(_op, xp, ({arrays}))",
+        f"{pad}except ValueError as exc:",
+        f"{pad}    raise _forward_error(_op, ({arrays}), exc) from None",
+        f"{pad}if type(out) is not _ndarray:",
+        f"{pad}    out = xp.asarray(out)",
     ]
     if op.promote is not None:
-        lines += ["    if mixed or out.dtype is not dt:",
-                  f"        out = _promote(_op, {args_tuple}, out)"]
+        lines += [f"{pad}if mixed or out.dtype is not dt:",
+                  f"{pad}    out = _promote(_op, {args_tuple}, out)"]
+    if not op.view:
+        lines += ["    finally:",
+                  "        _fp_reset(quiet)"]
     lines += [
         "    res = _new(_Tensor)",
         "    res._data = out",

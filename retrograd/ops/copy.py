@@ -77,7 +77,7 @@ def contiguous(self, memory_format=None):
 
 def sum_to_size(input, *size):
     """Sums ``input`` down to ``size``, which must broadcast to its shape (the reverse of expand)."""
-    shape = shape_arg(size)
+    shape = shape_arg(size, "sum_to_size")
     in_shape = input._data.shape
     if in_shape == shape:
         return input

@@ -197,7 +197,15 @@ def _gather(xp, input, dim, index, *, sparse_grad=False):
     if part.shape[:d] + part.shape[d + 1:] != index.shape[:d] + index.shape[d + 1:]:
         raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be smaller "
                            f"than self {list(input.shape)} apart from dimension {d}")
+    _check_index_bounds(index, input.shape[d], d)
     return xp.take_along_axis(part, index, axis=d)
+
+
+def _check_index_bounds(index, size, dim):
+    """PyTorch's RuntimeError for the first entry of ``index`` outside ``[0, size)`` (NumPy wraps a negative one)."""
+    if index.size and (index.min() < 0 or index.max() >= size):
+        bad = index[(index < 0) | (index >= size)].reshape(-1)[0]
+        raise RuntimeError(f"index {int(bad)} is out of bounds for dimension {dim} with size {size}")
 
 
 gather = defop("gather", _gather, method=True,
@@ -275,6 +283,8 @@ scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("in
 
 
 def _index_select(xp, input, dim, index):
+    if index.dtype != xp.int64 and index.dtype != xp.int32:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.ndim == 0:  # the only valid index is 0
@@ -282,7 +292,10 @@ def _index_select(xp, input, dim, index):
         if index.size != 1 or index.reshape(-1)[0] != 0:
             raise IndexError("index_select(): Index out of range in self")
         return input.copy()
-    return xp.take(input, index, axis=_wrap_dim(dim, input.ndim))
+    d = _wrap_dim(dim, input.ndim)
+    if index.size and (index.min() < 0 or index.max() >= input.shape[d]):  # NumPy would wrap a negative one
+        raise IndexError("index out of range in self")
+    return xp.take(input, index, axis=d)
 
 
 index_select = defop("index_select", _index_select, method=True,

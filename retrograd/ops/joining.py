@@ -11,7 +11,7 @@ from ._declarations import defop, tensor_method
 
 def _cat(xp, tensors, dim=0):
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # PyTorch's type, from its binding
     arrays = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     d = _wrap_dim(dim, arrays[0].ndim)
     dtype = arrays[0].dtype

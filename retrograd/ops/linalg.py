@@ -15,10 +15,51 @@ from .joining import cat
 from ._grad_utils import matmul_backward
 
 
+# The C++ names of the dtypes, as PyTorch's mm spells them in its dtype error.
+_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+              "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def _cpp_name(dt):
+    return _CPP_NAMES.get(dt.name, dt.name)
+
+
+def _same_dtype(kind, a, b):
+    """Raises PyTorch's error where the two operands of a matrix product differ in dtype (it does not promote).
+
+    ``kind`` names the kernel whose error PyTorch raises: ``mm``, ``bmm``, ``mv`` or ``dot``.
+    """
+    if a.dtype == b.dtype:
+        return
+    name = _dtype.scalar_type_name
+    if kind == "mm":
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a.dtype)} != "
+                           f"{_cpp_name(b.dtype)}")
+    if kind == "bmm":
+        raise RuntimeError(f"expected scalar type {name(a.dtype)} but found {name(b.dtype)}")
+    if kind == "mv":  # PyTorch's mv is an addmv into a tensor of the vector's dtype
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {name(b.dtype)}, {name(a.dtype)}, "
+                           f"and {name(b.dtype)}")
+    raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {name(a.dtype)} and {name(b.dtype)}")
+
+
+def _matmul_kind(input, other):
+    """The kernel PyTorch's matmul runs for operands of these dims (the one whose dtype error it raises)."""
+    if input.ndim == 1 and other.ndim == 1:
+        return "dot"
+    if other.ndim == 1 and input.ndim >= 2:
+        return "mv"
+    if other.ndim == 2 and input.ndim != 2 and input.ndim >= 1 or input.ndim <= 2 and other.ndim == 2:
+        return "mm"
+    return "bmm"
+
+
 def _matmul(xp, input, other):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
+    if input.dtype != other.dtype:
+        _same_dtype(_matmul_kind(input, other), input, other)
     try:
         return xp.matmul(input, other)
     except ValueError:
@@ -44,6 +85,7 @@ def _mm(xp, input, mat2):
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
+    _same_dtype("mm", input, mat2)
     return _matmul(xp, input, mat2)
 
 
@@ -57,6 +99,7 @@ def _bmm(xp, input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
+    _same_dtype("bmm", input, mat2)
     return _matmul(xp, input, mat2)
 
 
@@ -68,6 +111,7 @@ bmm = defop("bmm", _bmm, method=True, promote="binary",
 def _mv(xp, input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+    _same_dtype("mv", input, vec)
     return _matmul(xp, input, vec)
 
 
@@ -79,6 +123,7 @@ mv = defop("mv", _mv, method=True, promote="binary",
 def _dot(xp, input, tensor):
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    _same_dtype("dot", input, tensor)
     if input.shape != tensor.shape:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{tensor.shape[0]}] "
                            "to have the same number of elements, but got "
@@ -115,7 +160,37 @@ trace = defop("trace", _trace, method=True, input=_trace_backward)
 
 
 def _einsum_forward(xp, equation, operands):
-    return xp.einsum(equation, *operands)
+    for o in operands[1:]:
+        _same_dtype("bmm", operands[0], o)  # PyTorch contracts with bmm, which does not promote
+    try:
+        return xp.einsum(equation, *operands)
+    except ValueError:
+        err = _einsum_size_error(equation, [o.shape for o in operands])
+        if err is None:
+            raise
+        raise err from None
+
+
+def _einsum_size_error(equation, shapes):
+    """PyTorch's error for operand sizes that ``equation``'s subscripts do not allow, or None."""
+    ins, _, _ = _parse_einsum(equation, shapes)
+    named = set(equation)  # the letters an ellipsis was spelt out with are not
+    seen = {}
+    for k, (sub, shape) in enumerate(zip(ins, shapes, strict=True)):
+        mine = {}
+        for c, n in zip(sub, shape):
+            if c in mine and mine[c] != n and c in named:
+                return RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, "
+                                    f"{n} != {mine[c]}")
+            mine[c] = n
+        for c, n in mine.items():
+            prev = seen.get(c)
+            if prev is not None and prev != n and prev != 1 and n != 1 and c in named:
+                return RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
+                                    f"with previously seen size {prev}")
+            if prev is None or prev == 1:
+                seen[c] = n
+    return None
 
 
 def _parse_einsum(equation, shapes):
@@ -300,11 +375,20 @@ def _fused(xp, input, product, beta, alpha):
     return out + (input if beta == 1 else input * beta)
 
 
+def _same_dtype_addmm(input, mat1, mat2):
+    """PyTorch's dtype errors of addmm (and addbmm): self, then mat1, against mat2."""
+    for name, a in (("self", input), ("mat1", mat1)):
+        if getattr(a, "dtype", mat2.dtype) != mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_dtype.scalar_type_name(a.dtype)} "
+                               f"and {_dtype.scalar_type_name(mat2.dtype)}")
+
+
 def _addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
     if mat1.ndim != 2:
         raise RuntimeError("mat1 must be a matrix, got " + str(mat1.ndim) + "-D tensor")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix, got " + str(mat2.ndim) + "-D tensor")
+    _same_dtype_addmm(input, mat1, mat2)
     return _fused(xp, input, _matmul(xp, mat1, mat2), beta, alpha)
 
 
@@ -317,6 +401,11 @@ addmm = defop("addmm", _addmm, method=True, inplace=True, promote="binary",
 def _addmv(xp, input, mat, vec, *, beta=1, alpha=1):
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    dts = [getattr(a, "dtype", mat.dtype) for a in (input, mat, vec)]
+    if dts[0] != dts[1] or dts[1] != dts[2]:
+        names = [_dtype.scalar_type_name(d) for d in dts]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
+                           f"{names[2]}")
     return _fused(xp, input, _matmul(xp, mat, vec), beta, alpha)
 
 
@@ -331,6 +420,10 @@ def _baddbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
+    _same_dtype("bmm", batch1, batch2)
+    if getattr(input, "dtype", batch1.dtype) != batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp_name(input.dtype)}, batch1: "
+                           f"{_cpp_name(batch1.dtype)}, batch2: {_cpp_name(batch2.dtype)}")
     return _fused(xp, input, _matmul(xp, batch1, batch2), beta, alpha)
 
 
@@ -345,6 +438,7 @@ def _addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
+    _same_dtype_addmm(input, batch1, batch2)
     return _fused(xp, input, _matmul(xp, batch1, batch2).sum(0), beta, alpha)
 
 

@@ -259,7 +259,15 @@ minimum = defop("minimum", ufunc("minimum", "input", "other"), method=True, prom
                 input=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(input > other, 0.),
                 other=lambda grad, input, other: where(input == other, grad / 2, grad).masked_fill(other > input, 0.))
 
-where = defop("where", lambda xp, condition, input, other: xp.where(condition, input, other), promote="binary",
+def _where(xp, condition, input, other):
+    kind = getattr(condition, "dtype", xp.dtype(bool))
+    if kind != xp.bool_ and kind != xp.uint8:  # PyTorch still takes uint8 masks (with a deprecation warning)
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_dtype.scalar_type_name(kind)}")
+    return xp.where(condition, input, other)
+
+
+where = defop("where", _where, promote="binary",
               tensor_args=("condition", "input", "other"),
               input=lambda grad, condition: where(condition, grad, 0.),
               other=lambda grad, condition: where(condition, 0., grad))

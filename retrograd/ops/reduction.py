@@ -180,13 +180,30 @@ def _evenly_distribute(grad, input, result, dim=None, keepdim=False):
     return _where(mask, g / count, 0.)
 
 
+def _empty_reduction(name, input, axis, error=RuntimeError):
+    """Raises PyTorch's error for a max-like reduction of the empty ``input`` over ``axis`` (None: all of it), which
+    has no identity: ``error`` over everything, IndexError over an empty dim; returns where the result is empty."""
+    if axis is None:
+        if error is IndexError:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                    "dim with the 'dim' argument.")
+    for d in (axis,) if isinstance(axis, int) else axis:
+        if input.ndim and input.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _amax(xp, input, dim=(), keepdim=False):
     axis = None if dim == () or dim is None else _axis(dim, input.ndim)
+    if not input.size:
+        _empty_reduction("amax", input, axis)
     return xp.amax(input, axis=axis, keepdims=keepdim)
 
 
 def _amin(xp, input, dim=(), keepdim=False):
     axis = None if dim == () or dim is None else _axis(dim, input.ndim)
+    if not input.size:
+        _empty_reduction("amin", input, axis)
     return xp.amin(input, axis=axis, keepdims=keepdim)
 
 
@@ -246,6 +263,8 @@ log_softmax = defop("log_softmax", _log_softmax, method=True, promote="float", i
 
 
 def _argmax(xp, input, dim=None, keepdim=False):
+    if not input.size:
+        _empty_reduction("argmax", input, None if dim is None else _wrap(dim, input.ndim), IndexError)
     if dim is None:
         out = xp.argmax(input.reshape(-1))
         return out.reshape((1,) * input.ndim) if keepdim else out
@@ -254,6 +273,8 @@ def _argmax(xp, input, dim=None, keepdim=False):
 
 
 def _argmin(xp, input, dim=None, keepdim=False):
+    if not input.size:
+        _empty_reduction("argmin", input, None if dim is None else _wrap(dim, input.ndim), IndexError)
     if dim is None:
         out = xp.argmin(input.reshape(-1))
         return out.reshape((1,) * input.ndim) if keepdim else out
@@ -268,6 +289,8 @@ argmin = defop("argmin", _argmin, method=True)
 def _extreme_along(arg):
     """The forward of max/min along a dim: (values, indices), with ``arg`` NumPy's argmax or argmin."""
     def forward(xp, input, dim, keepdim=False):
+        if not input.size:
+            _empty_reduction(arg[3:], input, _wrap(dim, input.ndim))
         idx = getattr(xp, arg)(input, axis=dim) if input.ndim else xp.asarray(0)
         idx_k = xp.expand_dims(idx, dim) if input.ndim else idx
         values = xp.take_along_axis(input, idx_k, axis=dim) if input.ndim else input
@@ -296,9 +319,21 @@ _max_dim_op = defop("max_dim", _max_dim, multi_output=True, public=False, node_n
                     input=_select_backward)
 _min_dim_op = defop("min_dim", _min_dim, multi_output=True, public=False, node_name="Min",
                     input=_select_backward)
-_max_all = defop("max_all", lambda xp, input: xp.amax(input), public=False, node_name="MaxBackward1",
+def _max_all_forward(xp, input):
+    if not input.size:
+        _empty_reduction("max", input, None)
+    return xp.amax(input)
+
+
+def _min_all_forward(xp, input):
+    if not input.size:
+        _empty_reduction("min", input, None)
+    return xp.amin(input)
+
+
+_max_all = defop("max_all", _max_all_forward, public=False, node_name="MaxBackward1",
                  input=lambda grad, input, result: _evenly_distribute(grad, input, result))
-_min_all = defop("min_all", lambda xp, input: xp.amin(input), public=False, node_name="MinBackward1",
+_min_all = defop("min_all", _min_all_forward, public=False, node_name="MinBackward1",
                  input=lambda grad, input, result: _evenly_distribute(grad, input, result))
 
 

@@ -6,17 +6,25 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _creation, _dtype
+from .._size import ints
 from .._tensor import INFERENCE_COUNTER, _wrap_dim
 from ..autograd import grad_mode
 from ._declarations import defop, passthrough, tensor_method
 from ._inplace import check_inplace
 
 
-def shape_arg(shape):
-    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
+def shape_arg(shape, name="view", param="size"):
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``; anything but ints raises PyTorch's TypeError
+    for the parameter ``param`` of the method ``name``."""
+    try:
+        return ints(shape, name, param)
+    except TypeError:
+        if name != "view":
+            raise
+        # view has two signatures (sizes, or a dtype): PyTorch's error names the arguments' types
+        got = ", ".join(type(s).__name__ for s in shape)
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:"
+                        ) from None
 
 
 def _infer(shape, numel):
@@ -166,7 +174,7 @@ def _squeeze(xp, input, dim=None):
     if dim is None:
         return xp.reshape(input, tuple(s for s in input.shape if s != 1))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = tuple(_wrap_dim(d, input.ndim) for d in dims) if input.ndim else ()
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)  # a 0-d tensor's dims are [-1, 0], as PyTorch's
     keep = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
     return xp.reshape(input, keep)  # a dim whose size is not 1 stays, as PyTorch
 
@@ -276,18 +284,24 @@ def _expand(xp, input, size):
         out = np.ndarray(size, input.dtype, input, 0, (0,) * len(size))  # by position: faster than by keyword
         out.setflags(write=False)  # cheaper than going through out.flags
         return out
-    if len(size) < input.ndim:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size=[{', '.join(map(str, size))}]): the "
+    return xp.broadcast_to(input, expanded_shape(input.shape, size))
+
+
+def expanded_shape(shape, size):
+    """The shape ``expand(size)`` gives a tensor of ``shape`` (``-1`` kept); raises PyTorch's errors where it cannot."""
+    ndim = len(shape)
+    if len(size) < ndim:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size=[{', '.join(map(str, size))}]): the "
                            f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
-                           f"dimensions in the tensor ({input.ndim})")
-    lead = len(size) - input.ndim
-    target = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(size))
-    for i in range(input.ndim):
-        if input.shape[i] != 1 and input.shape[i] != target[lead + i]:
+                           f"dimensions in the tensor ({ndim})")
+    lead = len(size) - ndim
+    target = tuple(shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(size))
+    for i in range(ndim):
+        if shape[i] != 1 and shape[i] != target[lead + i]:
             raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match the existing size "
-                               f"({input.shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: "
-                               f"{list(size)}.  Tensor sizes: {list(input.shape)}")
-    return xp.broadcast_to(input, target)
+                               f"({shape[i]}) at non-singleton dimension {lead + i}.  Target sizes: "
+                               f"{list(size)}.  Tensor sizes: {list(shape)}")
+    return target
 
 
 expand = defop("expand", _expand, view=True, input=lambda grad, input_shape: grad.sum_to_size(input_shape))
