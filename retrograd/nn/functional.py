@@ -15,7 +15,7 @@ from .._random import default_generator as _default_generator
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
 from ..ops._inplace import apply_inplace as _apply_inplace
-from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softmax
+from ..ops import addmm as _addmm, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -756,6 +756,12 @@ def linear(input, weight, bias=None):
         >>> F.linear(rg.ones(1, 3), rg.ones(2, 3), rg.tensor([0., 1.]))
         tensor([[3., 4.]])
     """
+    if bias is not None:  # PyTorch's routing: one addmm over the flattened rows where the layout allows it
+        if input.dim() == 2:
+            return _addmm(bias, input, weight.t())
+        if input.is_contiguous():
+            lead = tuple(input.shape[:-1])
+            return _addmm(bias, input.view(-1, input.shape[-1]), weight.t()).view(lead + (weight.shape[0],))
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 
