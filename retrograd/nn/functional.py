@@ -756,6 +756,9 @@ def linear(input, weight, bias=None):
         >>> F.linear(rg.ones(1, 3), rg.ones(2, 3), rg.tensor([0., 1.]))
         tensor([[3., 4.]])
     """
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+                           f"{weight.dim()}D")
     if bias is not None:  # PyTorch's routing: one addmm over the flattened rows where the layout allows it
         if input.dim() == 2:
             return _addmm(bias, input, weight.t())

@@ -303,6 +303,17 @@ def test_linear_records_pytorchs_nodes_for_each_input_layout(shape, bias, layout
         assert trees[0] == trees[1]
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_of_a_0d_input_raises_pytorchs_error(bias):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (rg, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.nn.functional.linear(lib.tensor(1.0), lib.ones(2, 3), lib.ones(2) if bias else None)
+        messages.append(str(info.value).split(",")[0])
+    assert messages[0] == messages[1] == "both arguments to linear need to be at least 1D"
+
+
 @pytest.mark.parametrize("name,call", [
     ("linear_3d", lambda F, x, w, b: F.linear(x, w, b)),
     ("layer_norm", lambda F, x, w, b: F.layer_norm(x, (4,), w, b)),
