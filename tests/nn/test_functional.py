@@ -303,6 +303,17 @@ def test_linear_records_pytorchs_nodes_for_each_input_layout(shape, bias, layout
         assert trees[0] == trees[1]
 
 
+@pytest.mark.parametrize("shapes", [{"weight": (2, 4)}, {"bias": (3,)}, {"weight": (4,), "bias": (1,)}])
+def test_layer_norm_with_an_affine_parameter_of_another_shape_raises_pytorchs_error(shapes):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (rg, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.nn.functional.layer_norm(lib.ones(2, 4), (4,), **{k: lib.ones(*v) for k, v in shapes.items()})
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear_of_a_0d_input_raises_pytorchs_error(bias):
     torch = pytest.importorskip("torch")
