@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _creation
 from .._random import default_generator as _default_generator
-from ..ops import attention as _attention, cat as _cat
+from ..ops import addmm as _addmm, attention as _attention, cat as _cat
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -144,8 +144,9 @@ def _linear(input, weight, bias):
     if input.dim() > 2:
         lead = tuple(input.shape[:-1])
         return _linear(input.reshape(-1, input.shape[-1]), weight, bias).reshape(lead + (weight.shape[0],))
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    if bias is not None:
+        return _addmm(bias, input, weight.t())
+    return input.matmul(weight.t())
 
 
 def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):

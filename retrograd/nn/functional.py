@@ -15,7 +15,7 @@ from .._random import default_generator as _default_generator
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
 from ..ops._inplace import apply_inplace as _apply_inplace
-from ..ops import log_softmax as _log_softmax, relu as _relu, softmax as _softmax
+from ..ops import addmm as _addmm, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -757,6 +757,15 @@ def linear(input, weight, bias=None):
         >>> F.linear(rg.ones(1, 3), rg.ones(2, 3), rg.tensor([0., 1.]))
         tensor([[3., 4.]])
     """
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+                           f"{weight.dim()}D")
+    if bias is not None:  # PyTorch's routing: one addmm over the flattened rows where the layout allows it
+        if input.dim() == 2:
+            return _addmm(bias, input, weight.t())
+        if input.is_contiguous():
+            lead = tuple(input.shape[:-1])
+            return _addmm(bias, input.view(-1, input.shape[-1]), weight.t()).view(lead + (weight.shape[0],))
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 
@@ -944,6 +953,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
     return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
 
 

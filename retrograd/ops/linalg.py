@@ -10,6 +10,7 @@ from .. import _dtype, return_types
 from .._creation import eye, ones, zeros
 from .._tensor import Tensor, _wrap_dim
 from . import pointwise
+from .pointwise import formula_arrays
 from ._declarations import defop, tensor_method
 from .joining import cat
 from ._grad_utils import matmul_backward
@@ -372,7 +373,11 @@ def _fused(xp, input, product, beta, alpha):
     out = product if alpha == 1 else product * alpha
     if beta == 0:
         return xp.broadcast_to(xp.zeros((), out.dtype), out.shape) + out
-    return out + (input if beta == 1 else input * beta)
+    term = input if beta == 1 else input * beta
+    if term.dtype == out.dtype and term.ndim <= out.ndim and all(
+            t in (1, o) for t, o in zip(term.shape[::-1], out.shape[::-1])):
+        return xp.add(out, term, out=out)  # the product is a fresh array: the sum goes into it
+    return out + term
 
 
 def _same_dtype_addmm(input, mat1, mat2):
@@ -392,10 +397,22 @@ def _addmm(xp, input, mat1, mat2, *, beta=1, alpha=1):
     return _fused(xp, input, _matmul(xp, mat1, mat2), beta, alpha)
 
 
+def _addmm_mat1(grad, mat2, alpha):
+    xp = formula_arrays(grad)
+    if xp is not None and alpha == 1:  # See Note [Formulas on arrays]: one product, no transpose node
+        return Tensor._make(xp.matmul(grad._data, mat2._data.T), grad._device)
+    return _scaled(grad.mm(mat2.t()), alpha)
+
+
+def _addmm_mat2(grad, mat1, alpha):
+    xp = formula_arrays(grad)
+    if xp is not None and alpha == 1:
+        return Tensor._make(xp.matmul(mat1._data.T, grad._data), grad._device)
+    return _scaled(mat1.t().mm(grad), alpha)
+
+
 addmm = defop("addmm", _addmm, method=True, inplace=True, promote="binary",
-              input=lambda grad, beta: _scaled(grad, beta),
-              mat1=lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
-              mat2=lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha))
+              input=lambda grad, beta: _scaled(grad, beta), mat1=_addmm_mat1, mat2=_addmm_mat2)
 
 
 def _addmv(xp, input, mat, vec, *, beta=1, alpha=1):

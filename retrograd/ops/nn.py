@@ -22,15 +22,18 @@ import math
 import numpy as np
 
 from .._creation import tensor, zeros
+from .._tensor import Tensor
 from ._declarations import defop
 from .joining import cat
-from .pointwise import where
+from .pointwise import formula_arrays, sigmoid_array, where
 from .shape import expand
 from .special import _kernels
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_A = 0.044715
+_SQRT_HALF = math.sqrt(0.5)
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # where the one-buffer forms below run
 
 
 def _zeros(shape, like):
@@ -512,13 +515,62 @@ def _ln_dims(input_shape, normalized_shape):
     return tuple(range(len(input_shape) - len(normalized_shape), len(input_shape)))
 
 
+def _ln_stats(xp, x, dims, eps):
+    """``(x - mean, rstd)`` over ``dims``: the centred input in a fresh buffer, and 1 / sqrt(var + eps)."""
+    inv_n = 1.0 / math.prod(x.shape[d] for d in dims)
+    centered = x - x.sum(axis=dims, keepdims=True) * x.dtype.type(inv_n)
+    sq = centered * centered
+    var = sq.sum(axis=dims, keepdims=True)
+    var *= var.dtype.type(inv_n)
+    var += var.dtype.type(eps)
+    return centered, xp.reciprocal(xp.sqrt(var, out=var), out=var)
+
+
 def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    out, _, _ = _normalize_array(xp, input, _ln_dims(input.shape, normalized_shape), eps)
+    if input.dtype not in _FUSED_DTYPES:  # half precision: NumPy's mean accumulates in float32
+        out, _, _ = _normalize_array(xp, input, _ln_dims(input.shape, normalized_shape), eps)
+        if weight is not None:
+            out = out * weight
+        return out if bias is None else out + bias
+    out, rstd = _ln_stats(xp, input, _ln_dims(input.shape, normalized_shape), eps)
+    out *= rstd  # every step below in that one buffer
     if weight is not None:
-        out = out * weight
+        out = xp.multiply(out, weight, out=out) if weight.dtype == out.dtype else out * weight
     if bias is not None:
-        out = out + bias
+        out = xp.add(out, bias, out=out) if bias.dtype == out.dtype else out + bias
     return out
+
+
+def _layer_norm_input(grad, input, normalized_shape, weight, eps):
+    dims = _ln_dims(input.shape, normalized_shape)
+    xp = formula_arrays(grad)
+    if (xp is None or input._data.dtype not in _FUSED_DTYPES or input.dtype != grad.dtype
+            or (weight is not None and weight.dtype != grad.dtype)):
+        return norm_input_backward(grad, input, weight, dims, eps, tuple(normalized_shape))
+    # See Note [Formulas on arrays]: rstd * (g - mean(g) - xhat * mean(g * xhat)), g = grad * weight
+    xhat, rstd = _ln_stats(xp, input._data, dims, eps)
+    xhat *= rstd
+    g = grad._data * weight._data if weight is not None else grad._data.copy()
+    inv_n = g.dtype.type(1.0 / math.prod(g.shape[d] for d in dims))
+    proj = (g * xhat).sum(axis=dims, keepdims=True)
+    proj *= inv_n
+    g -= g.sum(axis=dims, keepdims=True) * inv_n
+    xhat *= proj
+    g -= xhat
+    g *= rstd
+    return Tensor._make(g, grad._device)
+
+
+def _layer_norm_weight(grad, input, normalized_shape, eps):
+    dims = _ln_dims(input.shape, normalized_shape)
+    xp = formula_arrays(grad)
+    if xp is None or input._data.dtype not in _FUSED_DTYPES or input.dtype != grad.dtype:
+        return _sum_lead(grad * _xhat(input, dims, eps), input.shape, normalized_shape)
+    xhat, rstd = _ln_stats(xp, input._data, dims, eps)  # See Note [Formulas on arrays]
+    xhat *= rstd
+    xhat *= grad._data
+    lead = tuple(range(input.dim() - len(normalized_shape)))
+    return Tensor._make(xhat.sum(axis=lead) if lead else xhat, grad._device)
 
 
 def _sum_lead(t, input_shape, normalized_shape):
@@ -530,10 +582,7 @@ def _sum_lead(t, input_shape, normalized_shape):
 
 layer_norm = defop(
     "layer_norm", _layer_norm, public=False, node_name="NativeLayerNorm", promote="binary",
-    input=lambda grad, input, normalized_shape, weight, eps: norm_input_backward(
-        grad, input, weight, _ln_dims(input.shape, normalized_shape), eps, tuple(normalized_shape)),
-    weight=lambda grad, input, normalized_shape, eps: _sum_lead(
-        grad * _xhat(input, _ln_dims(input.shape, normalized_shape), eps), input.shape, normalized_shape),
+    input=_layer_norm_input, weight=_layer_norm_weight,
     bias=lambda grad, input_shape, normalized_shape: _sum_lead(grad, input_shape, normalized_shape))
 
 
@@ -750,21 +799,68 @@ def _erf_array(xp, x):
 
 
 def _gelu(xp, input, approximate="none"):
-    if approximate == "tanh":
-        return 0.5 * input * (1 + xp.tanh(_SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)))
-    if approximate != "none":
+    if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return 0.5 * input * (1 + _erf_array(xp, input / math.sqrt(2.0)))
+    if input.dtype not in _FUSED_DTYPES or not input.ndim:
+        if approximate == "tanh":
+            out = 0.5 * input * (1 + xp.tanh(_SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)))
+        else:
+            out = 0.5 * input * (1 + _erf_array(xp, input / math.sqrt(2.0)))
+        return _cast(xp, out, input) if input.dtype.kind == "f" else out  # half precision stays half
+    # float32 / float64: every pass in one buffer
+    if approximate == "tanh":
+        out = input * input
+        out *= _GELU_A
+        out += 1
+        out *= input
+        out *= _SQRT_2_OVER_PI  # sqrt(2 / pi) * (x + a x^3)
+        xp.tanh(out, out=out)
+    else:
+        out = input * _SQRT_HALF
+        _kernels(xp).erf(out, out=out)
+    out += 1
+    out *= input
+    out *= 0.5
+    return out
 
 
 def _gelu_backward(xp, grad_output, input, approximate="none"):
-    if approximate == "tanh":
-        u = _SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)
-        t = xp.tanh(u)
-        du = _SQRT_2_OVER_PI * (1 + 3 * _GELU_A * input * input)
-        return grad_output * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * du)
-    cdf = 0.5 * (1 + _erf_array(xp, input / math.sqrt(2.0)))
-    return grad_output * (cdf + input * xp.exp(-0.5 * input * input) * _INV_SQRT_2PI)
+    if input.dtype not in _FUSED_DTYPES or grad_output.dtype != input.dtype or not input.ndim:
+        if approximate == "tanh":
+            u = _SQRT_2_OVER_PI * (input + _GELU_A * input ** 3)
+            t = xp.tanh(u)
+            du = _SQRT_2_OVER_PI * (1 + 3 * _GELU_A * input * input)
+            return grad_output * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * du)
+        cdf = 0.5 * (1 + _erf_array(xp, input / math.sqrt(2.0)))
+        return grad_output * (cdf + input * xp.exp(-0.5 * input * input) * _INV_SQRT_2PI)
+    # float32 / float64: the same expressions, in two buffers
+    sq = input * input
+    if approximate == "tanh":  # 0.5 (1 + t) + 0.5 x (1 - t^2) du, t = tanh(u)
+        out = sq * _GELU_A
+        out += 1
+        out *= input
+        out *= _SQRT_2_OVER_PI
+        xp.tanh(out, out=out)  # t
+        sq *= 3 * _GELU_A
+        sq += 1
+        sq *= _SQRT_2_OVER_PI  # du
+        sq *= input
+        sq *= 0.5
+        sq *= 1 - out * out  # 0.5 x (1 - t^2) du
+        out += 1
+        out *= 0.5
+    else:  # Phi(x) + x phi(x)
+        out = input * _SQRT_HALF
+        _kernels(xp).erf(out, out=out)
+        out += 1
+        out *= 0.5
+        sq *= -0.5
+        xp.exp(sq, out=sq)
+        sq *= input
+        sq *= _INV_SQRT_2PI
+    out += sq
+    out *= grad_output
+    return out
 
 
 def _gelu_second(grad, grad_output, input, approximate):
@@ -791,13 +887,31 @@ def _sigmoid_array(xp, x):
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+def _silu(xp, input):
+    if xp is not np or input.dtype not in _FUSED_DTYPES or not input.ndim:
+        return input * _sigmoid_array(xp, input)
+    out = sigmoid_array(input)  # then the product into it
+    out *= input
+    return out
+
+
 def _silu_grad(grad, input):
+    xp = formula_arrays(grad)
+    if xp is np and input._data.dtype in _FUSED_DTYPES and grad.dtype == input.dtype and input.dim():
+        x = input._data  # See Note [Formulas on arrays]
+        s = sigmoid_array(x)  # grad * s * (1 + x (1 - s))
+        out = 1 - s
+        out *= x
+        out += 1
+        out *= s
+        out *= grad._data
+        return Tensor._make(out, grad._device)
     s = input.sigmoid()
     return grad * s * (1 + input * (1 - s))
 
 
 # PyTorch: SiluBackward0 (one node instead of sigmoid and mul).
-silu = defop("silu", lambda xp, input: input * _sigmoid_array(xp, input), public=False, input=_silu_grad)
+silu = defop("silu", _silu, public=False, input=_silu_grad)
 # PyTorch: LeakyReluBackward0 and EluBackward0 (piecewise; a composite needs where and two branches).
 leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
                    xp.where(input > 0, input, input * negative_slope).astype(input.dtype, copy=False),

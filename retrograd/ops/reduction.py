@@ -7,6 +7,7 @@ from .. import _dtype, return_types
 from .._creation import ones, zeros
 from .._tensor import Tensor, _wrap_dim
 from . import pointwise
+from .pointwise import formula_arrays
 from ._declarations import defop, tensor_method
 from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
 from .joining import cat
@@ -233,8 +234,10 @@ def _softmax(xp, input, dim, dtype=None):
     x = input.astype(dtype.np) if dtype is not None else input
     if x.ndim == 0:
         return xp.ones_like(x)
-    e = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    e = x - xp.amax(x, axis=dim, keepdims=True)  # a fresh buffer: exp and the division go into it
+    xp.exp(e, out=e)
+    e /= xp.sum(e, axis=dim, keepdims=True)
+    return e
 
 
 def _log_softmax(xp, input, dim, dtype=None):
@@ -242,18 +245,33 @@ def _log_softmax(xp, input, dim, dtype=None):
     if x.ndim == 0:
         return xp.zeros_like(x)
     shifted = x - xp.amax(x, axis=dim, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    shifted -= xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    return shifted
 
 
 def _softmax_grad(grad, result, dim):
     if result.dim() == 0:
         return grad * 0
+    xp = formula_arrays(grad)
+    if xp is not None and grad.dtype == result.dtype:  # See Note [Formulas on arrays]
+        g, y = grad._data, result._data
+        out = g * y  # result * (grad - sum(grad * result)), in this one buffer
+        xp.subtract(g, out.sum(axis=dim, keepdims=True), out=out)
+        out *= y
+        return Tensor._make(out, grad._device)
     return result * (grad - (grad * result).sum(dim, keepdim=True))
 
 
 def _log_softmax_grad(grad, result, dim):
     if result.dim() == 0:
         return grad * 0
+    xp = formula_arrays(grad)
+    if xp is not None and grad.dtype == result.dtype:  # See Note [Formulas on arrays]
+        g = grad._data
+        out = xp.exp(result._data)  # grad - exp(result) * sum(grad), in this one buffer
+        out *= g.sum(axis=dim, keepdims=True)
+        xp.subtract(g, out, out=out)
+        return Tensor._make(out, grad._device)
     return grad - result.exp() * grad.sum(dim, keepdim=True)
 
 

@@ -73,6 +73,12 @@ CASES = [
          A(3, 2, 2), Const(A(2)), Const(A(2, low=0.5, high=2.0)), A(2), A(2)),
     case("linear", lambda F, x, w, b: F.linear(x, w, b), A(2, 3, 4), A(5, 4), A(5)),
     case("linear_nobias_1d", lambda F, x, w: F.linear(x, w), A(4), A(2, 4)),
+    case("linear_2d", lambda F, x, w, b: F.linear(x, w, b), A(3, 4), A(5, 4), A(5)),
+    case("linear_1d_bias", lambda F, x, w, b: F.linear(x, w, b), A(4), A(5, 4), A(5)),
+    case("linear_4d_bias", lambda F, x, w, b: F.linear(x, w, b), A(2, 1, 3, 4), A(2, 4), A(2)),
+    case("linear_strided_input", lambda F, x, w, b: F.linear(x.transpose(0, 1), w, b), A(3, 2, 4), A(5, 4), A(5)),
+    case("layer_norm_weight_only_3d", lambda F, x, w: F.layer_norm(x, (3,), w), A(2, 4, 3), A(3)),
+    case("layer_norm_bias_only", lambda F, x, b: F.layer_norm(x, (3,), None, b), A(4, 3), A(3)),
     case("pad_constant", lambda F, x: F.pad(x, (1, 2, 0, 1), value=0.5), A(2, 3, 3)),
     case("pad_negative", lambda F, x: F.pad(x, (-1, 2, 1, -2)), A(2, 4, 5)),
     case("pad_reflect", lambda F, x: F.pad(x, (2, 1, 1, 2), mode="reflect"), A(1, 2, 4, 4)),
@@ -265,6 +271,84 @@ def test_grad_fn_names_match_pytorch():
     seed = rg.ones((), requires_grad=True)
     (g,) = rg.autograd.grad(loss, logp, seed, create_graph=True)
     assert g.grad_fn.name() == "NllLossBackwardBackward0"
+
+
+def _node_tree(fn, depth=4):
+    """``Name(child, ...)`` of a grad_fn and what it leads to, ``depth`` levels down."""
+    if fn is None or depth == 0:
+        return str(fn and fn.name())
+    return fn.name() + "(" + ", ".join(_node_tree(n, depth - 1) for n, _ in fn.next_functions) + ")"
+
+
+@pytest.mark.parametrize("shape,bias,layout", [((4,), True, "plain"), ((4,), False, "plain"), ((3, 4), True, "plain"),
+                                               ((3, 4), False, "plain"), ((2, 3, 4), True, "plain"),
+                                               ((2, 2, 3, 4), True, "plain"), ((3, 2, 4), True, "strided"),
+                                               ((3, 4), True, "constant"), ((2, 3, 4), True, "constant")])
+def test_linear_records_pytorchs_nodes_for_each_input_layout(shape, bias, layout):
+    # PyTorch: addmm for 2-d input, a view of addmm over the flattened rows for any contiguous input, else
+    # matmul and add
+    torch = pytest.importorskip("torch")
+    x, w, b = _rng.standard_normal(shape), _rng.standard_normal((5, 4)), _rng.standard_normal(5)
+    trees = []
+    for lib in (rg, torch):
+        xt = lib.tensor(x, requires_grad=layout != "constant")
+        if layout == "strided":
+            xt = lib.tensor(x.transpose(1, 0, 2).copy(), requires_grad=True).transpose(0, 1)
+        out = lib.nn.functional.linear(xt, lib.tensor(w, requires_grad=True),
+                                       lib.tensor(b, requires_grad=True) if bias else None)
+        trees.append(_node_tree(out.grad_fn))
+    if not bias or layout == "strided":  # retrograd's matmul is one node where PyTorch's composes several
+        assert trees[0].split("(")[0] == trees[1].split("(")[0]
+    else:
+        assert trees[0] == trees[1]
+
+
+@pytest.mark.parametrize("shapes", [{"weight": (2, 4)}, {"bias": (3,)}, {"weight": (4,), "bias": (1,)}])
+def test_layer_norm_with_an_affine_parameter_of_another_shape_raises_pytorchs_error(shapes):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (rg, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.nn.functional.layer_norm(lib.ones(2, 4), (4,), **{k: lib.ones(*v) for k, v in shapes.items()})
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_of_a_0d_input_raises_pytorchs_error(bias):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (rg, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.nn.functional.linear(lib.tensor(1.0), lib.ones(2, 3), lib.ones(2) if bias else None)
+        messages.append(str(info.value).split(",")[0])
+    assert messages[0] == messages[1] == "both arguments to linear need to be at least 1D"
+
+
+@pytest.mark.parametrize("name,call", [
+    ("linear_3d", lambda F, x, w, b: F.linear(x, w, b)),
+    ("layer_norm", lambda F, x, w, b: F.layer_norm(x, (4,), w, b)),
+    ("layer_norm_two_dims", lambda F, x, w, b: F.layer_norm(x, (3, 4), w.reshape(1, 4).expand(3, 4),
+                                                                       b.reshape(1, 4).expand(3, 4))),
+    ("gelu", lambda F, x, w, b: F.gelu(x) * w + b),
+    ("gelu_tanh", lambda F, x, w, b: F.gelu(x, approximate="tanh") * w + b),
+    ("silu", lambda F, x, w, b: F.silu(x) * w + b),
+])
+def test_fused_forms_match_torch_in_float32_and_with_a_broadcast_gradient(name, call):
+    torch = pytest.importorskip("torch")
+    x, w, b = _rng.uniform(-3, 3, (2, 3, 4)), _rng.standard_normal(4), _rng.standard_normal(4)
+    if name == "linear_3d":
+        w = _rng.standard_normal((4, 4))
+    for dtype, tol in (("float32", 2e-5), ("float64", 1e-12)):
+        results = []
+        for lib in (rg, torch):
+            ts = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True) for a in (x, w, b)]
+            out = call(lib.nn.functional, *ts)
+            out.sum().backward()  # sum's backward hands on an expanded gradient
+            results.append([out.detach().numpy()] + [t.grad.numpy() for t in ts])
+        assert results[0][0].dtype == np.dtype(dtype)
+        for ours, theirs in zip(*results, strict=True):
+            np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
 
 
 def test_nll_loss_with_a_weight_that_requires_grad_differentiates_the_weight_too():

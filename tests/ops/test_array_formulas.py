@@ -1,0 +1,101 @@
+"""Formulas that compute on arrays when nothing is recorded (Note [Formulas on arrays]) and the one-buffer
+forwards beside them: the same numbers as PyTorch, in float64 the derivatives finite differences give, and,
+recorded (create_graph), exact second derivatives.
+
+``gradcheck`` differentiates without recording (the array form); ``gradgradcheck`` records the first
+backward (the form in ops).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd.autograd import gradcheck, gradgradcheck
+
+_rng = np.random.default_rng(11)
+
+# (name, the call for either library, input shapes); every input requires grad.
+CASES = [
+    ("softmax_last", lambda m, x: m.softmax(x, -1), [(3, 5)]),
+    ("softmax_first_of_3d", lambda m, x: m.softmax(x, 0), [(2, 3, 4)]),
+    ("softmax_1d", lambda m, x: m.softmax(x, 0), [(4,)]),
+    ("log_softmax_last", lambda m, x: m.log_softmax(x, -1), [(3, 5)]),
+    ("log_softmax_middle", lambda m, x: m.log_softmax(x, 1), [(2, 3, 4)]),
+    ("sigmoid", lambda m, x: m.sigmoid(x), [(3, 4)]),
+    ("sigmoid_0d", lambda m, x: m.sigmoid(x), [()]),
+    ("tanh", lambda m, x: m.tanh(x), [(3, 4)]),
+    ("tanh_0d", lambda m, x: m.tanh(x), [()]),
+    ("addmm", lambda m, b, x, w: m.addmm(b, x, w), [(4,), (3, 2), (2, 4)]),
+    ("addmm_matrix_input", lambda m, b, x, w: m.addmm(b, x, w), [(3, 4), (3, 2), (2, 4)]),
+    ("addmm_scaled", lambda m, b, x, w: m.addmm(b, x, w, beta=0.5, alpha=2.0), [(4,), (3, 2), (2, 4)]),
+]
+
+
+def _inputs(lib, shapes, dtype):
+    arrays = [_rng.uniform(-2, 2, s) for s in shapes]
+    return [lib.tensor(a, dtype=dtype, requires_grad=True) for a in arrays], arrays
+
+
+@pytest.mark.parametrize("name,call,shapes", CASES, ids=[c[0] for c in CASES])
+def test_array_formula_passes_gradcheck_and_its_recorded_form_gradgradcheck(name, call, shapes):
+    xs, _ = _inputs(rg, shapes, rg.float64)
+    fn = lambda *a: call(rg, *a)  # noqa: E731
+    assert gradcheck(fn, xs)
+    assert gradgradcheck(fn, xs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,call,shapes", CASES, ids=[c[0] for c in CASES])
+def test_array_formula_matches_torch(name, call, shapes, dtype):
+    torch = pytest.importorskip("torch")
+    arrays = [_rng.uniform(-2, 2, s) for s in shapes]
+    xs = [rg.tensor(a, dtype=getattr(rg, dtype), requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in arrays]
+    out, tout = call(rg, *xs), call(torch, *ts)
+    assert out.dtype == getattr(rg, dtype)
+    seed = _rng.standard_normal(tuple(tout.shape))
+    grads = rg.autograd.grad(out, xs, rg.tensor(seed, dtype=out.dtype))
+    tgrads = torch.autograd.grad(tout, ts, torch.tensor(seed, dtype=tout.dtype))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=tol, atol=tol)
+    for g, tg in zip(grads, tgrads, strict=True):
+        np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name,call,shapes", CASES, ids=[c[0] for c in CASES])
+def test_array_formula_leaves_a_broadcast_incoming_gradient_unchanged(name, call, shapes):
+    # sum's backward hands on an expanded (read-only, zero-stride) gradient: the formulas must not write into it
+    torch = pytest.importorskip("torch")
+    arrays = [_rng.uniform(-2, 2, s) for s in shapes]
+    xs = [rg.tensor(a, requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    call(rg, *xs).sum().backward()
+    call(torch, *ts).sum().backward()
+    for x, t in zip(xs, ts, strict=True):
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_sigmoid_saturates_without_overflow_in_float32():
+    x = rg.tensor([-1000.0, -20.0, 0.0, 20.0, 1000.0], requires_grad=True)
+    y = rg.sigmoid(x)
+    y.sum().backward()
+    assert np.isfinite(y.detach().numpy()).all() and y.tolist()[0] == 0.0 and y.tolist()[-1] == 1.0
+    assert x.grad.tolist()[0] == 0.0 and x.grad.tolist()[2] == 0.25
+
+
+def test_addmm_adds_a_broadcast_input_into_the_product_and_keeps_a_full_input_intact():
+    b = rg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out = rg.addmm(b, rg.eye(2), rg.eye(2))
+    assert out.tolist() == [[2.0, 2.0], [3.0, 5.0]]
+    assert b.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    out = rg.addmm(rg.tensor([1.0, 2.0]), rg.eye(2), rg.eye(2))
+    assert out.tolist() == [[2.0, 2.0], [1.0, 3.0]]
+
+
+def test_a_hook_sees_the_array_formulas_gradient_and_can_replace_it():
+    x = rg.tensor(_rng.uniform(-1, 1, (2, 3)), requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+    rg.softmax(x, -1).mul(rg.tensor(_rng.standard_normal((2, 3)))).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * seen[0].numpy(), rtol=1e-15)
