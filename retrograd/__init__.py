@@ -42,6 +42,7 @@ from .utils import hooks as _hooks_module  # noqa: F401
 from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import distributions
+from . import profiler
 from . import backends, cuda, amp
 from .amp import autocast
 from .serialization import save, load
