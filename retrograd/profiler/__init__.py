@@ -131,7 +131,7 @@ class _Recorder:
 
     def close(self, event) -> None:
         event.end_us = time.perf_counter_ns() / 1000.0
-        stack = self.local.stack
+        stack = getattr(self.local, "stack", None)  # None where the range was opened on another thread
         while stack:  # a range left open by an error inside closes with its parent
             if stack.pop() is event:
                 break
