@@ -33,6 +33,7 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   scatter_add, index_select, masked_fill, softmax, log_softmax, logsumexp, cumsum, flip, roll, tril,
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from .autograd import functional as _functional  # noqa: F401 - above the ops it uses
+from .autograd import debug as _debug  # noqa: F401 - above the ops it uses; attaches explain, explain_mode
 from . import special
 from . import linalg
 from . import utils
@@ -42,6 +43,8 @@ from .utils import hooks as _hooks_module  # noqa: F401
 from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import distributions
+from . import profiler
+from .autograd import nonfinite as _nonfinite  # noqa: F401 - above nn, which it uses; attaches detect_nonfinite
 from . import backends, cuda, amp
 from .amp import autocast
 from .serialization import save, load

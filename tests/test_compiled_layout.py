@@ -17,6 +17,7 @@ from retrograd._C import _configure
 from retrograd.autograd import engine, grad_mode, graph, saved_variable
 from retrograd.autograd.anomaly_mode import _Anomaly
 from retrograd.autograd.input_buffer import InputBuffer
+from retrograd.autograd.observation import Observation
 from retrograd.ops import REGISTRY, _call, _compiled
 
 MODULES = [pytest.param(name, id=name) for name in ("engine_loop", "op_call")]
@@ -91,7 +92,8 @@ def _owners():
         "Engine": engine.get_default_engine(), "GraphTask": engine.GraphTask(False, False, 0),
         "ReadyQueue": engine.ReadyQueue(), "InputBuffer": InputBuffer(1), "SavedTensor": saved_variable.SavedTensor,
         "Node": graph.Node, "Tensor": t, "VersionCounter": t._version_counter, "worker_state": engine.local,
-        "grad_state": grad_mode.state, "Anomaly": _Anomaly, "saved_hooks_state": graph._saved_hooks_state,
+        "grad_state": grad_mode.state, "Anomaly": _Anomaly, "Observation": Observation,
+        "saved_hooks_state": graph._saved_hooks_state,
         "OpInfo": REGISTRY["mul"], "apply_function": REGISTRY["mul"].node_cls.apply,
         "ndarray": np.ones(2), "dtype": np.dtype("float32"), "flags": np.ones(2).flags,
         "lock": threading.Lock(), "cond": threading.Condition(), "future": concurrent.futures.Future(),

@@ -24,7 +24,7 @@ triu, diagonal, trace
 # The public namespaces beyond the top level whose ``__all__`` names are documented the same way.
 NAMESPACES = ["retrograd.nn.functional", "retrograd.nn.utils", "retrograd.nn.init", "retrograd.autograd",
               "retrograd.utils.data", "retrograd.optim", "retrograd.cuda", "retrograd.amp", "retrograd.distributions",
-              "retrograd.linalg"]
+              "retrograd.linalg", "retrograd.profiler"]
 
 
 def _documented_objects():

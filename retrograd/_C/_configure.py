@@ -18,7 +18,7 @@ from .. import _tensor
 from .._device import cpu
 from ..backends import numpy_backend
 from ..autograd import (accumulate_grad, anomaly_mode, engine, grad_mode, graph, graph_task, input_buffer,
-                        saved_variable, variable)
+                        observation, saved_variable, variable)
 from ..ops import _call, _compiled, _node
 from . import engine_loop, op_call
 
@@ -35,6 +35,7 @@ def namespace() -> types.SimpleNamespace:
         SavedTensor=saved_variable.SavedTensor, saved_hooks_state=graph._saved_hooks_state,
         next_sequence_nr=graph._next_sequence_nr, MAX_SEQUENCE_NR=graph.MAX_SEQUENCE_NR, node_name=graph.node_name,
         validate_outputs=graph.validate_outputs, grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
+        Observation=observation.Observation,
         record_forward_trace=anomaly_mode.record_forward_trace,
         # inference mode and views (Note [Inference tensors], Note [The autograd state of views])
         InferenceCensus=grad_mode.InferenceCensus, inference_census=grad_mode.census,

@@ -10,6 +10,8 @@
  *   - in a pruned pass (autograd.grad, backward(inputs=...)), a node that captures a
  *     gradient or is not needed,
  *   - anomaly mode,
+ *   - a pass or task begun while an observer watches the engine (Observation.active, read once per
+ *     call of execute, backward and run_task: see Note [Observing the engine] in engine.py),
  *   - a node with hooks of any kind (for an AccumulateGrad, also its leaf's tensor hooks and
  *     post-accumulate-grad hooks; register_multi_grad_hook's hooks are tensor hooks),
  *     a node that defines will_release_variables, or an object that is not a Node.
@@ -53,7 +55,7 @@
 static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
     *ReadyQueue_type, *Edge_type;
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
-static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *worker_state;
+static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
 static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
@@ -76,6 +78,7 @@ static const Binding bindings[] = {
     {"grad_state", &grad_state, BIND_ANY},
     {"worker_state", &worker_state, BIND_ANY},
     {"Anomaly", &Anomaly_cls, BIND_ANY},
+    {"Observation", &Observation_cls, BIND_ANY},
     {"validate_outputs", &validate_outputs_fn, BIND_CALLABLE},
     {"node_name", &node_name_fn, BIND_CALLABLE},
     {"NO_DEVICE", &no_device, BIND_ANY},
@@ -147,7 +150,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
     *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill, *s_graph_root,
-    *s_post_acc_hooks;
+    *s_post_acc_hooks, *s_active;
 
 /* The attributes the loop reads, sets or calls by name, each interned at import, with the
  * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
@@ -159,6 +162,7 @@ static const Interned interned[] = {
     {&s_flags, "flags", "ndarray"}, {&s_writeable, "writeable", "flags"}, {&s_size, "size", "ndarray"},
     {&s_kind, "kind", "dtype"}, {&s_fill, "fill", "ndarray"},
     {&s_grad_enabled, "grad_enabled", "grad_state"}, {&s_enabled, "enabled", "Anomaly"},
+    {&s_active, "active", "Observation"},
     {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"}, {&s_notify, "notify", "cond"},
     {&s_set_result, "set_result", "future"},
     {&s_add, "add", "InputBuffer"}, {&s_buffer, "buffer", "InputBuffer"}, {&s_device, "device", "InputBuffer"},
@@ -1325,6 +1329,9 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *engine = args[0], *gt = args[1], *queue = args[4];
     if (!configured)  /* nothing bound yet: Engine._run_task does it all */
         return call_python(engine, gt, args[2], args[3], queue);
+    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    if (observed != 0)
+        return observed < 0 ? NULL : call_python(engine, gt, args[2], args[3], queue);
     PyObject *exec_info = GT_GET(gt, s_exec_info);
     if (exec_info == NULL)
         return NULL;
@@ -1949,6 +1956,12 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!configured)  /* nothing bound yet: Engine.execute runs the pass */
         Py_RETURN_NOTIMPLEMENTED;
+    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    if (observed != 0) {
+        if (observed < 0)
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
     PyObject *engine = args[0], *roots = args[1];
     PyObject *edges = PySequence_Tuple(roots), *inputs = PySequence_List(args[2]);
     PyObject *queue = NULL, *gt = NULL, *root = NULL, *deps = NULL, *first = NULL, *result = NULL;
@@ -2023,6 +2036,12 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!configured)  /* nothing bound yet: the Python path */
         Py_RETURN_FALSE;
+    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    if (observed != 0) {
+        if (observed < 0)
+            return NULL;
+        Py_RETURN_FALSE;
+    }
     PyObject *tensor = args[1];
     if (Py_TYPE(tensor) != Tensor_type)
         Py_RETURN_FALSE;

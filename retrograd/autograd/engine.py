@@ -93,7 +93,7 @@ from .. import _C
 from .._device import cpu as _cpu
 from .._errors import _internal_assert
 from ..backends.numpy_backend import quiet_numpy, quietly
-from . import grad_mode
+from . import grad_mode, observation as _obs
 from .anomaly_mode import _Anomaly, check_nan, running
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
 from .graph_task import CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, local
@@ -179,7 +179,8 @@ class Engine:
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
             graph_task.init_to_execute(graph_root, outputs, accumulate_grad)
-        self._run_graph_task(graph_task, graph_root)
+        run = self._run_graph_task if not _obs.Observation.active else _obs.execute(self._run_graph_task)
+        run(graph_task, graph_root)  # See Note [Observing the engine]
         return graph_task.outcome()
 
     def execute_with_graph_task(self, graph_task, graph_root):
@@ -244,13 +245,13 @@ class Engine:
         outer_task = current = state.current_graph_task
         follow = first  # a ready task handed over without the queue, see evaluate_function
         gt = graph_task
-        run_task = Engine._run_task if _loop is None else _loop.run_task  # Note [The compiled loop]
+        run_task = _obs.run_task if _obs.Observation.active else Engine._run_task if _loop is None else _loop.run_task
         try:
             while graph_task is None or not graph_task.completed:
                 if follow is None:
                     if graph_task is None:  # a device thread holds nothing of a finished task while it waits
                         gt = node = current = state.current_graph_task = None
-                    kind, _, _, _, gt, node, inputs = queue.pop()
+                    kind, _, _, _, gt, node, inputs = queue.pop() if run_task is not _obs.run_task else _obs.pop(queue)
                     if kind == 0:  # shutdown
                         break
                     if node is None:  # a wake-up: our GraphTask may have completed elsewhere
@@ -267,7 +268,7 @@ class Engine:
                     gt.outstanding_tasks -= 1
                     done = gt.outstanding_tasks == 0 and not gt.completed
                 if done:
-                    gt.mark_as_completed_and_run_post_processing()
+                    gt.mark_as_completed_and_run_post_processing() if run_task is not _obs.run_task else _obs.finish(gt)
                     owner_queue = self._ready_queue_of_owner(gt)
                     if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
                         self._wake_owner(owner_queue, gt)
@@ -404,9 +405,8 @@ class Engine:
             post_hooks = node._post_hooks
             if post_hooks:
                 inputs = tuple(grads)
-                outputs = node.apply(list(grads))
-            else:
-                outputs = node.apply(grads)
+                grads = list(grads)
+            outputs = _obs.apply(node, grads) if _obs.Observation.active else node.apply(grads)
             if type(outputs) is not list:
                 outputs = list(outputs)
             outputs = validate_outputs(node.next_edges, outputs, node)
