@@ -8,5 +8,6 @@ stacks the states of several Modules for ``vmap`` over an ensemble.
 from ._vmap import vmap
 from ._eager import grad, grad_and_value, vjp, jacrev
 from ._functional_call import functional_call, stack_module_state
+from . import _batched_grad  # noqa: F401 - autograd.grad(is_grads_batched=True) vmaps its pass
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "functional_call", "stack_module_state"]

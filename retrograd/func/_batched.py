@@ -197,6 +197,8 @@ def to_full_physical(t, active):
     if len(present) == len(active) and all(a is b for a, b in zip(present, active)):
         return bottom
     logical = tuple(t.shape)
+    if not present:  # unbatched: one expand adds the leading dims
+        return bottom.expand(tuple(lv.size for lv in active) + logical)
     if any(lv not in active for lv in present):
         raise RuntimeError("vmap: a batched tensor of a vmap that has ended was used (it escaped its vmap).")
     order = [lv for lv in active if lv in present]

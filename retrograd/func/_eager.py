@@ -20,7 +20,7 @@ import threading
 from .._creation import eye, ones_like, zeros_like
 from .._tensor import Tensor
 from ..autograd._api import grad as _autograd_grad
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ._batched import BatchedTensor, from_full_physical, levels, to_full_physical
 from ._pytree import tree_flatten, tree_unflatten
 from ._vmap import vmap
@@ -335,8 +335,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             return func(*full, **kwargs)
 
         primals = tuple(args[a] for a in nums)
-        out, vjp_fn, *rest = vjp(partial, *primals, has_aux=has_aux)
+        with no_grad():  # the output's shapes: the Jacobian's rows come from one vmapped pass below
+            out = partial(*primals)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) if "
+                                   "has_aux is True")
+            out, aux = out
         flat_out, out_spec = tree_flatten(out)
+        for o in flat_out:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported "
+                                   f"type {type(o)}")
         sizes = [o.numel() for o in flat_out]
         n = sum(sizes)
         basis = eye(n, dtype=flat_out[0].dtype) if flat_out else None
@@ -345,6 +356,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         for o, k in zip(flat_out, sizes, strict=True):
             cts.append(basis[:, start:start + k].reshape((n,) + tuple(o.shape)))
             start += k
+        def vjp_fn(cotangents):  # See Note [Differentiating under vmap]
+            return _vjp_again(partial, primals, has_aux, cotangents)
+
         rows = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(cts, out_spec))  # a tuple over primals
         flat_rows = [tree_flatten(r)[0] for r in rows]
         per_out = []
@@ -359,7 +373,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             per_out.append(trees[0] if isinstance(argnums, int) else tuple(trees))
         jac = tree_unflatten(per_out, out_spec)
         if has_aux:
-            return jac, rest[0]
+            return jac, aux
         return jac
 
     return wrapper

@@ -127,13 +127,17 @@ def _dropout(input, p=0.5, training=True, inplace=False):
 _REPLACED = (("rand", _rand), ("randn", _randn), ("rand_like", _rand_like), ("randn_like", _randn_like))
 
 
+_TARGETS = []  # (module, name, replacement) for each function to replace, made on first use
+
+
 def _targets():
-    """(module, name, replacement) for each function to replace."""
-    root = sys.modules.get("retrograd")
-    out = [(_creation, n, f) for n, f in _REPLACED] + [(_F, "dropout", _dropout)]
-    if root is not None:
-        out += [(root, n, f) for n, f in _REPLACED]
-    return out
+    if not _TARGETS:
+        out = [(_creation, n, f) for n, f in _REPLACED] + [(_F, "dropout", _dropout)]
+        root = sys.modules.get("retrograd")  # the package's own names (it is imported by now)
+        if root is not None:
+            out += [(root, n, f) for n, f in _REPLACED]
+        _TARGETS.extend(out)
+    return _TARGETS
 
 
 class guard:
@@ -142,8 +146,9 @@ class guard:
     def __enter__(self):
         with _lock:
             if _installed[0] == 0:
-                saved = [(m, n, getattr(m, n)) for m, n, _ in _targets()]
-                for m, n, f in _targets():
+                targets = _targets()
+                saved = [(m, n, getattr(m, n)) for m, n, _ in targets]
+                for m, n, f in targets:
                     setattr(m, n, f)
                 stream = default_generator.np
                 if type(stream) is not _GuardedStream:

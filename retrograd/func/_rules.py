@@ -79,10 +79,6 @@ class Call:
             return apply_inplace(self.op, tuple(args))
         return self.proceed(self.op, tuple(args), None)
 
-    def dim(self, a) -> int:
-        """The logical rank of argument ``a``."""
-        return a.dim()
-
 
 def _into_unbatched(target, shape):
     """PyTorch's error for an in-place write of a batch (of physical ``shape``) into an unbatched tensor."""
@@ -100,11 +96,15 @@ def _pad(p, k):
 def elementwise(c):
     args = list(c.args)
     pos = [i for i in c.op.tensor_pos if isinstance(args[i], Tensor)]
-    rank = max(args[i].dim() for i in pos)
-    for i in pos:
+    if len(pos) == 1:  # one tensor: nothing to line up
+        args[pos[0]] = c.phys(args[pos[0]])
+        return c.run(args)
+    ranks = [args[i]._data.ndim for i in pos]  # the logical ranks (Note [Batched tensors])
+    rank = max(ranks)
+    for i, r in zip(pos, ranks, strict=True):
         p = c.phys(args[i])
         if p is not None:
-            args[i] = _pad(p, rank - args[i].dim())
+            args[i] = _pad(p, rank - r)
     return c.run(args)
 
 
@@ -278,6 +278,10 @@ def _matmul_phys(a, ra, b, rb):
     """The batched matmul of physical ``a`` (logical rank ``ra``) and ``b`` (``rb``); unbatched ones have rank r."""
     if ra == 1 and rb == 1:
         return (a * b).sum(-1)
+    if rb == 2 and b.dim() == 2:  # an unbatched matrix on the right: NumPy's matmul lines the batch up itself
+        return ops.matmul(a, b)
+    if ra == 2 and a.dim() == 2 and rb > 2:
+        return ops.matmul(a, b)
     squeeze = None
     if ra == 1:
         a = a.unsqueeze(-2)
@@ -479,8 +483,8 @@ def _nll_loss(c):
     kept = pt != ignore
     keep = kept.to(losses.dtype)
     w = keep if weight is None else weight[ops.where(kept, pt, 0)] * keep
-    if nd == 1:
-        return losses / w
+    if nd == 1 or int(np.prod(tuple(losses.shape)[1:])) == 1:  # one element per sample: its loss over its weight
+        return (losses / w).reshape(c.size)
     dims = tuple(range(1, losses.dim()))
     return losses.sum(dims) / w.sum(dims)
 
