@@ -31,13 +31,14 @@ __all__ = ["BatchedTensor", "Level", "levels", "push_level", "pop_level", "batch
 class Level:
     """One active vmap: its number (the outermost is 1), batch size and randomness mode."""
 
-    __slots__ = ("number", "size", "randomness", "interposer")
+    __slots__ = ("number", "size", "randomness", "interposer", "ended")
 
     def __init__(self, number, size, randomness):
         self.number = number
         self.size = size
         self.randomness = randomness
         self.interposer = None
+        self.ended = False  # its vmap returned: a BatchedTensor of it that is still used escaped
 
 
 class _Levels(threading.local):
@@ -63,6 +64,7 @@ def push_level(size, randomness) -> Level:
 
 def pop_level(level) -> None:
     """Leaves ``level`` (the innermost)."""
+    level.ended = True
     stack = _levels.stack
     if stack and stack[-1] is level:
         stack.pop()

@@ -21,9 +21,10 @@ from .._creation import eye, ones_like, zeros_like
 from .._tensor import Tensor
 from ..autograd._api import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..ops import _call
 from ._batched import BatchedTensor, from_full_physical, levels, to_full_physical
 from ._pytree import tree_flatten, tree_unflatten
-from ._vmap import vmap
+from ._vmap import _VmapInterposer, vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev"]
 
@@ -78,12 +79,32 @@ def _detach_tree(tree, graph):
     return tree_unflatten([t.detach() if isinstance(t, Tensor) else t for t in leaves], spec)
 
 
+class _past_vmap:
+    """``with _past_vmap():`` this thread's op calls skip the vmap levels' interposers (and those outside them).
+
+    The graph a transform differentiates holds physical tensors only (Note [Batched tensors]), so
+    its backward pass has nothing for a vmap level to batch; the interposers inside the
+    innermost vmap level (a profiler's, say) still see its calls.
+    """
+
+    def __enter__(self):
+        stack = _call.interposition.stack
+        first = next((i for i, x in enumerate(stack) if isinstance(x, _VmapInterposer)), None)
+        self.saved = getattr(_call._local, "depth", None)
+        if first is not None:
+            _call._local.depth = first if self.saved is None else min(self.saved, first)
+
+    def __exit__(self, *exc):
+        _call._local.depth = self.saved
+        return False
+
+
 def _backward(outs, leaves, cotangents, graph, retain):
     """The gradients of the physical ``outs`` (with ``cotangents``) for each physical leaf; zeros where unused."""
     pairs = [(o, c) for o, c in zip(outs, cotangents, strict=True) if o.requires_grad]
     if not pairs:
         return [zeros_like(leaf) for leaf in leaves]
-    with enable_grad():
+    with enable_grad(), _past_vmap():
         grads = _autograd_grad([o for o, _ in pairs], leaves, [c for _, c in pairs], retain_graph=retain,
                                create_graph=graph, allow_unused=True)
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves, strict=True)]

@@ -21,6 +21,8 @@ from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, _no_rule
 __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
+_ESCAPED = ("vmap: aten::{} was called with a batched tensor of a vmap that has already returned (it escaped the "
+            "function, by a closure or a global); return it as an output instead.")
 
 
 def _name(func):
@@ -43,11 +45,11 @@ class _VmapInterposer:
             if type(a) is BatchedTensor:
                 if a.level is level:
                     hit = True
-                    break
+                elif a.level.ended:
+                    raise RuntimeError(_ESCAPED.format(op.name))
             elif type(a) in (list, tuple) and i in op.index_lists:
                 if any(type(t) is BatchedTensor and t.level is level for t in a):
                     hit = True
-                    break
         if not hit:
             if op.name in RANDOM_OPS:
                 return self._random(op, args, inplace, proceed)

@@ -209,3 +209,10 @@ def test_batched_tensor_repr_names_its_level():
     seen = []
     vmap(lambda a: seen.append(repr(a)) or a)(rg.ones(2, 2))
     assert seen[0].startswith("BatchedTensor(lvl=1, bdim=0, value=")
+
+
+def test_a_batched_tensor_that_escaped_its_vmap_raises_in_the_next():
+    kept = []
+    vmap(lambda a: kept.append(a) or a)(rg.ones(3, 2))
+    with pytest.raises(RuntimeError, match="^vmap: aten::add was called with a batched tensor of a vmap that has"):
+        vmap(lambda b: b + kept[0])(rg.ones(3, 2))
