@@ -146,6 +146,13 @@ class BatchedTensor(Tensor):
     def __index__(self):
         raise RuntimeError(_DATA_ERROR.format(".item()", ".item()"))
 
+    def __getitem__(self, index):
+        items = index if isinstance(index, tuple) else (index,)
+        if any(type(i) is BatchedTensor for i in items):  # the op would see only the index's first sample
+            raise RuntimeError("Batching rule not implemented for aten::index with batched indices. We could not "
+                               "generate a fallback.")
+        return Tensor.__getitem__(self, index)
+
     def __deepcopy__(self, memo):
         raise RuntimeError("vmap: We don't support deepcopy of a Tensor inside of vmap.")
 

@@ -216,3 +216,9 @@ def test_a_batched_tensor_that_escaped_its_vmap_raises_in_the_next():
     vmap(lambda a: kept.append(a) or a)(rg.ones(3, 2))
     with pytest.raises(RuntimeError, match="^vmap: aten::add was called with a batched tensor of a vmap that has"):
         vmap(lambda b: b + kept[0])(rg.ones(3, 2))
+
+
+def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
+    with pytest.raises(RuntimeError, match="^Batching rule not implemented for aten::index with batched indices"):
+        vmap(lambda a, i: a[i])(rg.zeros(3, 4), rg.tensor([[0], [1], [2]]))
+    np.testing.assert_array_equal(vmap(lambda a: a[1:3])(rg.ones(3, 4)).numpy(), np.ones((3, 2)))
