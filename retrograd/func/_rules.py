@@ -517,6 +517,22 @@ def fold(n=1):
     return rule
 
 
+def _convolution(c):
+    """The product of the weight with the input's columns; a batched weight (per-sample weights) by a batched matmul."""
+    columns, weight, bias, output_size, groups = c.args
+    if c.phys(weight) is None and (bias is None or c.phys(bias) is None):
+        return _fold1(c)
+    if groups != 1:
+        raise _no_rule("convolution", "with a batched weight and groups")
+    cols = c.lift(columns)  # (batch, N, K, L)
+    o = weight.shape[0]
+    out = ops.matmul(c.lift(weight).reshape(c.size, 1, o, -1), cols)
+    out = out.reshape((c.size, columns.shape[0], o) + tuple(output_size))
+    if bias is not None:
+        out = out + c.lift(bias).reshape((c.size, 1, o) + (1,) * len(output_size))
+    return out
+
+
 def _layer_norm(c):
     op = c.op
     args = list(c.args)
@@ -547,6 +563,8 @@ def _random_batched(c):
     with allowed():
         return batch_first(c)
 
+
+_fold1 = fold()
 
 RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial", "rrelu_with_noise"})
 DYNAMIC_SHAPE = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "bincount", "histc"})
@@ -629,7 +647,8 @@ RULES.update({
     "binary_cross_entropy": _loss_elementwise,
     "binary_cross_entropy_with_logits": _loss_elementwise,
     "layer_norm": _layer_norm,
-    **dict.fromkeys("im2col col2im convolution convolution_transpose max_pool2d_with_indices adaptive_max_pool2d "
+    "convolution": _convolution,
+    **dict.fromkeys("im2col col2im convolution_transpose max_pool2d_with_indices adaptive_max_pool2d "
                     "upsample_linear upsample_nearest pixel_shuffle pixel_unshuffle reflection_pad replication_pad "
                     "group_norm".split(), fold()),
     "constant_pad_nd": batch_first,

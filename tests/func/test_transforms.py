@@ -269,3 +269,19 @@ def test_is_grads_batched_leaves_the_compiled_loop_in_place():
     x = rg.tensor([1.0, 2.0], requires_grad=True)
     rg.autograd.grad(x * x, x, rg.eye(2), is_grads_batched=True)
     assert engine._loop is before
+
+
+def test_per_sample_gradients_of_a_conv2d_match_torch_func():
+    rng = np.random.default_rng(2)
+    xa, wa, ba = rng.standard_normal((5, 1, 1, 6, 6)), rng.standard_normal((2, 1, 3, 3)), rng.standard_normal(2)
+
+    def run(lib):
+        conv = lib.nn.Conv2d(1, 2, 3).double()
+        params = {"weight": lib.from_numpy(wa), "bias": lib.from_numpy(ba)}
+        loss = lambda p, x: (lib.func.functional_call(conv, p, (x,)) ** 2).sum()  # noqa: E731
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(params, lib.from_numpy(xa))
+
+    ours, theirs = run(rg), run(torch)
+    for k in ("weight", "bias"):
+        assert tuple(ours[k].shape) == tuple(theirs[k].shape)
+        np.testing.assert_allclose(ours[k].numpy(), theirs[k].numpy(), rtol=1e-10, atol=1e-12)
