@@ -38,6 +38,7 @@ from . import special
 from . import linalg
 from . import utils
 from . import nn
+from . import func
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401
 from .utils import data as _data_module  # noqa: F401

@@ -7,6 +7,7 @@ from .deep import W5
 from .fanin import W3
 from .functional import W17, W18
 from .gpt import W15
+from .func import JACREV
 from .hvp import W4
 from .lorenz import W16
 from .many_small import W6
@@ -18,7 +19,7 @@ from .recurrent import W11, W12, W13
 WORKLOADS = (W1, W2, W3, W4, W5, W6, W8)
 ON_REQUEST = (W9, W10, W11, W12, W13)  # attention and recurrent layers: --only attention,encoder,lstm,lstm2,gru
 # Real-model steps and functional transforms: --only models (all of them), or by key.
-MODELS = (W14, W15, W16, W17, W18, W19, W20, W21, W22, W23, W24)
+MODELS = (W14, W15, W16, W17, W18, W19, W20, W21, W22, W23, W24, JACREV)
 BY_KEY = {w.key: w for w in WORKLOADS + ON_REQUEST + MODELS}
 # Names that ``--only`` expands to several workloads.
 GROUPS = {"models": tuple(w.key for w in MODELS), "programs": (W22.key, W23.key, W24.key)}

@@ -2,8 +2,8 @@
 
 W19 is a Python loop over the batch, one ``autograd.grad`` of a one-sample cross-entropy per
 example, on every framework (retrograd, PyTorch, HIPS autograd, JAX eager and jit-compiled per
-sample). W20 is the reference line: the same gradients by ``vmap(grad)`` (``torch.func`` and
-JAX), which retrograd does not have. The NumPy floor of both is the batched closed form.
+sample). W20 is the same gradients by ``vmap(grad)`` (``retrograd.func``, ``torch.func`` and
+JAX). The NumPy floor of both is the batched closed form.
 """
 import numpy as np
 
@@ -19,10 +19,8 @@ W19 = Workload(
 
 W20 = Workload(
     "persample_vmap", "W20 persample_vmap",
-    "the per-sample gradients of W19 by vmap(grad) over the batch (torch.func.vmap, jax.vmap): a reference line for "
-    "W19, retrograd has no vmap",
+    "the per-sample gradients of W19 by vmap(grad) over the batch (retrograd.func.vmap, torch.func.vmap, jax.vmap)",
     sizes=_SIZES, unit="batch", repeats=5, rtol=1e-4, atol=1e-6)
-W20.notes["retrograd"] = "retrograd has no torch.func (vmap); W19 is its per-sample loop"
 
 
 def _data(p):
@@ -114,23 +112,28 @@ W20.impl("jax")(_jax_builder(True, False))
 W20.impl("jaxjit")(_jax_builder(True, True))
 
 
-@W20.impl("torch")
-def _torch_vmap(p):
-    import torch
-    import torch.nn.functional as F
-    if not hasattr(torch, "func"):
-        raise Skip("this PyTorch has no torch.func")
-    arrays, xa, ya = _data(p)
-    params = tuple(torch.tensor(a) for a in arrays)
-    x, y = torch.tensor(xa), torch.tensor(ya)
+def _vmap_builder(name):
+    def build(p):
+        lib = __import__(name)
+        if not hasattr(lib, "func"):
+            raise Skip(f"this {name} has no {name}.func")
+        F = lib.nn.functional
+        arrays, xa, ya = _data(p)
+        params = tuple(lib.tensor(a) for a in arrays)
+        x, y = lib.tensor(xa), lib.tensor(ya, dtype=lib.int64)
 
-    def loss(params, xi, yi):
-        return F.cross_entropy(_mlp(params, xi[None], torch.relu), yi[None])
-    g = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))
+        def loss(params, xi, yi):
+            return F.cross_entropy(_mlp(params, xi[None], lib.relu), yi[None])
+        g = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
 
-    def step():
-        return g(params, x, y)[0]
-    return step
+        def step():
+            return g(params, x, y)[0]
+        return step
+    return build
+
+
+W20.impl("retrograd")(_vmap_builder("retrograd"))
+W20.impl("torch")(_vmap_builder("torch"))
 
 
 def _numpy(p):

@@ -197,11 +197,16 @@ class _StackBatch(Function):
         return tuple(grad[i] for i in range(ctx.n))
 
 
-def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad):
-    """``grad(..., is_grads_batched=True)``: one pass per entry of the gradients' first dim, the results stacked.
+vmapped_backward = None  # one pass vmapped over the batch, attached by retrograd.func (see _run_batched_backward)
 
-    PyTorch vmaps a single pass over the batch; a loop gives the same values, and its errors for
-    gradients without a batch to map over are PyTorch's.
+
+def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad):
+    """``grad(..., is_grads_batched=True)``: the gradients for each entry of the gradients' first dim, stacked.
+
+    As PyTorch, one pass vmapped over the batch: ``retrograd.func`` attaches it as
+    ``vmapped_backward`` (``run, *arguments of this function``). Without it (and for inputs that
+    are GradientEdges) one pass per entry gives the same values; the errors for gradients without
+    a batch to map over are PyTorch's either way.
     """
     for g in grads:
         if g is None:
@@ -215,6 +220,9 @@ def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allo
     if len(set(sizes)) > 1:
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                          f"{sizes} for the mapped dimension")
+    if vmapped_backward is not None and sizes and not any(isinstance(t, GradientEdge) for t in inputs):
+        return vmapped_backward(_engine_run_backward, outputs, grads, keep_graph, create_graph, inputs,
+                                allow_unreachable, accumulate_grad)
     n = sizes[0] if sizes else 0
     passes = []
     for b in range(n):
@@ -297,7 +305,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused (bool, optional): return None for inputs the outputs do not depend on
             instead of raising; defaults to ``materialize_grads``.
         is_grads_batched (bool): the first dim of every ``grad_outputs`` tensor is a batch: the
-            result is the stack of the gradients for each of its entries (one pass per entry).
+            result is the stack of the gradients for each of its entries (one pass, vmapped over it).
         materialize_grads (bool): return zeros instead of None for unused inputs.
 
     Returns:

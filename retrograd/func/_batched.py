@@ -1,0 +1,226 @@
+"""Batched tensors: what a function under ``vmap`` sees in place of a tensor mapped over.
+
+Note [Batched tensors]
+~~~~~~~~~~~~~~~~~~~~~~
+A ``BatchedTensor`` of vmap level ``L`` stands for one sample of a batch: it shows the logical
+shape (``shape``, ``dim()``, ``size()``) while it holds the whole batch as ``inner``, a tensor
+whose first dim is the batch (the physical tensor; it is moved first when the tensor is made, so
+every batching rule may assume it). ``inner`` is a plain tensor, or a BatchedTensor of a lower
+level (vmap of vmap): the plain tensor at the bottom has one leading dim per level it is batched
+at, the outermost vmap's first. Its own ``_data`` is a view of the first sample of the batch, so
+that the fields read directly (dtype, device, the logical shape) are right; the values are never
+read from it: every op call with a batched argument is taken by its level's interposer
+(``_vmap.py``), which runs the op once on the physical tensors, following a batching rule
+(``_rules.py``), and wraps the result at its level. The autograd graph is recorded on the
+physical tensors at the bottom, so ``grad`` under ``vmap`` differentiates the batch at once, each
+sample independently (``_eager.py``). What would need one sample's values (``item()``,
+``tolist()``, ``numpy()``, a tensor in an ``if``) raises PyTorch's vmap errors.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .._tensor import Tensor
+
+__all__ = ["BatchedTensor", "Level", "levels", "push_level", "pop_level", "batched_at", "wrap", "unwrap_level",
+           "to_full_physical", "from_full_physical"]
+
+
+class Level:
+    """One active vmap: its number (the outermost is 1), batch size and randomness mode."""
+
+    __slots__ = ("number", "size", "randomness", "interposer", "ended")
+
+    def __init__(self, number, size, randomness):
+        self.number = number
+        self.size = size
+        self.randomness = randomness
+        self.interposer = None
+        self.ended = False  # its vmap returned: a BatchedTensor of it that is still used escaped
+
+
+class _Levels(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_levels = _Levels()
+
+
+def levels():
+    """The active vmap levels of this thread, the outermost first."""
+    return _levels.stack
+
+
+def push_level(size, randomness) -> Level:
+    """Enters a new vmap level over a batch of ``size``."""
+    stack = _levels.stack
+    level = Level((stack[-1].number + 1) if stack else 1, size, randomness)
+    stack.append(level)
+    return level
+
+
+def pop_level(level) -> None:
+    """Leaves ``level`` (the innermost)."""
+    level.ended = True
+    stack = _levels.stack
+    if stack and stack[-1] is level:
+        stack.pop()
+    elif level in stack:
+        stack.remove(level)
+
+
+def _logical_view(inner_data, size):
+    """The first sample of a batch-first array: the logical shape and dtype, sharing memory where it can."""
+    if size:
+        return inner_data[0]
+    return np.empty(inner_data.shape[1:], inner_data.dtype) if isinstance(inner_data, np.ndarray) else inner_data[:1][0]
+
+
+_DATA_ERROR = ("vmap: It looks like you're calling {} on a Tensor. We don't support vmap over calling {} on a "
+               "Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
+               "somewhere inside PyTorch internals, please file a bug report.")
+_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
+                 "don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+
+
+class BatchedTensor(Tensor):
+    """One sample of a batch under ``vmap``: the logical view of ``inner`` (batch first) at vmap ``level``.
+
+    See Note [Batched tensors].
+    """
+
+    __slots__ = ("inner", "level")
+
+    def __repr__(self):
+        return f"BatchedTensor(lvl={self.level.number}, bdim=0, value=\n{self.inner!r}\n)"
+
+    __str__ = __repr__
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.inner.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.inner.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        self.inner.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.inner.is_leaf
+
+    @property
+    def grad_fn(self):
+        return self.inner.grad_fn
+
+    def detach(self):
+        return wrap(self.inner.detach(), self.level)
+
+    def item(self):
+        raise RuntimeError(_DATA_ERROR.format(".item()", ".item()"))
+
+    def tolist(self):
+        raise RuntimeError(_NO_STORAGE)
+
+    def numpy(self, *, force: bool = False):
+        raise RuntimeError(_NO_STORAGE)
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(_NO_STORAGE)
+
+    def __bool__(self):
+        raise RuntimeError(_CONTROL_FLOW)
+
+    def __float__(self):
+        raise RuntimeError(_DATA_ERROR.format(".item()", ".item()"))
+
+    __int__ = __float__
+
+    def __index__(self):
+        raise RuntimeError(_DATA_ERROR.format(".item()", ".item()"))
+
+    def __getitem__(self, index):
+        items = index if isinstance(index, tuple) else (index,)
+        if any(type(i) is BatchedTensor for i in items):  # the op would see only the index's first sample
+            raise RuntimeError("Batching rule not implemented for aten::index with batched indices. We could not "
+                               "generate a fallback.")
+        return Tensor.__getitem__(self, index)
+
+    def __deepcopy__(self, memo):
+        raise RuntimeError("vmap: We don't support deepcopy of a Tensor inside of vmap.")
+
+    def __reduce_ex__(self, protocol):
+        raise RuntimeError(_NO_STORAGE)
+
+
+def wrap(inner, level):
+    """``inner`` (its first dim the batch of ``level``, a Level) as a BatchedTensor."""
+    t = object.__new__(BatchedTensor)
+    data = inner._data
+    t._data = _logical_view(data, data.shape[0])
+    t._device = inner._device
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = None
+    t._base = None
+    t._grad = None
+    t._grad_accumulator = None
+    t._backward_hooks = None
+    t._retains_grad = False
+    t.inner = inner
+    t.level = level
+    return t
+
+
+def batched_at(t, level) -> bool:
+    """Whether ``t`` is a BatchedTensor of ``level``."""
+    return type(t) is BatchedTensor and t.level is level
+
+
+def unwrap_level(t, level):
+    """The physical tensor of ``t`` at ``level``, or None where ``t`` is not batched there."""
+    return t.inner if type(t) is BatchedTensor and t.level is level else None
+
+
+def to_full_physical(t, active):
+    """``t`` as a plain tensor batched at every level of ``active`` (the outermost first), dims in that order.
+
+    Missing batch dims are broadcast (an expand, no copy).
+    """
+    present = []
+    bottom = t
+    while type(bottom) is BatchedTensor:
+        present.append(bottom.level)
+        bottom = bottom.inner
+    present.reverse()  # the bottom's leading dims, outermost level first
+    if not active:
+        return bottom
+    if len(present) == len(active) and all(a is b for a, b in zip(present, active)):
+        return bottom
+    logical = tuple(t.shape)
+    if not present:  # unbatched: one expand adds the leading dims
+        return bottom.expand(tuple(lv.size for lv in active) + logical)
+    if any(lv not in active for lv in present):
+        raise RuntimeError("vmap: a batched tensor of a vmap that has ended was used (it escaped its vmap).")
+    order = [lv for lv in active if lv in present]
+    if len(order) != len(present) or any(a is not b for a, b in zip(order, present)):
+        raise RuntimeError("vmap: a tensor's vmap levels are out of order.")
+    shape = [lv.size if lv in present else 1 for lv in active]
+    view = bottom.reshape(tuple(shape) + logical)
+    return view.expand(tuple(lv.size for lv in active) + logical)
+
+
+def from_full_physical(p, active):
+    """The plain tensor ``p`` (one leading dim per level of ``active``) wrapped at each level, the innermost outside."""
+    t = p
+    for lv in active:
+        t = wrap(t, lv)
+    return t

@@ -1,0 +1,224 @@
+"""vmap against torch.func.vmap: the same scenario on the same numbers, results and errors (type, first sentence)."""
+import re
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd.func import vmap
+from retrograd.ops._call import interposition
+
+torch = pytest.importorskip("torch")
+_rng = np.random.default_rng(7)
+X = _rng.standard_normal((3, 4))
+Y = _rng.standard_normal((3, 4))
+V = _rng.standard_normal(4)
+M = _rng.standard_normal((4, 5))
+XB = _rng.standard_normal((3, 2, 4))
+
+
+@pytest.fixture(autouse=True)
+def _no_level_left():
+    yield
+    assert interposition.stack == ()
+
+
+def _first_sentence(msg):
+    return re.split(r"(?<=\.)\s", str(msg).replace("torch.", "retrograd."), maxsplit=1)[0]
+
+
+def _numpy(out):
+    if isinstance(out, (tuple, list)):
+        return type(out)(_numpy(o) for o in out)
+    if isinstance(out, dict):
+        return {k: _numpy(v) for k, v in out.items()}
+    if hasattr(out, "detach"):
+        return np.asarray(out.detach().numpy())
+    return out
+
+
+def outcome(scenario, lib):
+    try:
+        return ("ok", _numpy(scenario(lib)))
+    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
+        return (type(e).__name__, _first_sentence(e))
+
+
+def _same(a, b):
+    if isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, np.ndarray):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    else:
+        assert a == b
+
+
+def check(scenario):
+    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "ok":
+        _same(ours[1], theirs[1])
+    else:
+        assert ours[1] == theirs[1]
+    return ours
+
+
+def t(lib, a):
+    return lib.from_numpy(np.array(a))
+
+
+# -- results -------------------------------------------------------------------------------------------
+SCENARIOS = {
+    "elementwise": lambda m: m.func.vmap(lambda a, b: (a * b).exp() - a)(t(m, X), t(m, Y)),
+    "unbatched_broadcast": lambda m: m.func.vmap(lambda a, v: a + v, in_dims=(0, None))(t(m, X), t(m, V)),
+    "lower_rank_batched": lambda m: m.func.vmap(lambda a, b: a * b, in_dims=(0, 0))(t(m, XB), t(m, X)),
+    "in_dim_1": lambda m: m.func.vmap(lambda a: a.sum(), in_dims=1)(t(m, X)),
+    "negative_in_dim": lambda m: m.func.vmap(lambda a: a.softmax(0), in_dims=-1)(t(m, X)),
+    "out_dim_1": lambda m: m.func.vmap(lambda a: a * 2, out_dims=1)(t(m, XB)),
+    "reductions": lambda m: m.func.vmap(lambda a: (a.sum(), a.mean(0), a.amax(-1, keepdim=True), a.argmax()))(
+        t(m, XB)),
+    "shape_ops": lambda m: m.func.vmap(lambda a: (a.reshape(-1), a.t(), a.unsqueeze(0).expand(3, 2, 4),
+                                                  a.permute(1, 0), a.transpose(0, 1).flatten(), a[1:, ::2]))(t(m, XB)),
+    "matmul_family": lambda m: m.func.vmap(lambda a, w, v: (a @ w, w.t() @ a.t(), a @ v, v @ a.t(), m.mm(a, w),
+                                                            m.outer(v, v), m.dot(a[0], v)),
+                                           in_dims=(0, None, None))(t(m, XB), t(m, M), t(m, V)),
+    "batched_weight": lambda m: m.func.vmap(lambda a, w: a @ w, in_dims=(None, 0))(t(m, X), t(m, np.stack([M, M * 2]))),
+    "joining": lambda m: m.func.vmap(lambda a, b: (m.cat([a, b]), m.stack([a, b], 1), a.unbind(0)[1],
+                                                   a.split(1, 0)[0]), in_dims=(0, None))(t(m, X), t(m, V)),
+    "nested_tuple_in_dims": lambda m: m.func.vmap(lambda p, q: p[0] + p[1] * q, in_dims=((0, 1), None))(
+        (t(m, X), t(m, X.T)), t(m, V)),
+    "dict_inputs_and_outputs": lambda m: m.func.vmap(lambda d: {"s": d["a"] + d["b"], "p": d["a"] * d["b"]})(
+        {"a": t(m, X), "b": t(m, Y)}),
+    "nested_out_dims": lambda m: m.func.vmap(lambda a: (a, (a * 2, a.sum())), out_dims=(1, (0, 0)))(t(m, XB)),
+    "none_out_dim": lambda m: m.func.vmap(lambda a, v: (a * 2, v), in_dims=(0, None), out_dims=(0, None))(
+        t(m, X), t(m, V)),
+    "unbatched_output_expanded": lambda m: m.func.vmap(lambda a, v: v * 2, in_dims=(0, None))(t(m, X), t(m, V)),
+    "kwargs_pass_through": lambda m: m.func.vmap(lambda a, scale=1.0: a * scale)(t(m, X), scale=3.0),
+    "chunk_size": lambda m: m.func.vmap(lambda a: a.cumsum(0), chunk_size=2)(t(m, XB)),
+    "vmap_of_vmap": lambda m: m.func.vmap(m.func.vmap(lambda a, b: (a * b).sum()))(t(m, XB), t(m, XB)),
+    "vmap_of_vmap_in_dims": lambda m: m.func.vmap(m.func.vmap(lambda a, v: a @ v, in_dims=(0, None)),
+                                                  in_dims=(None, 0))(t(m, XB[0]), t(m, X)),
+    "nn_functional": lambda m: m.func.vmap(lambda a: (m.nn.functional.relu(a), m.nn.functional.gelu(a),
+                                                      m.nn.functional.log_softmax(a, -1),
+                                                      m.nn.functional.layer_norm(a, (4,))))(t(m, XB)),
+    "cross_entropy_per_sample": lambda m: m.func.vmap(m.nn.functional.cross_entropy)(
+        t(m, X), t(m, np.array([0, 3, 1]))),
+    "mse_loss_per_sample": lambda m: m.func.vmap(m.nn.functional.mse_loss)(t(m, X), t(m, Y)),
+    "iteration_and_len": lambda m: m.func.vmap(lambda a: (len(a), sum(r.sum() for r in a))[1])(t(m, XB)),
+    "logical_shape_seen": lambda m: m.func.vmap(lambda a: a.new_zeros(a.shape) + a.dim() + a.size(-1))(t(m, XB)),
+    "in_place_on_batched": lambda m: m.func.vmap(lambda a: a.clone().mul_(2).add_(1))(t(m, X)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_vmap_matches_torch_func(name):
+    assert check(SCENARIOS[name])[0] == "ok"
+
+
+def test_batched_tensor_shows_the_logical_shape():
+    seen = []
+
+    def f(a):
+        seen.append((tuple(a.shape), a.dim(), a.size(1), a.ndim, a.numel()))
+        return a
+
+    vmap(f)(rg.zeros(5, 2, 3))
+    assert seen == [((2, 3), 2, 3, 2, 6)]
+
+
+# -- errors ---------------------------------------------------------------------------------------------
+ERRORS = {
+    "mismatched_batch_sizes": lambda m: m.func.vmap(lambda a, b: a + b)(t(m, X), t(m, X[:2])),
+    "in_dim_out_of_range": lambda m: m.func.vmap(lambda a: a, in_dims=2)(t(m, X)),
+    "in_dims_wrong_structure": lambda m: m.func.vmap(lambda a: a, in_dims=(0, 0))(t(m, X)),
+    "in_dims_bad_type": lambda m: m.func.vmap(lambda a: a, in_dims="a")(t(m, X)),
+    "in_dims_none": lambda m: m.func.vmap(lambda a: a, in_dims=None)(t(m, X)),
+    "in_dim_float": lambda m: m.func.vmap(lambda a: a, in_dims=(1.5,))(t(m, X)),
+    "nothing_to_map": lambda m: m.func.vmap(lambda a: a, in_dims=(None,))(t(m, X)),
+    "no_inputs": lambda m: m.func.vmap(lambda: 1)(),
+    "non_tensor_input": lambda m: m.func.vmap(lambda a: a)(5),
+    "zero_dim_input": lambda m: m.func.vmap(lambda a: a)(t(m, 1.0)),
+    "non_tensor_output": lambda m: m.func.vmap(lambda a: 5)(t(m, X)),
+    "out_dims_wrong_structure": lambda m: m.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(t(m, X)),
+    "out_dims_bad_type": lambda m: m.func.vmap(lambda a: a, out_dims="a")(t(m, X)),
+    "batched_output_with_none_out_dim": lambda m: m.func.vmap(lambda a: a, out_dims=None)(t(m, X)),
+    "bad_randomness": lambda m: m.func.vmap(lambda a: a, randomness="bad"),
+    "bad_chunk_size": lambda m: m.func.vmap(lambda a: a, chunk_size=0),
+    "item": lambda m: m.func.vmap(lambda a: a.sum().item())(t(m, X)),
+    "tolist": lambda m: m.func.vmap(lambda a: a.tolist())(t(m, X)),
+    "numpy": lambda m: m.func.vmap(lambda a: a.numpy())(t(m, X)),
+    "data_dependent_control_flow": lambda m: m.func.vmap(lambda a: a if a.sum() > 0 else -a)(t(m, X)),
+    "dynamic_shape": lambda m: m.func.vmap(lambda a: a.nonzero())(t(m, X)),
+    "random_in_error_mode": lambda m: m.func.vmap(lambda a: a + m.rand(4))(t(m, X)),
+    "randn_like_in_error_mode": lambda m: m.func.vmap(lambda a: m.randn_like(a))(t(m, X)),
+    "dropout_in_error_mode": lambda m: m.func.vmap(lambda a: m.nn.functional.dropout(a, 0.5))(t(m, X)),
+    "bernoulli_in_error_mode": lambda m: m.func.vmap(lambda a: m.bernoulli(a.sigmoid()))(t(m, X)),
+    "in_place_into_unbatched": lambda m: m.func.vmap(lambda a, b: a.add_(b), in_dims=(None, 0))(t(m, V), t(m, X)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_vmap_errors_match_torch_func(name):
+    assert check(ERRORS[name])[0] != "ok"
+
+
+def test_an_op_without_a_batching_rule_is_named_in_the_error():
+    x = rg.zeros(3, 2, 2)
+    with pytest.raises(RuntimeError, match=r"^Batching rule not implemented for aten::block_diag"):
+        vmap(lambda a: rg.block_diag(a, a))(x)
+    # the failed call left nothing behind
+    np.testing.assert_array_equal(vmap(lambda a: a + 1)(x).numpy(), np.ones((3, 2, 2)))
+
+
+# -- randomness -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("draw", ["rand", "randn", "rand_like", "randn_like", "dropout", "bernoulli"])
+def test_different_randomness_draws_per_sample(draw):
+    fns = {"rand": lambda a: a + rg.rand(4), "randn": lambda a: a + rg.randn(4),
+           "rand_like": lambda a: a + rg.rand_like(a), "randn_like": lambda a: a + rg.randn_like(a),
+           "dropout": lambda a: rg.nn.functional.dropout(a, 0.5), "bernoulli": lambda a: rg.bernoulli(a * 0.5)}
+    out = vmap(fns[draw], randomness="different")(rg.ones(8, 4)).numpy()
+    assert out.shape == (8, 4)
+    assert len({row.tobytes() for row in out}) > 1
+
+
+@pytest.mark.parametrize("draw", ["rand", "randn_like", "dropout"])
+def test_same_randomness_shares_one_draw(draw):
+    fns = {"rand": lambda a: a + rg.rand(4), "randn_like": lambda a: a + rg.randn_like(a),
+           "dropout": lambda a: rg.nn.functional.dropout(a, 0.5)}
+    out = vmap(fns[draw], randomness="same")(rg.ones(8, 4)).numpy()
+    assert len({row.tobytes() for row in out}) == 1
+    assert rg.rand(2).shape == (2,)  # the functions are themselves again afterwards
+
+
+def test_different_randomness_follows_the_seed():
+    rg.manual_seed(3)
+    a = vmap(lambda x: x + rg.randn(2), randomness="different")(rg.zeros(4, 2)).numpy()
+    rg.manual_seed(3)
+    b = vmap(lambda x: x + rg.randn(2), randomness="different")(rg.zeros(4, 2)).numpy()
+    np.testing.assert_array_equal(a, b)
+
+
+def test_batched_tensor_repr_names_its_level():
+    seen = []
+    vmap(lambda a: seen.append(repr(a)) or a)(rg.ones(2, 2))
+    assert seen[0].startswith("BatchedTensor(lvl=1, bdim=0, value=")
+
+
+def test_a_batched_tensor_that_escaped_its_vmap_raises_in_the_next():
+    kept = []
+    vmap(lambda a: kept.append(a) or a)(rg.ones(3, 2))
+    with pytest.raises(RuntimeError, match="^vmap: aten::add was called with a batched tensor of a vmap that has"):
+        vmap(lambda b: b + kept[0])(rg.ones(3, 2))
+
+
+def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
+    with pytest.raises(RuntimeError, match="^Batching rule not implemented for aten::index with batched indices"):
+        vmap(lambda a, i: a[i])(rg.zeros(3, 4), rg.tensor([[0], [1], [2]]))
+    np.testing.assert_array_equal(vmap(lambda a: a[1:3])(rg.ones(3, 4)).numpy(), np.ones((3, 2)))
