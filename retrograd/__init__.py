@@ -33,6 +33,8 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   scatter_add, index_select, masked_fill, softmax, log_softmax, logsumexp, cumsum, flip, roll, tril,
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from .autograd import functional as _functional  # noqa: F401 - above the ops it uses
+from .autograd import forward_ad as _forward_ad  # noqa: F401 - above the ops it uses
+from . import func  # noqa: F401 - torch.func's transforms
 from . import special
 from . import linalg
 from . import utils

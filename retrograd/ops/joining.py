@@ -241,3 +241,8 @@ def combinations(input, r=2, with_replacement=False):
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     return stack([input[rows[:, j]] for j in range(r)], 1)
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, defjvp  # noqa: E402
+
+defjvp(LINEAR, "cat", "stack", "split", "unbind", "block_diag")

@@ -948,3 +948,38 @@ def _matrix_exp_backward(grad, A):
 
 linalg_matrix_exp = defop("linalg_matrix_exp", _matrix_exp, public=False, node_name="LinalgMatrixExp",
                           A=_matrix_exp_backward)
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, MULTILINEAR, defjvp  # noqa: E402
+
+
+def _solve_jvp(A_t, B_t, A, B, left, result):
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector:
+        return linalg_solve(A, B_t - A_t.matmul(result.unsqueeze(-1)).squeeze(-1), left=True)
+    if left:
+        return linalg_solve(A, B_t - A_t.matmul(result), left=True)
+    return linalg_solve(A, B_t - result.matmul(A_t), left=False)
+
+
+def _inv_trace(A, A_t):
+    """``trace(A^-1 A_t)`` over the batch: the tangent of ``log |det A|``."""
+    return (linalg_inv(A).mT * A_t).sum((-2, -1))
+
+
+defjvp(MULTILINEAR, "matmul", "mm", "bmm", "mv", "dot", "outer", "einsum", "linalg_cross", "vdot")
+defjvp(LINEAR, "trace")
+defjvp(lambda input_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
+       input_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha, "addmm")
+defjvp(lambda input_t, mat_t, vec_t, mat, vec, beta, alpha:
+       input_t * beta + (mat_t.mv(vec) + mat.mv(vec_t)) * alpha, "addmv")
+defjvp(lambda input_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+       input_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha, "baddbmm")
+defjvp(lambda input_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+       input_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha, "addbmm")
+defjvp(lambda input_t, vec1_t, vec2_t, vec1, vec2, beta, alpha:
+       input_t * beta + (vec1_t.outer(vec2) + vec1.outer(vec2_t)) * alpha, "addr")
+defjvp(lambda A_t, result: -result.matmul(A_t).matmul(result), "linalg_inv")
+defjvp(lambda A_t, A, result: result * _inv_trace(A, A_t), "linalg_det")
+defjvp(lambda A_t, A: (None, _inv_trace(A, A_t)), "linalg_slogdet")
+defjvp(_solve_jvp, "linalg_solve")

@@ -1140,3 +1140,48 @@ ctc_loss_backward = defop("ctc_loss_backward", _ctc_loss_backward_fwd, public=Fa
 ctc_loss = defop("ctc_loss", _ctc_loss, public=False, tensor_args=("log_probs", "targets"),
                  log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity:
                  ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity))
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
+
+
+def _max_pool_jvp(input_t, result):
+    """The tangent of a max pool's values: the input's tangent at the indices (flat in each plane)."""
+    indices = result[1]
+    return input_t.flatten(-2).gather(-1, indices.flatten(-2)).reshape(tuple(indices.shape)), None
+
+
+def _glu_jvp(input_t, input, dim):
+    a, b = input.chunk(2, dim)
+    a_t, b_t = input_t.chunk(2, dim)
+    s = b.sigmoid()
+    return a_t * s + a * s * (1 - s) * b_t
+
+
+def _layer_norm_jvp(input_t, weight_t, bias_t, input, normalized_shape, weight, eps):
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    centered = input - input.mean(dims, True)
+    rstd = (centered * centered).mean(dims, True).add(eps).rsqrt()
+    normed = centered * rstd
+    t = input_t - input_t.mean(dims, True)
+    normed_t = (t - normed * (t * normed).mean(dims, True)) * rstd
+    out = normed_t if weight is None else normed_t * weight + normed * weight_t
+    return out if bias_t is None else out + bias_t
+
+
+defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle",
+       "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad", "embedding", "nll_loss",
+       "nll_loss_backward")
+defjvp(FROM_BACKWARD, "softplus", "gelu_backward", "gelu", "silu", "leaky_relu", "elu", "hardtanh", "threshold",
+       "hardshrink", "softshrink", "hardsigmoid", "hardswish", "celu", "mish", "rrelu_with_noise")
+defjvp(lambda input_t, pad: constant_pad_nd(input_t, pad, 0), "constant_pad_nd")
+defjvp(lambda columns_t, weight_t, bias_t, columns, weight, output_size, groups:
+       convolution(columns_t, weight, bias_t, output_size, groups)
+       + convolution(columns, weight_t, None, output_size, groups), "convolution")
+defjvp(lambda input_t, weight_t, bias_t, input, weight, output_size, stride, padding, dilation, groups:
+       convolution_transpose(input_t, weight, bias_t, output_size, stride, padding, dilation, groups)
+       + convolution_transpose(input, weight_t, None, output_size, stride, padding, dilation, groups),
+       "convolution_transpose")
+defjvp(_max_pool_jvp, "max_pool2d_with_indices", "adaptive_max_pool2d")
+defjvp(_glu_jvp, "glu")
+defjvp(_layer_norm_jvp, "layer_norm")

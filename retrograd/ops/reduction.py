@@ -680,3 +680,58 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if n == 0:
         return y.new_zeros(y.shape[:d] + y.shape[d + 1:])
     return (y.sum(d) - (y.select(d, 0) + y.select(d, n - 1)) * 0.5) * spacing
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, REDUCED_FROM_BACKWARD, defjvp  # noqa: E402
+
+
+def _gather_reduced(t, dim, indices, keepdim):
+    """``t``'s elements at a reduction's ``indices`` along ``dim`` (the tangent of its values)."""
+    if t.dim() == 0:
+        return t.clone()
+    if keepdim:
+        return t.gather(dim, indices)
+    return t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+
+
+def _var_partials(input, dim, correction, keepdim):
+    """d var / d input: ``2 (input - mean) / (N - correction)``."""
+    n = reduced_numel(tuple(input.shape), dim) - (1 if correction is None else correction)
+    return (input - input.mean(dim, True)) * (2 / n)
+
+
+def _std_mean_jvp(input_t, input, dim, correction, keepdim, result):
+    var_t = (_var_partials(input, dim, correction, keepdim) * input_t).sum(dim, keepdim)
+    return var_t / (result[0] * 2), input_t.mean(dim, keepdim)
+
+
+def _var_mean_jvp(input_t, input, dim, correction, keepdim, result):
+    return (_var_partials(input, dim, correction, keepdim) * input_t).sum(dim, keepdim), input_t.mean(dim, keepdim)
+
+
+def _softmax_jvp(input_t, dim, result):
+    return result * (input_t - (input_t * result).sum(dim, True))
+
+
+def _log_softmax_jvp(input_t, dim, result):
+    return input_t - (input_t * result.exp()).sum(dim, True)
+
+
+def _logcumsumexp_jvp(input_t, input, dim, result):
+    if input.numel() == 0:
+        return input_t.clone()
+    m = input.detach().amax()
+    return (input_t * (input - m).exp()).cumsum(dim) / (result - m).exp()
+
+
+defjvp(LINEAR, "sum", "mean", "cumsum")
+defjvp(REDUCED_FROM_BACKWARD, "var", "std", "amax", "amin", "logsumexp", "max_all", "min_all", "prod", "norm",
+       "nansum")
+defjvp(_var_mean_jvp, "var_mean")
+defjvp(_std_mean_jvp, "std_mean")
+defjvp(_softmax_jvp, "softmax")
+defjvp(_log_softmax_jvp, "log_softmax")
+defjvp(_logcumsumexp_jvp, "logcumsumexp")
+defjvp(lambda input_t, dim, keepdim, result: (_gather_reduced(input_t, dim, result[1], keepdim), None),
+       "max_dim", "min_dim")
+defjvp(lambda input_t, dim, result: (_gather_reduced(input_t, dim, result[1], True), None), "cummax", "cummin")
