@@ -735,3 +735,31 @@ defjvp(_logcumsumexp_jvp, "logcumsumexp")
 defjvp(lambda input_t, dim, keepdim, result: (_gather_reduced(input_t, dim, result[1], keepdim), None),
        "max_dim", "min_dim")
 defjvp(lambda input_t, dim, result: (_gather_reduced(input_t, dim, result[1], True), None), "cummax", "cummin")
+
+
+def _extreme_jvp(input_t, input, value, dim, keepdim):
+    """The tangent of a min or max ``value`` over ``dim``: the mean of the input's tangent where it is reached."""
+    hit = input == unsqueeze_reduced(value, tuple(input.shape), dim, keepdim)
+    return (input_t * hit).sum(dim, keepdim) / hit.sum(dim, keepdim)
+
+
+def _cumprod_jvp(input_t, input, dim, dtype):
+    """``sum_k t_k prod_{j <= i, j != k} x_j``: cumprod is linear in each element apart, so the sum over k of
+    the cumprod with element k replaced by its tangent, less the one with it replaced by 0 (zeros are exact)."""
+    if input.dim() == 0:
+        return input_t.to(dtype) if dtype is not None else input_t.clone()
+    d = dim % input.dim()
+    n = input.shape[d]
+    shape = [1] * (input.dim() + 1)
+    shape[0] = shape[d + 1] = n
+    own = ones((n,), dtype=input.dtype).diag_embed().bool().reshape(tuple(shape))
+    x, t = input.unsqueeze(0), input_t.unsqueeze(0)
+    with_t = pointwise.where(own, t, x).cumprod(d + 1, dtype=dtype)
+    without = pointwise.where(own, x * 0, x).cumprod(d + 1, dtype=dtype)
+    return (with_t - without).sum(0)
+
+
+defjvp(lambda input_t, input, dim, keepdim, result: (_extreme_jvp(input_t, input, result[0], dim, keepdim),
+                                                     _extreme_jvp(input_t, input, result[1], dim, keepdim)),
+       "aminmax")
+defjvp(_cumprod_jvp, "cumprod")

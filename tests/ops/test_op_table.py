@@ -221,7 +221,7 @@ def test_grads_match_torch(name, i):
 # Ops with backward formulas but no forward derivative yet (Note [Forward derivatives]): each is a
 # strict xfail, so declaring one must also shrink this list. Composite functions reaching one count too.
 MISSING_JVP = sorted(name for name, op in REGISTRY.items() if op.differentiable and op.jvp is None)
-MISSING_JVP_COMPOSITES = {"vander": "cumprod"}
+MISSING_JVP_COMPOSITES: dict = {}
 
 
 def _jvp_cases():
