@@ -33,7 +33,7 @@ from .._tensor import Tensor
 from ._call import describe, pop_interposer, push_interposer
 
 __all__ = ["LINEAR", "FROM_BACKWARD", "MULTILINEAR", "REDUCED_FROM_BACKWARD", "DualLevel", "current_level",
-           "enter_level", "exit_level", "tangent_of",
+           "enter_level", "exit_level", "tangent_of", "note_output",
            "set_tangent", "suspended", "not_implemented", "check_jvp_names"]
 
 LINEAR = "linear"  # See Note [Forward derivatives]: the op itself applied to the tangents
@@ -129,8 +129,14 @@ def set_tangent(t, tangent, level):
         table.pop(key, None)
         return
     table[key] = (weakref.ref(t, _forget(table, key)), tangent)
+    note_output(t, tangent, level)
+
+
+def note_output(t, tangent, level):
+    """Keeps ``tangent`` beside ``t``'s array for the node that made ``t``, which may save it as its output
+    (see Note [Forward-mode tangents])."""
     fn = t._grad_fn
-    if fn is not None:  # a node may save t as its output: see Note [Forward-mode tangents]
+    if fn is not None:
         arr = t._data
         outputs = level.saved_outputs
         k = id(arr)
@@ -223,8 +229,10 @@ class ForwardInterposer:
             old = tangent_of(target, level)
         if old is None:
             set_tangent(target, t, level)
-        elif old is not t:
+            return
+        if old is not t:
             old.copy_(t)
+        note_output(target, old, level)  # the target's node is the in-place op's now
 
     def _tangents(self, op, rule, args, tangents, results):
         """The tangent of each result (None where it has none)."""

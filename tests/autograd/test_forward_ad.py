@@ -200,6 +200,18 @@ def test_hvp_forward_over_reverse_matches_torch():
     np.testing.assert_allclose(results[0], results[1], rtol=1e-9)
 
 
+def test_forward_over_reverse_through_an_in_place_op_that_saves_its_result():
+    results = []
+    for lib, fw in ((rg, fwAD), (torch, tfwAD)):
+        x = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        with fw.dual_level():
+            y = fw.make_dual(x, lib.tensor([1.0, 2.0], dtype=lib.float64)) * 2
+            y.exp_()  # its node saves the result, which backward unpacks as a new tensor
+            (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+            results.append(fw.unpack_dual(g).tangent.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
 def test_tangents_are_backward_differentiable():
     p = rg.tensor([1.0, 2.0], requires_grad=True)
     with fwAD.dual_level():
