@@ -34,6 +34,8 @@ from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rs
                   triu, diagonal, trace, clone, eq, ne, lt, le, gt, ge)
 from .autograd import functional as _functional  # noqa: F401 - above the ops it uses
 from .autograd import debug as _debug  # noqa: F401 - above the ops it uses; attaches explain, explain_mode
+from .autograd import forward_ad as _forward_ad  # noqa: F401 - above the ops it uses
+from . import func  # noqa: F401 - torch.func's transforms
 from . import special
 from . import linalg
 from . import utils

@@ -5,6 +5,7 @@ As in PyTorch, the ``ctx`` that ``forward`` and ``backward`` receive *is* the gr
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import threading
@@ -62,7 +63,11 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, checked for in-place modification."""
+        """The tensors given to ``save_for_backward``, checked for in-place modification (in ``jvp``:
+        those given to ``save_for_forward``)."""
+        in_jvp = getattr(self, "_jvp_saved", None)
+        if in_jvp is not None:
+            return in_jvp
         saved = self._saved_variables
         if saved is None:
             raise RuntimeError(SECOND_TIME)
@@ -92,6 +97,9 @@ class FunctionCtx:
 
 
 _NOT_CONVERTED = object()
+# Set by autograd/forward_ad.py (the layer above): what ``apply`` asks of forward-mode AD, where a
+# call has dual inputs (``has_tangents``, ``suspended``, ``jvp``). See Note [Forward-mode tangents].
+forward_mode_hook = None
 
 
 class BackwardCFunction(Node, FunctionCtx):
@@ -208,6 +216,14 @@ class Function(metaclass=FunctionMeta):
     vjp = backward  # the two names of one method, as in PyTorch
 
     @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """The forward-mode derivative: the tangents of the outputs from those of the inputs (zeros
+        where an input has none), for ``autograd.forward_ad``; ``ctx.saved_tensors`` there holds what
+        ``save_for_forward`` kept."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
@@ -245,13 +261,16 @@ class Function(metaclass=FunctionMeta):
         ctx._is_tensor_arg = is_tensor
         ctx.needs_input_grad = tuple(t and a._requires_grad for a, t in zip(inputs, is_tensor, strict=True))
         record = grad_mode.state.grad_enabled and any(ctx.needs_input_grad)
-        with grad_mode.no_grad():
+        forward_mode = forward_mode_hook if forward_mode_hook is not None and forward_mode_hook.has_tangents(
+            inputs) else None  # the forward runs without tangents; jvp gives the outputs theirs
+        with grad_mode.no_grad(), (contextlib.nullcontext() if forward_mode is None else forward_mode.suspended()):
             if custom_setup:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
-        return _wrap_outputs(ctx, inputs, outputs, record, custom_setup)
+        outputs = _wrap_outputs(ctx, inputs, outputs, record, custom_setup)
+        return outputs if forward_mode is None else forward_mode.jvp(cls, ctx, inputs, outputs)
 
 
 class InplaceFunction(Function):

@@ -18,6 +18,7 @@ from .._creation import zeros, zeros_like
 from .._tensor import Tensor
 from ..ops.joining import stack
 from ._api import grad as _grad
+from . import forward_ad as _fwad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -293,8 +294,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         vectorize (bool): accepted for compatibility; the rows are computed one by one either way
             (the numbers are the same).
         strategy (str): ``"reverse-mode"`` (one backward pass per output element) or
-            ``"forward-mode"`` (one double-backward pass per input element, see Note
-            [Double backward trick]), cheaper when there are more outputs than inputs.
+            ``"forward-mode"`` (one forward-mode AD pass per input element, see
+            ``autograd.forward_ad``), cheaper when there are more outputs than inputs.
 
     Returns:
         Tensor, or tuple (of tuples) of Tensor.
@@ -332,7 +333,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         if strategy == "reverse-mode":
             result = _jacobian_rows(outputs, inputs, create_graph, strict)
         else:
-            result = _jacobian_columns(outputs, inputs, strict)
+            result = _jacobian_columns(func, outputs, inputs, strict)
     return _tuple_postprocess(_grad_postprocess(result, create_graph), (is_outputs_tuple, is_inputs_tuple))
 
 
@@ -361,23 +362,40 @@ def _jacobian_rows(outputs, inputs, create_graph, strict):
     return tuple(result)
 
 
-def _jacobian_columns(outputs, inputs, strict):
-    """Forward mode: column ``k`` of ``d outputs / d in_j`` is ``J e_k``, by the double backward trick."""
-    # See Note [Double backward trick]
-    grad_outputs, grad_inputs = _dummy_vjp(outputs, inputs, like=outputs)
+def jvp_columns(func, inputs, directions):
+    """``func``'s Jacobian-vector products at ``inputs`` along each tuple of ``directions``, by forward-mode AD.
+
+    One forward pass per direction: where ``vectorize=True`` will batch them (with vmap). Returns,
+    per direction, the tuple of the outputs' tangents (None for an output without one).
+    """
+    columns = []
+    for tangents in directions:
+        with _fwad.dual_level():
+            duals = tuple(_fwad.make_dual(x, t) for x, t in zip(inputs, tangents, strict=True))
+            outs = func(*duals)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            columns.append(tuple(_fwad.unpack_dual(o).tangent for o in outs))
+    return columns
+
+
+def _jacobian_columns(func, outputs, inputs, strict):
+    """Forward mode: column ``k`` of ``d outputs / d in_j`` is ``J e_k``, one forward-mode AD pass each."""
     columns = [[[] for _ in inputs] for _ in outputs]
     for j, inp in enumerate(inputs):
-        if grad_inputs[j] is None or not grad_inputs[j].requires_grad:
-            if strict:
-                raise RuntimeError(f"Output 0 of the user-provided function is independent of input {j}. This is "
-                                   "not allowed in strict mode.")
-            continue
+        directions = []
         for k in range(inp.numel()):
             e_k = zeros(inp.numel(), dtype=inp.dtype, device=inp.device)
             e_k[k] = 1
-            col = _autograd_grad((grad_inputs[j],), grad_outputs, (e_k.reshape(inp.shape),), retain_graph=True)
+            directions.append(tuple(e_k.reshape(inp.shape) if m == j else zeros_like(x)
+                                    for m, x in enumerate(inputs)))
+        found = False
+        for col in jvp_columns(func, inputs, directions):
             for i, c in enumerate(col):
-                columns[i][j].append(c if c is not None else zeros_like(outputs[i]))
+                found = found or c is not None
+                columns[i][j].append(c.detach() if c is not None else zeros_like(outputs[i]))
+        if strict and inp.numel() and not found:
+            raise RuntimeError(f"Output 0 of the user-provided function is independent of input {j}. This is "
+                               "not allowed in strict mode.")
     result = []
     for i, out in enumerate(outputs):
         entries = []

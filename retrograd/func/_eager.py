@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from ..autograd._api import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import _call
+from ..ops._forward import current_level, tangent_of
 from ._batched import BatchedTensor, from_full_physical, levels, to_full_physical
 from ._pytree import tree_flatten, tree_unflatten
 from ._vmap import _VmapInterposer, vmap
@@ -61,14 +62,30 @@ def _check_tensors(leaves):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
 
 
+def _has_tangent(t) -> bool:
+    """Whether ``t`` is a dual tensor of the active forward-mode level (jacfwd over a reverse transform)."""
+    level = current_level()
+    return level is not None and tangent_of(t, level) is not None
+
+
 def _wants_graph(leaves) -> bool:
-    return is_grad_enabled() and (_depth.n > 0 or any(t.requires_grad for t in leaves))
+    """Whether the transform must build a graph of its own pass: under another transform, or for a
+    caller differentiating through it, backward (inputs that require grad) or forward (dual inputs)."""
+    return is_grad_enabled() and (_depth.n > 0 or any(t.requires_grad or _has_tangent(t) for t in leaves))
 
 
 def _mark(t, active, graph):
-    """The differentiation leaf of tensor ``t`` (its full physical tensor) and what the function sees of it."""
+    """The differentiation leaf of tensor ``t`` (its full physical tensor) and what the function sees of it.
+
+    A tensor that requires grad, or has a tangent, is marked through a view, which keeps its history
+    and its tangent; any other is detached."""
     full = to_full_physical(t, active)
-    leaf = full.view_as(full) if graph and full.requires_grad else full.detach().requires_grad_()
+    if graph and (full.requires_grad or _has_tangent(full)):
+        leaf = full.view_as(full)
+        if not leaf.requires_grad:
+            leaf.requires_grad_()
+    else:
+        leaf = full.detach().requires_grad_()
     return leaf, from_full_physical(leaf, active)
 
 

@@ -12,6 +12,31 @@ Formula parameters, matched by name:
   ``<param>``          a forward argument (tensors are saved as ``SavedTensor``)
   ``<param>_shape``    only the shape of a forward tensor argument (likewise ``_dtype``, ``_device``)
 
+Note [Forward derivatives]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+Beside its backward formulas an op declares its forward derivative (PyTorch's ``result:`` entries
+of derivatives.yaml), used by forward-mode AD (ops/_forward.py), as ``defop(..., jvp=...)`` or on a
+line of its own, ``defjvp(rule, *names)``. The rule is one of:
+  ``LINEAR``          the op itself applied to the tangents in place of its differentiable inputs
+                      (zeros for those without one, and 0 for a number): right for an op linear
+                      in them jointly (views, reshapes, sum, cat, indexing, ``add``...)
+  ``FROM_BACKWARD``   the sum, over inputs with a tangent, of the input's backward formula with
+                      ``grad`` the tangent broadcast to the output's shape: right for an op whose
+                      Jacobian is diagonal (elementwise with broadcasting), whose formulas are
+                      ``grad`` times a derivative
+  ``MULTILINEAR``     the sum, over inputs with a tangent, of the op with that input replaced by
+                      its tangent: right for an op linear in each input apart (``mul``, ``mm``, ``einsum``)
+  ``REDUCED_FROM_BACKWARD``  for a reduction over ``dim`` (``keepdim``) whose every input element
+                      reaches one output: the input's formula with ``grad`` all ones (the partial
+                      derivatives), times the tangent, summed over ``dim``
+  a function          of ``<param>_t`` (the tangent of a forward argument, zeros where it has
+                      none; a list for a list parameter), ``result``, forward arguments and
+                      ``<param>_shape/_dtype/_device`` as formulas; it returns the output's tangent
+                      (a tuple, None for an output without one, for several outputs)
+The rule is written with retrograd ops, so that tangents are differentiable (forward-over-reverse).
+An op with backward formulas but no forward derivative raises PyTorch's NotImplementedError under
+forward-mode AD; an op without backward formulas gives its outputs no tangent.
+
 Note [Declared shortcuts]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
 Some forwards are one NumPy ufunc call, and some formulas one call of another op (``grad *
@@ -48,10 +73,12 @@ import re
 from .._tensor import Tensor
 from ._call import call_op
 from ._codegen import define, parameter_source
+from ._forward import FROM_BACKWARD, LINEAR, MULTILINEAR, REDUCED_FROM_BACKWARD, check_jvp_names
 from ._node import OpNode, build_fast_apply
 from ._signature import make_public
 
-__all__ = ["defop", "OpInfo", "REGISTRY", "tensor_method", "ufunc", "passthrough", "op_call", "shortcut"]
+__all__ = ["defop", "defjvp", "OpInfo", "REGISTRY", "tensor_method", "ufunc", "passthrough", "op_call", "shortcut",
+           "LINEAR", "FROM_BACKWARD", "MULTILINEAR", "REDUCED_FROM_BACKWARD"]
 
 REGISTRY: dict = {}
 
@@ -168,7 +195,7 @@ class OpInfo:
 
 def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
           nondiff_outputs=(), node_name=None, node_names=None, multi_output=False, public=True, device_param=None,
-          doc=None, **formulas):
+          doc=None, jvp=None, **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
@@ -193,6 +220,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
         device_param: a parameter naming the device the forward moved its result to.
         public: export from ``retrograd``.
         doc: the public function's docstring (default: the forward's, else its signature).
+        jvp: the forward derivative: ``LINEAR``, ``FROM_BACKWARD`` or a function; see Note [Forward
+            derivatives] (``defjvp`` declares one on a line of its own).
         **formulas: ``input=lambda grad, other: ...``, see the module docstring.
 
     Returns:
@@ -202,6 +231,9 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
                 nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
                 device_param=device_param, node_names=node_names)
     op.index_lists = frozenset(op.index[p] for p in lists)
+    op.jvp = op.jvp_names = None
+    if jvp is not None:
+        _set_jvp(op, jvp)
     REGISTRY[name] = op
     fast_apply = build_fast_apply(op) if op.differentiable else None
     if fast_apply is not None:
@@ -216,6 +248,23 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     op.inplace = bool(inplace)
     op.public = public
     return fn
+
+
+def _set_jvp(op, rule):
+    if rule is REDUCED_FROM_BACKWARD and (op.multi_output or len(op.formulas) != 1):
+        raise TypeError(f"defop({op.name!r}): REDUCED_FROM_BACKWARD needs one output and one differentiable input")
+    if rule not in (LINEAR, FROM_BACKWARD, MULTILINEAR, REDUCED_FROM_BACKWARD):
+        op.jvp_names = check_jvp_names(op, rule)
+    elif rule is FROM_BACKWARD and (op.multi_output or op.lists or any(
+            "grads" in argnames for *_, argnames in op.formulas)):
+        raise TypeError(f"defop({op.name!r}): FROM_BACKWARD needs one output and one gradient")
+    op.jvp = rule
+
+
+def defjvp(rule, *names):
+    """Declares ``rule`` the forward derivative of each op of ``names`` (see Note [Forward derivatives])."""
+    for name in names:
+        _set_jvp(REGISTRY[name], rule)
 
 
 def tensor_method(fn=None, *, name=None):

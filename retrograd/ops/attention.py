@@ -170,3 +170,32 @@ scaled_dot_product_attention = defop(
     "scaled_dot_product_attention", _attention, public=False, multi_output=True, lists=("tensors",),
     tensor_args=("tensors", "dropout_mask"), node_name="ScaledDotProductAttention",
     tensors=_attention_backward)
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import defjvp  # noqa: E402
+
+
+def _repeat_heads(x, groups):
+    if groups == 1:
+        return x
+    return x.repeat_interleave(groups, -3)
+
+
+def _attention_jvp(tensors_t, tensors, dropout_mask, scale, enable_gqa, result):
+    """``S_t = (Q_t K^T + Q K_t^T) scale (+ mask_t)``, ``P_t = P (S_t - rowsum(P S_t))``, ``O_t = (P_t D) V + (P D)
+    V_t`` with ``D`` the dropout mask; a fully masked row has P = 0, so its tangents are 0 too."""
+    q, k, v = tensors[:3]
+    q_t, k_t, v_t = tensors_t[:3]
+    groups = _groups(tuple(q.shape), tuple(k.shape), enable_gqa)
+    k, k_t, v, v_t = (_repeat_heads(x, groups) for x in (k, k_t, v, v_t))
+    p = result[1]
+    s_t = (q_t.matmul(k.mT) + q.matmul(k_t.mT)) * scale
+    if len(tensors) > 3 and tensors[3].is_floating_point():
+        s_t = s_t + tensors_t[3]
+    p_t = p * (s_t - (p * s_t).sum(-1, True))
+    if dropout_mask is None:
+        return p_t.matmul(v) + p.matmul(v_t), p_t
+    return (p_t * dropout_mask).matmul(v) + (p * dropout_mask).matmul(v_t), p_t
+
+
+defjvp(_attention_jvp, "scaled_dot_product_attention")

@@ -140,3 +140,8 @@ def _is_contiguous(self, memory_format=None):
 
 
 Tensor.is_contiguous = _is_contiguous
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, defjvp  # noqa: E402
+
+defjvp(LINEAR, "clone", "_to_copy", "copy", "fill", "zero")

@@ -555,3 +555,27 @@ def _scatter_legacy_reduce(xp, out, dim, index, source, reduce):
     return out
 
 
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, REGISTRY, defjvp  # noqa: E402
+from ._forward import not_implemented  # noqa: E402
+
+
+def _scatter_jvp(input_t, src_t, dim, index, src, value, reduce):
+    if reduce not in (None, "add"):
+        raise not_implemented(f"scatter with reduce={reduce!r}")
+    if src is None:
+        return REGISTRY["scatter"](input_t, dim, index, None, 0, reduce)
+    return REGISTRY["scatter"](input_t, dim, index, src_t, None, reduce)
+
+
+def _scatter_reduce_jvp(input_t, src_t, dim, index, reduce, include_self):
+    if reduce != "sum":
+        raise not_implemented(f"scatter_reduce with reduce={reduce!r}")
+    return REGISTRY["scatter_reduce"](input_t, dim, index, src_t, reduce, include_self)
+
+
+defjvp(LINEAR, "select_index", "slice_index", "index", "index_put", "gather", "scatter_add", "index_select",
+       "index_add", "masked_fill", "masked_select", "index_copy", "index_fill", "masked_scatter")
+defjvp(_scatter_jvp, "scatter")
+defjvp(_scatter_reduce_jvp, "scatter_reduce")

@@ -380,3 +380,9 @@ def _broadcast_shape(a, b):
                                f"dimension {i}")
         out.append(y if x == 1 else x)
     return tuple(out)
+
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, defjvp  # noqa: E402
+
+defjvp(LINEAR, "cat", "stack", "split", "unbind", "block_diag")

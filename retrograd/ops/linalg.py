@@ -1059,3 +1059,112 @@ def _matrix_exp_backward(grad, A):
 
 linalg_matrix_exp = defop("linalg_matrix_exp", _matrix_exp, public=False, node_name="LinalgMatrixExp",
                           A=_matrix_exp_backward)
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, MULTILINEAR, REGISTRY, defjvp  # noqa: E402
+from ._forward import not_implemented  # noqa: E402
+
+
+def _solve_jvp(A_t, B_t, A, B, left, result):
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector:
+        return linalg_solve(A, B_t - A_t.matmul(result.unsqueeze(-1)).squeeze(-1), left=True)
+    if left:
+        return linalg_solve(A, B_t - A_t.matmul(result), left=True)
+    return linalg_solve(A, B_t - result.matmul(A_t), left=False)
+
+
+def _inv_trace(A, A_t):
+    """``trace(A^-1 A_t)`` over the batch: the tangent of ``log |det A|``."""
+    return (linalg_inv(A).mT * A_t).sum((-2, -1))
+
+
+defjvp(MULTILINEAR, "matmul", "mm", "bmm", "mv", "dot", "outer", "einsum", "linalg_cross", "vdot")
+defjvp(LINEAR, "trace")
+defjvp(lambda input_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
+       input_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha, "addmm")
+defjvp(lambda input_t, mat_t, vec_t, mat, vec, beta, alpha:
+       input_t * beta + (mat_t.mv(vec) + mat.mv(vec_t)) * alpha, "addmv")
+defjvp(lambda input_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+       input_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha, "baddbmm")
+defjvp(lambda input_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+       input_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha, "addbmm")
+defjvp(lambda input_t, vec1_t, vec2_t, vec1, vec2, beta, alpha:
+       input_t * beta + (vec1_t.outer(vec2) + vec1.outer(vec2_t)) * alpha, "addr")
+defjvp(lambda A_t, result: -result.matmul(A_t).matmul(result), "linalg_inv")
+defjvp(lambda A_t, A, result: result * _inv_trace(A, A_t), "linalg_det")
+defjvp(lambda A_t, A: (None, _inv_trace(A, A_t)), "linalg_slogdet")
+defjvp(_solve_jvp, "linalg_solve")
+
+
+def _matrix_exp_jvp(A_t, A):
+    """The upper-right block of ``exp([[A, A_t], [0, A]])``, which is the derivative of exp at A along A_t."""
+    n = A.shape[-1]
+    top = cat([A, A_t], -1)
+    bottom = cat([A * 0, A], -1)
+    return REGISTRY["linalg_matrix_exp"].function(cat([top, bottom], -2))[..., :n, n:]
+
+
+def _triangle_of(t, upper, unitriangular):
+    part = t.triu() if upper else t.tril()
+    return part - part.diagonal(0, -2, -1).diag_embed() if unitriangular else part
+
+
+def _solve_triangular_jvp(A_t, B_t, A, upper, left, unitriangular, result):
+    solve = REGISTRY["linalg_solve_triangular"].function
+    A_t = _triangle_of(A_t, upper, unitriangular)
+    if left:
+        return solve(A, B_t - A_t.matmul(result), upper=upper, left=True, unitriangular=unitriangular)
+    return solve(A, B_t - result.matmul(A_t), upper=upper, left=False, unitriangular=unitriangular)
+
+
+def _cholesky_jvp(A_t, upper, result):
+    """``L_t = L phi(L^-1 A_t L^-T)``, phi keeping the lower triangle with half the diagonal."""
+    solve = REGISTRY["linalg_solve_triangular"].function
+    L = result[0].mT if upper else result[0]
+    inner = solve(L, solve(L, A_t, upper=False).mT, upper=False).mT
+    L_t = L.matmul(inner.tril(-1) + inner.diagonal(0, -2, -1).diag_embed() * 0.5)
+    return (L_t.mT if upper else L_t), None
+
+
+def _eigh_jvp(A_t, result):
+    """``lambda_t = diag(V^T A_t V)``, ``V_t = V (F * V^T A_t V)``, ``F_ij = 1 / (lambda_j - lambda_i)`` off the
+    diagonal."""
+    values, vectors = result
+    inner = vectors.mT.matmul(A_t).matmul(vectors)
+    gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
+    off = eye(values.shape[-1], dtype=_dtype.bool).logical_not()
+    factor = pointwise.where(off, 1 / pointwise.where(off, gaps, gaps * 0 + 1), gaps * 0)
+    return inner.diagonal(0, -2, -1), vectors.matmul(factor * inner)
+
+
+def _cdist_jvp(x1_t, x2_t, x1, x2, p):
+    if not 0 < p < float("inf"):
+        raise not_implemented(f"cdist with p={p}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    diff_t = x1_t.unsqueeze(-2) - x2_t.unsqueeze(-3)
+    dist = cdist(x1, x2, p)
+    scale = pointwise.where(dist == 0, dist * 0, dist ** (1 - p))
+    return scale * (diff.abs() ** (p - 1) * diff.sign() * diff_t).sum(-1)
+
+
+defjvp(_matrix_exp_jvp, "linalg_matrix_exp")
+defjvp(_solve_triangular_jvp, "linalg_solve_triangular")
+defjvp(_cholesky_jvp, "linalg_cholesky_ex")
+defjvp(_eigh_jvp, "linalg_eigh")
+defjvp(_cdist_jvp, "cdist")
+
+
+def _pinv_jvp(A_t, A, hermitian, result):
+    """The derivative of the pseudo-inverse at constant rank (Golub and Pereyra):
+    ``-P A_t P + P P^T A_t^T (I - A P) + (I - P A) A_t^T P^T P``."""
+    P = result
+    m, n = A.shape[-2], A.shape[-1]
+    A_tT = A_t.mT
+    left = eye(m, dtype=A.dtype) - A.matmul(P)
+    right = eye(n, dtype=A.dtype) - P.matmul(A)
+    return (-P.matmul(A_t).matmul(P) + P.matmul(P.mT).matmul(A_tT).matmul(left)
+            + right.matmul(A_tT).matmul(P.mT).matmul(P))
+
+
+defjvp(_pinv_jvp, "linalg_pinv")

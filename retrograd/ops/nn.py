@@ -1254,3 +1254,112 @@ ctc_loss_backward = defop("ctc_loss_backward", _ctc_loss_backward_fwd, public=Fa
 ctc_loss = defop("ctc_loss", _ctc_loss, public=False, tensor_args=("log_probs", "targets"),
                  log_probs=lambda grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity:
                  ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity))
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
+
+
+def _max_pool_jvp(input_t, result):
+    """The tangent of a max pool's values: the input's tangent at the indices (flat in each plane)."""
+    indices = result[1]
+    return input_t.flatten(-2).gather(-1, indices.flatten(-2)).reshape(tuple(indices.shape)), None
+
+
+def _glu_jvp(input_t, input, dim):
+    a, b = input.chunk(2, dim)
+    a_t, b_t = input_t.chunk(2, dim)
+    s = b.sigmoid()
+    return a_t * s + a * s * (1 - s) * b_t
+
+
+def _normalized_jvp(input, input_t, dims, eps):
+    """``(xhat, xhat_t)`` of the normalization of ``input`` over ``dims`` (biased variance), and its tangent."""
+    centered = input - input.mean(dims, True)
+    rstd = (centered * centered).mean(dims, True).add(eps).rsqrt()
+    normed = centered * rstd
+    t = input_t - input_t.mean(dims, True)
+    return normed, (t - normed * (t * normed).mean(dims, True)) * rstd
+
+
+def _affine_jvp(normed, normed_t, weight, weight_t, bias_t, shape):
+    """The tangent of ``xhat * weight + bias`` (weight and bias reshaped to ``shape``; either may be None)."""
+    out = normed_t if weight is None else normed_t * weight.reshape(shape) + normed * weight_t.reshape(shape)
+    return out if bias_t is None else out + bias_t.reshape(shape)
+
+
+def _layer_norm_jvp(input_t, weight_t, bias_t, input, normalized_shape, weight, eps):
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    normed, normed_t = _normalized_jvp(input, input_t, dims, eps)
+    return _affine_jvp(normed, normed_t, weight, weight_t, bias_t, tuple(normalized_shape))
+
+
+def _batch_norm_jvp(input_t, weight_t, bias_t, input, weight, eps):
+    normed, normed_t = _normalized_jvp(input, input_t, _bn_dims(input.dim()), eps)
+    return _affine_jvp(normed, normed_t, weight, weight_t, bias_t, _bn_shape(input.dim(), input.shape[1])), None, None
+
+
+def _group_norm_jvp(input_t, weight_t, bias_t, input, num_groups, weight, eps):
+    normed, normed_t = _normalized_jvp(_grouped(input, num_groups), _grouped(input_t, num_groups), (2,), eps)
+    shape = tuple(input.shape)
+    return _affine_jvp(normed.reshape(shape), normed_t.reshape(shape), weight, weight_t, bias_t,
+                       _bn_shape(input.dim(), input.shape[1]))
+
+
+def _prelu_jvp(input_t, weight_t, input, weight):
+    shape = (-1,) + (1,) * (input.dim() - 2) if input.dim() >= 2 and weight.numel() > 1 else ()
+    w, w_t = weight.reshape(shape), weight_t.reshape(shape)
+    return where(input > 0, input_t, w * input_t + w_t * input)
+
+
+def _reduce_loss(elementwise, reduction):
+    if reduction == "mean":
+        return elementwise.mean()
+    return elementwise.sum() if reduction == "sum" else elementwise
+
+
+def _bce_jvp(input_t, target_t, weight_t, input, target, weight, reduction):
+    log_x, log_1mx = input.log().clamp_min(-100), (1 - input).log().clamp_min(-100)
+    d_input = (input - target) / (input * (1 - input)).clamp_min(1e-12)
+    out = d_input * input_t - (log_x - log_1mx) * target_t
+    if weight is not None:
+        out = out * weight - (target * log_x + (1 - target) * log_1mx) * weight_t
+    return _reduce_loss(out, reduction)
+
+
+def _log_sigmoid(x):
+    return x.clamp_max(0) - (-x.abs()).exp().log1p()
+
+
+def _bce_with_logits_jvp(input_t, target_t, weight_t, pos_weight_t, input, target, weight, pos_weight, reduction):
+    log_s, log_1ms = _log_sigmoid(input), _log_sigmoid(-input)
+    py = target if pos_weight is None else pos_weight * target
+    out = ((py + 1 - target) * input.sigmoid() - py) * input_t + (log_1ms - (
+        log_s if pos_weight is None else pos_weight * log_s)) * target_t
+    if pos_weight is not None:
+        out = out - target * log_s * pos_weight_t
+    if weight is not None:
+        out = out * weight - (py * log_s + (1 - target) * log_1ms) * weight_t
+    return _reduce_loss(out, reduction)
+
+
+defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle",
+       "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad", "embedding", "nll_loss",
+       "nll_loss_backward")
+defjvp(FROM_BACKWARD, "softplus", "gelu_backward", "gelu", "silu", "leaky_relu", "elu", "hardtanh", "threshold",
+       "hardshrink", "softshrink", "hardsigmoid", "hardswish", "celu", "mish", "rrelu_with_noise")
+defjvp(lambda input_t, pad: constant_pad_nd(input_t, pad, 0), "constant_pad_nd")
+defjvp(lambda columns_t, weight_t, bias_t, columns, weight, output_size, groups:
+       convolution(columns_t, weight, bias_t, output_size, groups)
+       + convolution(columns, weight_t, None, output_size, groups), "convolution")
+defjvp(lambda input_t, weight_t, bias_t, input, weight, output_size, stride, padding, dilation, groups:
+       convolution_transpose(input_t, weight, bias_t, output_size, stride, padding, dilation, groups)
+       + convolution_transpose(input, weight_t, None, output_size, stride, padding, dilation, groups),
+       "convolution_transpose")
+defjvp(_max_pool_jvp, "max_pool2d_with_indices", "adaptive_max_pool2d")
+defjvp(_glu_jvp, "glu")
+defjvp(_layer_norm_jvp, "layer_norm")
+defjvp(_batch_norm_jvp, "native_batch_norm")
+defjvp(_group_norm_jvp, "group_norm")
+defjvp(_prelu_jvp, "prelu")
+defjvp(_bce_jvp, "binary_cross_entropy")
+defjvp(_bce_with_logits_jvp, "binary_cross_entropy_with_logits")

@@ -559,3 +559,13 @@ def equal(input, other) -> bool:
 for _name in ("logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
               "bitwise_not"):
     REGISTRY[_name].inplace = True
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
+
+defjvp(LINEAR, "add", "sub", "neg", "mul_scalar", "where")
+defjvp(FROM_BACKWARD, "add_scalar", "mul", "div", "div_rounding", "pow", "exp", "log", "log1p", "expm1", "sqrt",
+       "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh_backward", "sigmoid_backward", "tanh", "sigmoid",
+       "threshold_backward", "relu", "abs", "sign", "clamp", "maximum", "minimum", "floor", "ceil", "trunc", "round",
+       "remainder", "lerp", "hypot", "atan2", "logaddexp", "logaddexp2", "clamp_min", "clamp_max", "frac", "fmod",
+       "copysign", "sgn", "fmax", "fmin", "nan_to_num")

@@ -238,3 +238,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
 for _method in (uniform_, normal_, exponential_, cauchy_, log_normal_, geometric_, random_, bernoulli_):
     tensor_method(_method)
 del _method
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import FROM_BACKWARD, defjvp  # noqa: E402
+
+defjvp(FROM_BACKWARD, "bernoulli", "poisson", "normal")

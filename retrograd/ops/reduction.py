@@ -750,3 +750,87 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     if x is not None and dx is not None:
         raise TypeError("trapz() received an invalid combination of arguments - got both x and dx")
     return trapezoid(y, x, dx=dx, dim=dim)
+
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, REDUCED_FROM_BACKWARD, defjvp  # noqa: E402
+
+
+def _gather_reduced(t, dim, indices, keepdim):
+    """``t``'s elements at a reduction's ``indices`` along ``dim`` (the tangent of its values)."""
+    if t.dim() == 0:
+        return t.clone()
+    if keepdim:
+        return t.gather(dim, indices)
+    return t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+
+
+def _var_partials(input, dim, correction, keepdim):
+    """d var / d input: ``2 (input - mean) / (N - correction)``."""
+    n = reduced_numel(tuple(input.shape), dim) - (1 if correction is None else correction)
+    return (input - input.mean(dim, True)) * (2 / n)
+
+
+def _std_mean_jvp(input_t, input, dim, correction, keepdim, result):
+    var_t = (_var_partials(input, dim, correction, keepdim) * input_t).sum(dim, keepdim)
+    return var_t / (result[0] * 2), input_t.mean(dim, keepdim)
+
+
+def _var_mean_jvp(input_t, input, dim, correction, keepdim, result):
+    return (_var_partials(input, dim, correction, keepdim) * input_t).sum(dim, keepdim), input_t.mean(dim, keepdim)
+
+
+def _softmax_jvp(input_t, dim, result):
+    return result * (input_t - (input_t * result).sum(dim, True))
+
+
+def _log_softmax_jvp(input_t, dim, result):
+    return input_t - (input_t * result.exp()).sum(dim, True)
+
+
+def _logcumsumexp_jvp(input_t, input, dim, result):
+    if input.numel() == 0:
+        return input_t.clone()
+    m = input.detach().amax()
+    return (input_t * (input - m).exp()).cumsum(dim) / (result - m).exp()
+
+
+defjvp(LINEAR, "sum", "mean", "cumsum")
+defjvp(REDUCED_FROM_BACKWARD, "var", "std", "amax", "amin", "logsumexp", "max_all", "min_all", "prod", "norm",
+       "nansum")
+defjvp(_var_mean_jvp, "var_mean")
+defjvp(_std_mean_jvp, "std_mean")
+defjvp(_softmax_jvp, "softmax")
+defjvp(_log_softmax_jvp, "log_softmax")
+defjvp(_logcumsumexp_jvp, "logcumsumexp")
+defjvp(lambda input_t, dim, keepdim, result: (_gather_reduced(input_t, dim, result[1], keepdim), None),
+       "max_dim", "min_dim")
+defjvp(lambda input_t, dim, result: (_gather_reduced(input_t, dim, result[1], True), None), "cummax", "cummin")
+
+
+def _extreme_jvp(input_t, input, value, dim, keepdim):
+    """The tangent of a min or max ``value`` over ``dim``: the mean of the input's tangent where it is reached."""
+    hit = input == unsqueeze_reduced(value, tuple(input.shape), dim, keepdim)
+    return (input_t * hit).sum(dim, keepdim) / hit.sum(dim, keepdim)
+
+
+def _cumprod_jvp(input_t, input, dim, dtype):
+    """``sum_k t_k prod_{j <= i, j != k} x_j``: cumprod is linear in each element apart, so the sum over k of
+    the cumprod with element k replaced by its tangent, less the one with it replaced by 0 (zeros are exact)."""
+    if input.dim() == 0:
+        return input_t.to(dtype) if dtype is not None else input_t.clone()
+    d = dim % input.dim()
+    n = input.shape[d]
+    shape = [1] * (input.dim() + 1)
+    shape[0] = shape[d + 1] = n
+    own = ones((n,), dtype=input.dtype).diag_embed().bool().reshape(tuple(shape))
+    x, t = input.unsqueeze(0), input_t.unsqueeze(0)
+    with_t = pointwise.where(own, t, x).cumprod(d + 1, dtype=dtype)
+    without = pointwise.where(own, x * 0, x).cumprod(d + 1, dtype=dtype)
+    return (with_t - without).sum(0)
+
+
+defjvp(lambda input_t, input, dim, keepdim, result: (_extreme_jvp(input_t, input, result[0], dim, keepdim),
+                                                     _extreme_jvp(input_t, input, result[1], dim, keepdim)),
+       "aminmax")
+defjvp(_cumprod_jvp, "cumprod")

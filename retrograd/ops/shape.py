@@ -624,3 +624,10 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
                 [0, 0, 1]])
     """
     return _triangle_indices(np.tril_indices, row, col, offset, dtype, device)
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import LINEAR, defjvp  # noqa: E402
+
+defjvp(LINEAR, "view", "reshape", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "repeat",
+       "diagonal_backward", "diagonal", "flip", "roll", "tril", "triu", "rot90", "diag_embed", "unfold_backward",
+       "unfold")

@@ -204,3 +204,13 @@ _mode_op = defop("mode", _mode, multi_output=True, public=False, input=_scatter_
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value of ``input`` along ``dim`` (the smallest on ties), and its last index."""
     return return_types.mode(*_mode_op(input, dim, keepdim))
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import REDUCED_FROM_BACKWARD, defjvp  # noqa: E402
+from .reduction import _gather_reduced  # noqa: E402
+
+defjvp(lambda input_t, dim, result: (input_t.gather(dim, result[1]) if input_t.dim() else input_t.clone(), None),
+       "sort", "topk")
+defjvp(lambda input_t, dim, keepdim, result: (_gather_reduced(input_t, dim, result[1], keepdim), None),
+       "kthvalue", "median_dim", "mode")
+defjvp(REDUCED_FROM_BACKWARD, "median_all")

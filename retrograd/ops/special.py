@@ -176,3 +176,10 @@ xlog1py = defop("special_xlog1py", lambda xp, input, other: _kernels(xp).xlog1py
                             "SpecialXlog1PyBackward2": lambda other: not isinstance(other, Tensor)},
                 input=_xlog1py_input_grad,
                 other=lambda grad, input, other: grad * input / (other + 1))
+
+# -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+from ._declarations import FROM_BACKWARD, defjvp  # noqa: E402
+
+defjvp(FROM_BACKWARD, "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "xlogy", "logit", "special_ndtri",
+       "special_log_ndtr", "i0", "special_i1", "special_entr", "sinc", "special_i0e", "special_i1e", "special_erfcx",
+       "special_xlog1py")

@@ -285,3 +285,15 @@ def test_per_sample_gradients_of_a_conv2d_match_torch_func():
     for k in ("weight", "bias"):
         assert tuple(ours[k].shape) == tuple(theirs[k].shape)
         np.testing.assert_allclose(ours[k].numpy(), theirs[k].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_forward_over_reverse_compositions_give_the_hessian_as_torch_func():
+    def f(lib):
+        return lambda x: (x ** 3).sum() + (x[0] * x[1]).sin()
+    xa = np.array([1.0, 2.0])
+    expected = torch.func.hessian(f(torch))(torch.tensor(xa)).numpy()
+    x = rg.tensor(xa)
+    fn = f(rg)
+    for transform in (rg.func.hessian(fn), rg.func.jacfwd(rg.func.jacrev(fn)), rg.func.jacfwd(rg.func.grad(fn)),
+                      rg.func.jacrev(rg.func.jacrev(fn))):
+        np.testing.assert_allclose(transform(x).numpy(), expected, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,181 @@
+"""``torch.func``'s forward-mode transforms: ``jvp``, ``jacfwd``, ``linearize`` and ``hessian``.
+
+Built on autograd/forward_ad.py: each Jacobian-vector product is one forward pass under a dual
+level. ``jacfwd`` computes its columns one basis vector at a time (``jvp_columns`` of
+autograd/functional.py, which vmap will batch). Inputs and outputs are Tensors or tuples of them.
+"""
+from __future__ import annotations
+
+from .._creation import zeros, zeros_like
+from .._tensor import Tensor
+from ..autograd import forward_ad as _fwad
+from ..autograd.functional import jvp_columns
+from ..autograd.grad_mode import enable_grad
+from ..ops.joining import stack
+from ._eager import jacrev
+
+__all__ = ["jvp", "jacfwd", "linearize", "hessian"]
+
+
+def _check_tensors(outs, where):
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J tangents)``: the output and its Jacobian-vector product, as ``torch.func.jvp``.
+
+    Args:
+        func (callable): takes Tensors, returns a Tensor or a tuple of Tensors (with ``has_aux``,
+            a pair ``(output, aux)``).
+        primals (tuple of Tensor): the point.
+        tangents (tuple of Tensor): one per primal, of its shape.
+        strict (bool): unused, as in PyTorch's.
+        has_aux (bool): ``func`` also returns an auxiliary object, returned third.
+
+    Returns:
+        tuple: ``(output, jvp_out)``, or ``(output, jvp_out, aux)``.
+
+    Raises:
+        RuntimeError: for primals that are not a tuple, tangents of another structure, or an
+            output that is not made of tensors.
+
+    Example::
+        >>> import retrograd as rg
+        >>> from retrograd.func import jvp
+        >>> jvp(lambda x: x * x, (rg.tensor([1., 2.]),), (rg.tensor([1., 1.]),))[1]
+        tensor([2., 4.])
+    """
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
+    if not isinstance(tangents, tuple) or len(tangents) != len(primals):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, tangents also must be.")
+    with _fwad.dual_level():
+        duals = tuple(_fwad.make_dual(p, t) for p, t in zip(primals, tangents, strict=True))
+        result = func(*duals)
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError("jvp(f, primals, tangents): output of function f should be a tuple: (output, aux) "
+                                   "if has_aux is True")
+            result, aux = result
+        is_tuple = isinstance(result, tuple)
+        outs = result if is_tuple else (result,)
+        _check_tensors(outs, "jvp(f, primals, tangents)")
+        pairs = [_fwad.unpack_dual(o) for o in outs]
+        primal_out = tuple(p.primal for p in pairs)
+        tangent_out = tuple(zeros_like(p.primal) if p.tangent is None else p.tangent for p in pairs)
+    if not is_tuple:
+        primal_out, tangent_out = primal_out[0], tangent_out[0]
+    return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
+
+
+def _argnums(argnums, n):
+    if isinstance(argnums, int):
+        nums = (argnums,)
+    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
+        nums = argnums
+    else:
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    for a in nums:
+        if not -n <= a < n:
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
+    return tuple(a % n for a in nums)
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The function computing ``func``'s Jacobian with respect to ``argnums`` by forward mode, as ``torch.func.jacfwd``.
+
+    Entry ``[i][j]`` has shape ``outputs[i].shape + inputs[argnums[j]].shape``; an int ``argnums``
+    or a bare Tensor output drops its level of tuple.
+
+    Args:
+        func (callable): takes Tensors, returns a Tensor or a tuple of Tensors (with ``has_aux``,
+            ``(output, aux)``).
+        argnums (int or tuple of int): which positional arguments to differentiate.
+        has_aux (bool): ``func`` also returns an auxiliary object, returned second.
+        randomness (str): accepted for compatibility (the columns are separate calls).
+
+    Returns:
+        callable: ``jac_fn(*args)``, giving the Jacobian (and ``aux``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> from retrograd.func import jacfwd
+        >>> jacfwd(lambda x: x ** 2)(rg.tensor([1., 2.]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
+    def jac_fn(*args):
+        nums = _argnums(argnums, len(args))
+        inputs = tuple(args[a] for a in nums)
+        aux = []
+
+        def wrt(*xs):
+            full = list(args)
+            for a, x in zip(nums, xs, strict=True):
+                full[a] = x
+            out = func(*full)
+            if has_aux:
+                out, extra = out
+                if not aux:
+                    aux.append(extra)
+            return out
+        with enable_grad():
+            outputs = wrt(*inputs)
+        is_tuple = isinstance(outputs, tuple)
+        outs = outputs if is_tuple else (outputs,)
+        _check_tensors(outs, "jacfwd(f, ...)(*args)")
+        entries = [[] for _ in outs]
+        for j, inp in enumerate(inputs):
+            directions = []
+            for k in range(inp.numel()):
+                e_k = zeros(inp.numel(), dtype=inp.dtype, device=inp.device)
+                e_k[k] = 1
+                directions.append(tuple(e_k.reshape(inp.shape) if m == j else zeros_like(x)
+                                        for m, x in enumerate(inputs)))
+            cols = jvp_columns(wrt, inputs, directions)
+            for i, out in enumerate(outs):
+                shape = tuple(out.shape) + tuple(inp.shape)
+                col = [zeros_like(out) if c[i] is None else c[i] for c in cols]
+                entries[i].append(stack(col, -1).reshape(shape) if col else
+                                  zeros(shape, dtype=out.dtype, device=out.device))
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):  # nothing to differentiate further
+            entries = [[e.detach() for e in row] for row in entries]
+        result = tuple(e[0] if isinstance(argnums, int) else tuple(e) for e in entries)
+        result = result if is_tuple else result[0]
+        return (result, aux[0]) if has_aux else result
+    return jac_fn
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: the output and a function of tangents giving ``J tangents``, as
+    ``torch.func.linearize`` (each call of ``jvp_fn`` is one forward-mode pass at ``primals``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> from retrograd.func import linearize
+        >>> out, jvp_fn = linearize(lambda x: x * x, rg.tensor([3.]))
+        >>> jvp_fn(rg.tensor([1.]))
+        tensor([6.])
+    """
+    output = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
+def hessian(func, argnums=0):
+    """The function computing ``func``'s Hessian, ``jacfwd(jacrev(func))``, as ``torch.func.hessian``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> from retrograd.func import hessian
+        >>> hessian(lambda x: (x ** 3).sum())(rg.tensor([1., 2.]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)
