@@ -87,7 +87,7 @@ def _draw(method, size, generator, dtype, device, requires_grad):
     if mode == "error":
         raise RuntimeError(RANDOMNESS_ERROR)
     different = [lv for lv in levels() if lv.randomness == "different"]
-    shape = _creation._shape(size)
+    shape = _creation._shape(size, "rand" if method == "random" else "randn")
     batch = tuple(lv.size for lv in different)
     array = getattr(_real_stream(generator), method)(batch + shape)
     t = _creation._finish(array, dtype or _creation._dtype.get_default_dtype(), device, requires_grad)

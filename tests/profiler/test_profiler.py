@@ -59,7 +59,7 @@ def test_the_trace_of_a_training_step_is_trace_event_json_with_every_op_and_node
         assert {"name", "ts", "dur", "pid", "tid", "cat", "args"} <= set(e)
         assert e["dur"] >= 0
     names = [e["name"] for e in complete]
-    for op in ("aten::t", "aten::matmul", "aten::relu", "aten::sub", "aten::mean", "aten::add_"):
+    for op in ("aten::t", "aten::addmm", "aten::relu", "aten::sub", "aten::mean", "aten::add_"):
         assert op in names
     for node in node_names:
         assert node in names
