@@ -12,6 +12,7 @@ from ._random import default_generator
 from ._size import Size, ints
 from ._tensor import Tensor
 from .backends import get_backend
+from .backends.numpy_backend import quietly
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn", "randint", "rand_like",
@@ -25,8 +26,8 @@ def _resolve_device(device):
 def _finish(array, dtype, device, requires_grad):
     """Moves a host array to ``device``, casts it, and wraps it as a leaf."""
     dev = _resolve_device(device)
-    if dtype is not None:
-        array = array.astype(dtype.np, copy=False)
+    if dtype is not None and array.dtype != dtype.np:
+        array = quietly(array.astype, dtype.np)  # a float beyond float16's range is inf, silently, as PyTorch's
     if dev is not _cpu:
         array = get_backend(dev.type).from_numpy(array)
     t = Tensor._make(array, dev)
@@ -132,16 +133,42 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     if isinstance(data, Tensor):
         source_dtype = data.dtype
         array = data._host().copy()
-    elif isinstance(data, (np.ndarray, np.generic)):
+    elif isinstance(data, np.ndarray):
         array = np.array(data)
         source_dtype = _dtype.from_numpy_dtype(array.dtype)
     else:
-        host = _to_host(data)
-        array = np.array(host)
-        if array.dtype.kind == "O" or array.dtype == np.uint64 and array.size and array.max() > _INT64_MAX:
-            array = _wide_ints(data, host, array, dtype)  # Python ints beyond int64 (uint64 or objects of them)
-        source_dtype = _infer_dtype(data, array)
+        if isinstance(data, np.generic):
+            array = np.array(data)
+            source_dtype = _dtype.from_numpy_dtype(array.dtype)
+        else:
+            host = _to_host(data)
+            array = np.array(host)
+            if (array.dtype.kind == "O" or array.dtype == np.uint64 and array.size and array.max() > _INT64_MAX
+                    or array.dtype == np.float64 and not _has_float(data) and _has_int(data)):
+                # Python ints beyond int64: NumPy made uint64, objects, or floats of them
+                array = _wide_ints(data, host, array, dtype)
+            source_dtype = _infer_dtype(data, array)
+        if dtype is not None:
+            _check_fits(array, dtype)
     return _finish(array, dtype or source_dtype, device, requires_grad)
+
+
+def _check_fits(array, dtype):
+    """PyTorch's refusal of Python numbers an integer dtype cannot hold (``tensor(300, dtype=uint8)``).
+
+    As PyTorch's, an unsigned dtype also takes negative numbers down to minus its maximum (wrapping
+    them), and floats are truncated; NaN fits no integer dtype. Arrays are cast without a check.
+    """
+    if dtype.np.kind not in "iu" or not array.size:
+        return
+    kind = array.dtype.kind
+    if kind not in "iuf":
+        return
+    info = np.iinfo(dtype.np)
+    low, high = array.min(), array.max()
+    lowest = -info.max if info.min == 0 else info.min
+    if kind == "f" and np.isnan(low) or high > info.max or low < lowest:
+        raise RuntimeError(f"value cannot be converted to type {dtype.np.name} without overflow")
 
 
 def _has_float(data) -> bool:

@@ -1,6 +1,8 @@
 """Reductions over dimensions: sum, mean, max/min, norms, softmax and friends."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype, return_types
@@ -42,8 +44,16 @@ def _mean(xp, input, dim=None, keepdim=False, *, dtype=None):
     if input.dtype.kind != "f" and dtype is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
-    out = xp.mean(input, axis=_axis(dim, input.ndim), keepdims=keepdim)
+    out = _mean_array(xp, input, _axis(dim, input.ndim), keepdim)
     return out.astype(dtype.np if dtype is not None else input.dtype, copy=False)
+
+
+def _mean_array(xp, input, axis, keepdims):
+    """NumPy's mean, without its "Mean of empty slice" warning: nan where nothing is reduced, as PyTorch."""
+    if input.size:
+        return xp.mean(input, axis=axis, keepdims=keepdims)
+    total = xp.sum(input, axis=axis, keepdims=keepdims)  # empty input: every mean is of nothing
+    return xp.full(total.shape, xp.nan, dtype=total.dtype if total.dtype.kind in "fc" else xp.float64)
 
 
 mean = defop("mean", _mean, method=True, node_names={"MeanBackward1": lambda dim: dim is not None},
@@ -67,34 +77,39 @@ def _var_args(dim, unbiased, correction):
     return dim, correction
 
 
-def _var_forward(xp, input, dim, correction, keepdim, name):
-    """The variance of ``input`` and its mean, both over ``dim``, the mean with its dims kept."""
+def _var_forward(xp, input, dim, correction, keepdim, name, caller):
+    """The variance of ``input`` and its mean, both over ``dim``, the mean with its dims kept.
+
+    With no degrees of freedom left it warns as PyTorch does, naming ``caller`` (var, std, ...)."""
     if input.dtype.kind not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     axis = _axis(dim, input.ndim)
-    mean = xp.mean(input, axis=axis, keepdims=True)
+    mean = _mean_array(xp, input, axis, True)
     diff = input - mean
     dof = (input.size // mean.size if mean.size else 0) - (1 if correction is None else correction)
+    if dof <= 0:
+        warnings.warn(f"{caller}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
     with np.errstate(divide="ignore", invalid="ignore"):  # no degrees of freedom: inf or nan, as PyTorch
         var = xp.sum(diff * diff, axis=axis, keepdims=keepdim) / (dof if dof > 0 else 0)
     return var.astype(input.dtype, copy=False), mean
 
 
 def _var(xp, input, dim=None, correction=None, keepdim=False):
-    return _var_forward(xp, input, dim, correction, keepdim, "std and var")[0]
+    return _var_forward(xp, input, dim, correction, keepdim, "std and var", "var")[0]
 
 
 def _std(xp, input, dim=None, correction=None, keepdim=False):
-    return xp.sqrt(_var_forward(xp, input, dim, correction, keepdim, "std and var")[0])
+    return xp.sqrt(_var_forward(xp, input, dim, correction, keepdim, "std and var", "std")[0])
 
 
 def _var_mean(xp, input, dim=None, correction=None, keepdim=False):
-    var, mean = _var_forward(xp, input, dim, correction, keepdim, "var_mean")
+    var, mean = _var_forward(xp, input, dim, correction, keepdim, "var_mean", "var_mean")
     return var, mean.reshape(var.shape)
 
 
 def _std_mean(xp, input, dim=None, correction=None, keepdim=False):
-    var, mean = _var_forward(xp, input, dim, correction, keepdim, "std_mean")
+    var, mean = _var_forward(xp, input, dim, correction, keepdim, "std_mean", "std_mean")
     return xp.sqrt(var), mean.reshape(var.shape)
 
 

@@ -329,6 +329,63 @@ def test_tensor_of_an_int_beyond_int64_raises(data):
     _same_error(lambda T: T.tensor(data))
 
 
+@pytest.mark.parametrize("data", [[1, 2 ** 63], [[1], [2 ** 63]]], ids=["list", "nested"])
+def test_a_list_of_ints_one_beyond_int64_raises_where_numpy_would_make_floats(data):
+    _same_error(lambda T: T.tensor(data))
+
+
+_NOT_REPRESENTABLE = {
+    "300_uint8": (300, "uint8"), "list_int8": ([[1, 300]], "int8"), "-256_uint8": (-256, "uint8"),
+    "1e10_int32": (1e10, "int32"), "2**40_int32": (2 ** 40, "int32"), "nan_int64": (float("nan"), "int64"),
+    "inf_int64": (float("inf"), "int64"), "256.0_uint8": (256.0, "uint8"), "-129_int8": (-129, "int8"),
+    "numpy_scalar": (np.int64(300), "uint8")}
+
+
+@pytest.mark.parametrize("data, dtype", _NOT_REPRESENTABLE.values(), ids=_NOT_REPRESENTABLE.keys())
+def test_a_number_the_integer_dtype_cannot_hold_raises_as_pytorch(data, dtype):
+    kind, _ = _same_error(lambda T: T.tensor(data, dtype=getattr(T, dtype)))
+    assert kind == "RuntimeError"
+
+
+_REPRESENTABLE = {
+    "-1_uint8_wraps": (-1, "uint8"), "-255_uint8": (-255, "uint8"), "3.5_uint8": (3.5, "uint8"),
+    "floats_truncate": ([1.5, -2.7], "int8"), "-128_int8": (-128, "int8"), "int64_max": (2 ** 63 - 1, "int64"),
+    "bool_uint8": (True, "uint8"), "array_wraps": (np.array([300]), "uint8"), "float16_inf": (7e4, "float16")}
+
+
+@pytest.mark.parametrize("data, dtype", _REPRESENTABLE.values(), ids=_REPRESENTABLE.keys())
+def test_numbers_pytorch_converts_convert_silently_to_the_same_values(data, dtype):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = rg.tensor(data, dtype=getattr(rg, dtype))
+    assert got.tolist() == torch.tensor(data, dtype=getattr(torch, dtype)).tolist()
+    assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("case", ["mean", "mean_dim", "mean_empty_dim", "std_mean_empty"])
+def test_reductions_of_nothing_give_nan_without_numpys_warning(case):
+    def run(T):
+        x = T.ones(2, 0)
+        return {"mean": lambda: x.mean(), "mean_dim": lambda: x.mean(1), "mean_empty_dim": lambda: x.mean(0),
+                "std_mean_empty": lambda: T.std_mean(T.ones(0, 3), 0)[1]}[case]()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = run(rg)
+    np.testing.assert_array_equal(got.numpy(), run(torch).numpy())
+    assert [str(w.message) for w in caught if "degrees of freedom" not in str(w.message)] == []
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_no_degrees_of_freedom_warns_as_pytorch(name):
+    def warned(T):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(T, name)(T.ones(1))
+        return [str(w.message).split(" (Triggered")[0] for w in caught]
+    assert warned(rg) == warned(torch)
+    assert warned(rg)[0].startswith(f"{name}(): degrees of freedom is <= 0.")
+
+
 @pytest.mark.parametrize("data, dtype", [(2 ** 70, "float32"), ([1., 2 ** 70], None), (2 ** 63, "float64")],
                          ids=["2**70_as_float32", "2**70_beside_a_float", "2**63_as_float64"])
 def test_tensor_of_an_int_beyond_int64_becomes_a_float_where_the_tensor_is_floating(data, dtype):
