@@ -14,7 +14,7 @@ The first pass must record its graph (``create_graph=True``) so the second can r
 """
 from __future__ import annotations
 
-from .._creation import zeros, zeros_like
+from .._creation import eye, zeros, zeros_like
 from .._tensor import Tensor
 from ..ops.joining import stack
 from ._api import grad as _grad
@@ -291,8 +291,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         inputs (Tensor or tuple of Tensor): the point to differentiate at.
         create_graph (bool): make the Jacobian differentiable.
         strict (bool): raise instead of returning zeros for an output independent of an input.
-        vectorize (bool): accepted for compatibility; the rows are computed one by one either way
-            (the numbers are the same).
+        vectorize (bool): in reverse mode, compute all the rows of an output in one backward pass
+            batched over the basis vectors (``autograd.grad(is_grads_batched=True)``, which runs on
+            ``retrograd.func.vmap``) instead of one pass per row; the numbers are the same.
         strategy (str): ``"reverse-mode"`` (one backward pass per output element) or
             ``"forward-mode"`` (one forward-mode AD pass per input element, see
             ``autograd.forward_ad``), cheaper when there are more outputs than inputs.
@@ -330,7 +331,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         if vectorize and strict:  # PyTorch refuses it once the outputs are checked
             raise RuntimeError("retrograd.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
-        if strategy == "reverse-mode":
+        if strategy == "reverse-mode" and vectorize:
+            result = _jacobian_rows_batched(outputs, inputs, create_graph)
+        elif strategy == "reverse-mode":
             result = _jacobian_rows(outputs, inputs, create_graph, strict)
         else:
             result = _jacobian_columns(func, outputs, inputs, strict)
@@ -359,6 +362,23 @@ def _jacobian_rows(outputs, inputs, create_graph, strict):
             stack(r, 0).reshape(tuple(out.shape) + tuple(inp.shape)) if r else
             zeros(tuple(out.shape) + tuple(inp.shape), dtype=inp.dtype, device=inp.device)
             for r, inp in zip(rows, inputs, strict=True)))
+    return tuple(result)
+
+
+def _jacobian_rows_batched(outputs, inputs, create_graph):
+    """Reverse mode, vectorized: every row of ``d out_i / d inputs`` from one backward pass batched over the basis."""
+    result = []
+    for out in outputs:
+        n = out.numel()
+        shapes = [tuple(out.shape) + tuple(inp.shape) for inp in inputs]
+        if n == 0 or not out.requires_grad:
+            result.append(tuple(zeros(s, dtype=inp.dtype, device=inp.device) for s, inp in zip(shapes, inputs)))
+            continue
+        basis = eye(n, dtype=out.dtype, device=out.device).reshape((n,) + tuple(out.shape))
+        grads = _grad((out,), inputs, (basis,), retain_graph=True, create_graph=create_graph, allow_unused=True,
+                      is_grads_batched=True)
+        result.append(tuple(zeros(s, dtype=inp.dtype, device=inp.device) if g is None else g.reshape(s)
+                            for g, s, inp in zip(grads, shapes, inputs, strict=True)))
     return tuple(result)
 
 

@@ -19,9 +19,11 @@ category, made by the constructors below:
   ``batch_first``       the op already treats leading dims as batch dims (linalg, last-dim ops);
   and the shape, matmul-family, loss and random-op rules below.
 
-``RULES`` is the one table. An op of the table without a rule raises PyTorch's error naming it
-(``Batching rule not implemented for aten::<name>``); ops whose output shape depends on the data
-raise PyTorch's dynamic-shape error. Composite functions (``flatten``, ``narrow``, ``chunk``...)
+``RULES`` is the one table. An op of the table without a rule runs once per sample and its
+results are stacked (``per_sample``, PyTorch's fallback): slower than a rule, and exact. A rule
+may still refuse a case it cannot batch with PyTorch's error naming the op (``Batching rule not
+implemented for aten::<name>``); ops whose output shape depends on the data raise PyTorch's
+dynamic-shape error. Composite functions (``flatten``, ``narrow``, ``chunk``...)
 need no rule: they read the logical shape and call ops that have one.
 """
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..ops._inplace import apply_inplace
 from ._batched import BatchedTensor, wrap
 from ._randomness import RANDOMNESS_ERROR, allowed
 
-__all__ = ["Call", "RULES", "DYNAMIC_SHAPE", "RANDOM_OPS"]
+__all__ = ["per_sample", "Call", "RULES", "DYNAMIC_SHAPE", "RANDOM_OPS"]
 
 
 class Call:
@@ -78,6 +80,35 @@ class Call:
             args[0] = target
             return apply_inplace(self.op, tuple(args))
         return self.proceed(self.op, tuple(args), None)
+
+
+def per_sample(c):
+    """The fallback for an op without a rule: the op once per sample, on each sample's slice, the results stacked."""
+    target = None
+    if c.inplace is not None:
+        target = c.phys(c.inplace)
+        if target is None:
+            raise _into_unbatched(c.inplace, (c.size,) + tuple(c.inplace.shape))
+    results = []
+    for b in range(c.size):
+        args = list(c.args)
+        for i, a in enumerate(args):  # every argument: a tensor may sit where a number could (scatter's src)
+            if type(a) in (list, tuple):
+                args[i] = type(a)(t if c.phys(t) is None else c.phys(t)[b] for t in a)
+            elif c.phys(a) is not None:
+                args[i] = c.phys(a)[b]
+        if target is not None:
+            apply_inplace(c.op, tuple(args))
+        else:
+            results.append(c.proceed(c.op, tuple(args), None))
+    if target is not None:
+        return target
+    try:
+        if c.op.multi_output:
+            return tuple(ops.stack(list(r), 0) for r in zip(*results, strict=True))
+        return ops.stack(results, 0)
+    except RuntimeError:  # the samples' results differ in shape: there is no batch of them
+        raise _no_rule(c.op.name, "(its results differ in shape between samples)") from None
 
 
 def _into_unbatched(target, shape):

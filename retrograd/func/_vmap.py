@@ -16,7 +16,7 @@ from ..ops._call import pop_interposer, push_interposer
 from ._batched import BatchedTensor, pop_level, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
 from ._randomness import RANDOMNESS_ERROR, allowed, guard
-from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, _no_rule
+from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 
 __all__ = ["vmap"]
 
@@ -58,9 +58,7 @@ class _VmapInterposer:
             raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted "
                                f"to vmap over aten::{op.name}. Please file an issue at "
                                f"https://github.com/pytorch/pytorch/issues if you need this feature.")
-        rule = RULES.get(op.name)
-        if rule is None:
-            raise _no_rule(op.name)
+        rule = RULES.get(op.name, per_sample)  # See Note [Batching rules]
         out = rule(Call(level, op, args, inplace, proceed))
         if inplace is not None:
             return inplace if type(inplace) is BatchedTensor and inplace.level is level else out

@@ -169,12 +169,25 @@ def test_vmap_errors_match_torch_func(name):
     assert check(ERRORS[name])[0] != "ok"
 
 
-def test_an_op_without_a_batching_rule_is_named_in_the_error():
-    x = rg.zeros(3, 2, 2)
-    with pytest.raises(RuntimeError, match=r"^Batching rule not implemented for aten::block_diag"):
-        vmap(lambda a: rg.block_diag(a, a))(x)
-    # the failed call left nothing behind
-    np.testing.assert_array_equal(vmap(lambda a: a + 1)(x).numpy(), np.ones((3, 2, 2)))
+def test_an_op_without_a_batching_rule_runs_once_per_sample_as_pytorchs_fallback():
+    xa = np.arange(12.0).reshape(3, 2, 2)
+    got = vmap(lambda a: rg.block_diag(a, a * 2))(rg.tensor(xa))
+    expected = torch.func.vmap(lambda a: torch.block_diag(a, a * 2))(torch.tensor(xa))
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_the_fallback_gives_per_sample_gradients():
+    w = rg.tensor(np.arange(4.0).reshape(2, 2), requires_grad=True)
+    xs = rg.tensor(np.arange(12.0).reshape(3, 2, 2))
+    grads = vmap(rg.func.grad(lambda w, x: rg.block_diag(w * x, w).sum()), in_dims=(None, 0))(w, xs)
+    np.testing.assert_array_equal(grads.numpy(), xs.numpy() + 1)
+
+
+def test_an_op_whose_per_sample_results_differ_in_shape_is_named_in_the_error():
+    x = rg.tensor([[1.0, 0.0], [1.0, 1.0]])
+    with pytest.raises(RuntimeError, match=r"^vmap: We do not support batching operators that can output dynamic"):
+        vmap(lambda a: a.nonzero())(x)
+    np.testing.assert_array_equal(vmap(lambda a: a + 1)(x).numpy(), x.numpy() + 1)  # nothing left behind
 
 
 # -- randomness -------------------------------------------------------------------------------------------
