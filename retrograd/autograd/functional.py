@@ -382,6 +382,17 @@ def _jacobian_rows_batched(outputs, inputs, create_graph):
     return tuple(result)
 
 
+def basis_directions(inputs, j):
+    """One tangent tuple per element of ``inputs[j]``: that element's basis vector, zeros for the other inputs."""
+    inp = inputs[j]
+    directions = []
+    for k in range(inp.numel()):
+        e_k = zeros(inp.numel(), dtype=inp.dtype, device=inp.device)
+        e_k[k] = 1
+        directions.append(tuple(e_k.reshape(inp.shape) if m == j else zeros_like(x) for m, x in enumerate(inputs)))
+    return directions
+
+
 def jvp_columns(func, inputs, directions):
     """``func``'s Jacobian-vector products at ``inputs`` along each tuple of ``directions``, by forward-mode AD.
 
@@ -402,14 +413,8 @@ def _jacobian_columns(func, outputs, inputs, strict):
     """Forward mode: column ``k`` of ``d outputs / d in_j`` is ``J e_k``, one forward-mode AD pass each."""
     columns = [[[] for _ in inputs] for _ in outputs]
     for j, inp in enumerate(inputs):
-        directions = []
-        for k in range(inp.numel()):
-            e_k = zeros(inp.numel(), dtype=inp.dtype, device=inp.device)
-            e_k[k] = 1
-            directions.append(tuple(e_k.reshape(inp.shape) if m == j else zeros_like(x)
-                                    for m, x in enumerate(inputs)))
         found = False
-        for col in jvp_columns(func, inputs, directions):
+        for col in jvp_columns(func, inputs, basis_directions(inputs, j)):
             for i, c in enumerate(col):
                 found = found or c is not None
                 columns[i][j].append(c.detach() if c is not None else zeros_like(outputs[i]))

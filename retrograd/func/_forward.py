@@ -9,10 +9,10 @@ from __future__ import annotations
 from .._creation import zeros, zeros_like
 from .._tensor import Tensor
 from ..autograd import forward_ad as _fwad
-from ..autograd.functional import jvp_columns
+from ..autograd.functional import basis_directions, jvp_columns
 from ..autograd.grad_mode import enable_grad
 from ..ops.joining import stack
-from ._eager import jacrev
+from ._eager import _check_argnums, jacrev
 
 __all__ = ["jvp", "jacfwd", "linearize", "hessian"]
 
@@ -72,19 +72,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
 
 
-def _argnums(argnums, n):
-    if isinstance(argnums, int):
-        nums = (argnums,)
-    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
-        nums = argnums
-    else:
-        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
-    for a in nums:
-        if not -n <= a < n:
-            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
-    return tuple(a % n for a in nums)
-
-
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The function computing ``func``'s Jacobian with respect to ``argnums`` by forward mode, as ``torch.func.jacfwd``.
 
@@ -109,7 +96,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 [0., 4.]])
     """
     def jac_fn(*args):
-        nums = _argnums(argnums, len(args))
+        nums = _check_argnums(argnums, len(args))
         inputs = tuple(args[a] for a in nums)
         aux = []
 
@@ -130,13 +117,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         _check_tensors(outs, "jacfwd(f, ...)(*args)")
         entries = [[] for _ in outs]
         for j, inp in enumerate(inputs):
-            directions = []
-            for k in range(inp.numel()):
-                e_k = zeros(inp.numel(), dtype=inp.dtype, device=inp.device)
-                e_k[k] = 1
-                directions.append(tuple(e_k.reshape(inp.shape) if m == j else zeros_like(x)
-                                        for m, x in enumerate(inputs)))
-            cols = jvp_columns(wrt, inputs, directions)
+            cols = jvp_columns(wrt, inputs, basis_directions(inputs, j))
             for i, out in enumerate(outs):
                 shape = tuple(out.shape) + tuple(inp.shape)
                 col = [zeros_like(out) if c[i] is None else c[i] for c in cols]
