@@ -214,7 +214,8 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype) and \
             (device is None or _device_cls(device) is data.device):
         return data
-    if isinstance(data, np.ndarray) and dtype in (None, _dtype.from_numpy_dtype(data.dtype)) and device in (None, "cpu"):
+    if (isinstance(data, np.ndarray) and dtype in (None, _dtype.from_numpy_dtype(data.dtype))
+            and device in (None, "cpu")):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 

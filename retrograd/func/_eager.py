@@ -243,7 +243,7 @@ def grad(func, argnums=0, has_aux=False):
 
 
 def vjp(func, *primals, has_aux=False):
-    """Runs ``func`` on ``primals`` and returns its output and a function of cotangents giving the vjp, as ``torch.func``.
+    """Runs ``func`` on ``primals``; returns its output and a function of cotangents giving the vjp, as ``torch.func``.
 
     Args:
         func: a function of tensors (pytrees of them) returning a pytree of tensors.
