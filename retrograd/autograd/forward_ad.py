@@ -21,6 +21,7 @@ from ..ops._call import run_op
 from ..ops._declarations import REGISTRY
 from ..ops._forward import current_level, enter_level, exit_level, set_tangent, suspended, tangent_of
 from . import function as _function
+from .gradcheck import ForwardMode, use_forward_mode
 from .grad_mode import _DecoratorContextManager
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
@@ -239,3 +240,4 @@ class _CustomFunctionForward:
 
 
 _function.forward_mode_hook = _CustomFunctionForward
+use_forward_mode(ForwardMode(dual_level, make_dual, unpack_dual))

@@ -16,6 +16,7 @@ sentences of its messages.
 from __future__ import annotations
 
 import warnings
+from collections import namedtuple
 
 import numpy as np
 
@@ -209,9 +210,61 @@ def _unit_seeds(output):
         yield seed
 
 
-def _mismatch(output_idx, input_idx, numerical, analytical) -> str:
-    return (f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
+def _mismatch(output_idx, input_idx, numerical, analytical, forward=False) -> str:
+    kind = "Jacobian computed with forward mode mismatch" if forward else "Jacobian mismatch"
+    return (f"{kind} for output {output_idx:d} with respect to input {input_idx:d},\n"
             f"numerical:{numerical}\nanalytical:{analytical}\n")
+
+
+# -- forward mode: Jacobian-vector products through autograd.forward_ad -------------------------------------
+ForwardMode = namedtuple("ForwardMode", ["dual_level", "make_dual", "unpack_dual"])
+ForwardMode.__doc__ = "What gradcheck uses of autograd.forward_ad, which runs on the ops above this module."
+_forward_mode = []  # the ForwardMode, once autograd.forward_ad is imported
+
+
+def use_forward_mode(mode) -> None:
+    """Gives gradcheck forward-mode AD (``autograd.forward_ad`` calls it when it is imported)."""
+    _forward_mode[:] = [mode]
+
+
+def _tangents_of_outputs(func, inputs, position, tangents):
+    """For each tangent of ``inputs[position]``, the float outputs' tangents as float64 host arrays (zeros: none)."""
+    forward_ad = _forward_mode[0]
+    rows = []
+    for t in tangents:
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[position] = forward_ad.make_dual(inputs[position], t)
+            outs = [o for o in _as_tuple(func(*args)) if _is_float_tensor(o)]
+            rows.append([np.zeros(o.numel()) if (tan := forward_ad.unpack_dual(o).tangent) is None else _host64(tan)
+                         for o in outs])
+    return rows
+
+
+def _check_forward_ad(func, func_out, inputs, eps, rtol, atol, fast_mode):
+    """Forward mode's Jacobians (``fast_mode``: J u on random unit vectors u) against central differences."""
+    float_outputs = [o for o in _as_tuple(func_out) if _is_float_tensor(o)]
+    rng = np.random.default_rng(0)
+    diff = [(k, a) for k, a in enumerate(inputs) if isinstance(a, Tensor) and a.requires_grad]
+    for j, (position, inp) in enumerate(diff):
+        if fast_mode:
+            u = _random_unit(rng, inp.numel())
+            numerical = _numerical_jvp(func, inputs, inp, u, eps)
+            analytical = _tangents_of_outputs(func, inputs, position, [tensor(u.reshape(tuple(inp.shape)),
+                                                                              dtype=inp.dtype)])[0]
+            for i, (n, a) in enumerate(zip(numerical, analytical, strict=True)):
+                if not np.allclose(a, n.reshape(-1), rtol=rtol, atol=atol):
+                    raise GradcheckError(_mismatch(i, j, tensor(n.reshape(-1)), tensor(a), forward=True))
+            continue
+        numerical = _numerical_jacobian(func, inputs, inp, float_outputs, eps)
+        basis = np.eye(inp.numel())
+        tangents = [tensor(basis[k].reshape(tuple(inp.shape)), dtype=inp.dtype) for k in range(inp.numel())]
+        rows = _tangents_of_outputs(func, inputs, position, tangents)
+        for i, out in enumerate(float_outputs):
+            a = np.array([r[i] for r in rows]).reshape(inp.numel(), out.numel())
+            if not np.allclose(a, numerical[i], rtol=rtol, atol=atol):
+                raise GradcheckError(_mismatch(i, j, tensor(numerical[i], dtype=out.dtype), tensor(a, dtype=inp.dtype),
+                                               forward=True))
 
 
 def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol):
@@ -394,9 +447,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         check_undefined_grad: check that backward accepts undefined (None) output gradients.
         check_grad_dtypes: check that each gradient has its input's dtype.
         check_batched_grad: check ``autograd.grad(..., is_grads_batched=True)`` against separate calls.
-        check_batched_forward_grad, check_forward_ad: need forward-mode AD, which retrograd does
-            not have: True raises NotImplementedError.
-        check_backward_ad: run the checks of backward mode (the only ones retrograd has).
+        check_forward_ad: check the Jacobians of forward-mode AD (``autograd.forward_ad``) too.
+        check_batched_forward_grad: batched forward-mode checks, which retrograd does not have:
+            True raises NotImplementedError.
+        check_backward_ad: run the checks of backward mode.
         fast_mode: compare one random projection ``v^T J u`` of each Jacobian instead of every element.
         masked: for sparse inputs in PyTorch; ignored.
 
@@ -418,12 +472,19 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotImplementedError("gradcheck(check_forward_ad=True) needs forward-mode AD, which retrograd does not "
-                                  "have yet; check backward mode only (check_forward_ad=False)")
+    if check_batched_forward_grad:
+        raise NotImplementedError("gradcheck(check_batched_forward_grad=True) needs batched forward-mode AD, which "
+                                  "retrograd does not have yet")
     try:
-        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                          check_batched_grad, fast_mode)
+        if check_backward_ad:
+            _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
+                       check_batched_grad, fast_mode)
+        if check_forward_ad:
+            inputs = _as_tuple(inputs)
+            if not check_backward_ad:
+                _check_inputs(inputs)
+            _check_forward_ad(func, func(*inputs), inputs, eps, rtol, atol, fast_mode)
+        return True
     except GradcheckError:
         if raise_exception:
             raise

@@ -289,9 +289,38 @@ def test_gradcheck_needs_backward_or_forward_ad():
         ("AssertionError", "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
 
 
-def test_gradcheck_forward_ad_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="forward-mode AD"):
-        rg.autograd.gradcheck(lambda t: t * 2, (x64(rg),), check_forward_ad=True)
+def _wrong_jvp(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+    return Double.apply
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_forward_ad_checks_forward_mode_jacobians_as_pytorch(fast_mode):
+    x = lambda lib: lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)  # noqa: E731
+    for backward in (True, False):
+        assert rg.autograd.gradcheck(lambda t: (t.sin() * t).cumsum(0), (x(rg),), check_forward_ad=True,
+                                     check_backward_ad=backward, fast_mode=fast_mode)
+    outcome = same_outcome(lambda lib: lambda: lib.autograd.gradcheck(
+        _wrong_jvp(lib), (x(lib),), check_forward_ad=True, check_backward_ad=False, fast_mode=fast_mode))
+    assert outcome[0] == "GradcheckError"
+    assert outcome[1].startswith("Jacobian computed with forward mode mismatch for output 0 with respect to input 0")
+    assert not rg.autograd.gradcheck(_wrong_jvp(rg), (x(rg),), check_forward_ad=True, raise_exception=False)
+
+
+def test_gradcheck_batched_forward_grad_is_not_implemented():
+    with pytest.raises(NotImplementedError, match="batched forward-mode AD"):
+        rg.autograd.gradcheck(lambda t: t * 2, (x64(rg),), check_forward_ad=True, check_batched_forward_grad=True)
 
 
 def test_gradcheck_input_errors_and_warnings():
