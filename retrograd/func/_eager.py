@@ -242,6 +242,22 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+def _vjp_outputs(out, has_aux):
+    """``(output, aux, flat output, its spec)`` of a function under vjp or jacrev, with torch.func's checks."""
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux "
+                               "is True")
+        out, aux = out
+    flat_out, out_spec = tree_flatten(out)
+    for o in flat_out:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type "
+                               f"{type(o)}")
+    return out, aux, flat_out, out_spec
+
+
 def vjp(func, *primals, has_aux=False):
     """Runs ``func`` on ``primals``; returns its output and a function of cotangents giving the vjp, as ``torch.func``.
 
@@ -269,17 +285,7 @@ def vjp(func, *primals, has_aux=False):
     active = list(levels())
     graph = _wants_graph(flat_in)
     out, leaves, specs = _call_marked(func, primals, {}, tuple(range(len(primals))), active, graph)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux "
-                               "is True")
-        out, aux = out
-    flat_out, out_spec = tree_flatten(out)
-    for o in flat_out:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type "
-                               f"{type(o)}")
+    out, aux, flat_out, out_spec = _vjp_outputs(out, has_aux)
     outs = [to_full_physical(o, active) for o in flat_out]
     shapes = [tuple(o.shape) for o in flat_out]
 
@@ -375,17 +381,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         primals = tuple(args[a] for a in nums)
         with no_grad():  # the output's shapes: the Jacobian's rows come from one vmapped pass below
             out = partial(*primals)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) if "
-                                   "has_aux is True")
-            out, aux = out
-        flat_out, out_spec = tree_flatten(out)
-        for o in flat_out:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported "
-                                   f"type {type(o)}")
+        out, aux, flat_out, out_spec = _vjp_outputs(out, has_aux)
         sizes = [o.numel() for o in flat_out]
         n = sum(sizes)
         basis = eye(n, dtype=flat_out[0].dtype) if flat_out else None
