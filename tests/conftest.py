@@ -14,6 +14,33 @@ def _fresh_state():
     rg.autograd.grad_mode.state.grad_enabled = True
 
 
+# Tests whose "python" variant, in a process with the C modules, is the same run as the one
+# the RETROGRAD_COMPILED=0 command of the suite makes: the op sweep (every op call is the Python
+# code once the C is switched off) and the distributed tests (whose ranks are new processes,
+# started with RETROGRAD_COMPILED=0 for "python"). There they run with the C modules only;
+# the README's second command runs their pure-Python variant.
+_PYTHON_VARIANT_IN_SECOND_RUN = ("tests/ops/test_op_table.py", "tests/distributed/")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselects the in-process "python" variant of the tests listed above, where the C
+    modules are built and wanted (otherwise it is the only variant that runs)."""
+    from retrograd import _C
+    if _C.engine_loop is None or _C.op_call is None:
+        return
+    root = str(config.rootpath)
+
+    def repeated(item):
+        path = str(item.path)[len(root) + 1:].replace("\\", "/")
+        variant = getattr(item, "callspec", None) and item.callspec.params.get("engine_loop")
+        return variant == "python" and path.startswith(_PYTHON_VARIANT_IN_SECOND_RUN)
+
+    dropped = [item for item in items if repeated(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not repeated(item)]
+
+
 @pytest.fixture(params=["compiled", "python"], autouse=True)
 def engine_loop(request):
     """Runs every test with retrograd's C modules, then with the pure-Python code alone.
