@@ -9,8 +9,10 @@ of them ("never"), and in processes that entered and left, once, with a step ins
 ``explain_mode()`` or ``detect_nonfinite()``. Each variant is a process forked from the runner
 before any step is built (so all four start from one state); the runner hands out the samples in
 turn, the starting variant rotating from round to round, and reports each variant's time over
-"never"'s, per round, as a median with its spread (min and max over the rounds). What the flag
-reads cost against a tree without them is in docs/perf/profiling-off.md.
+"never"'s, per round, as a median with its spread (min and max over the rounds). Times are the
+process's CPU time (only the sampled process runs at a time), which a shared machine's waits do
+not inflate as they do wall-clock time. What the flag reads cost against a tree without them is
+in docs/perf/profiling-off.md (measured with ``python -m bench.compare_trees``).
 
 Run it in a process of its own (``python -m bench --only profiling_off``): the "never" variant is
 the runner's own process, which must not have profiled before. POSIX only (it forks).
@@ -67,9 +69,9 @@ def _sample(steps, collect) -> list:
     for step in steps.values():
         if collect:
             gc.collect()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         step()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return times
 
 
