@@ -79,6 +79,19 @@ def markdown(report) -> str:
                          f"{fmt_time(r['teardown_s'])} | {r['graph_rss_mib']:.0f} MiB "
                          f"({_ratio(r.get('graph_rss_ratio'))}) | {r['peak_rss_mib']:.0f} MiB |")
         lines.append("")
+    off = report["workloads"].get("profiling_off")
+    if off and off.get("variants"):
+        rounds = len(next(iter(off["variants"]["never"].values()))["samples_s"])
+        lines += [f"Profiling off in detail ({rounds} rounds, each variant a forked process, samples in turn): each "
+                  "step's time after the mode was entered and left once, over its time in the process that never "
+                  "entered it, median over the rounds [min, max]:", "",
+                  "| variant | " + " | ".join(off["variants"]["never"]) + " |",
+                  "|---|" + "---|" * len(off["variants"]["never"])]
+        for v, row in off["variants"].items():
+            cells = [f"{fmt_time(r['median_s'])}" if v == "never" else
+                     f"{r['ratio_median']:.3f} [{r['ratio_min']:.3f}, {r['ratio_max']:.3f}]" for r in row.values()]
+            lines.append(f"| {v} | " + " | ".join(cells) + " |")
+        lines.append("")
     if notes:
         lines += ["Skipped:", ""] + notes + [""]
     if report.get("targets"):

@@ -30,6 +30,7 @@ from ._report import markdown
 from .workloads import BY_KEY, GROUPS, WORKLOADS, select
 from .workloads._base import Skip
 from .workloads.deep import FRAMEWORKS as DEEP_FRAMEWORKS, W5, measure as measure_deep
+from .workloads.profiling_off import PROFILING_OFF, measure as measure_profiling_off
 
 __all__ = ["run", "main", "TARGETS"]
 
@@ -65,6 +66,8 @@ def run_workload(w, frameworks, quick, repeats, log=print) -> dict:
              "units_per_sample": units, "results": {}, "notes": {}}
     if w is W5:
         return _run_deep(entry, frameworks, params, repeats, log)
+    if w is PROFILING_OFF:
+        return _run_profiling_off(entry, frameworks, params, quick, repeats, log)
     steps, values = {}, {}
     for fw in frameworks:
         ok, why = fws.available(fw)
@@ -136,6 +139,19 @@ def _run_deep(entry, frameworks, params, repeats, log):
             r["ratio"] = r["median_s"] / base["median_s"]
             r["backward_ratio"] = r["backward_s"] / base["backward_s"]
             r["graph_rss_ratio"] = r["graph_rss_mib"] / base["graph_rss_mib"] if base["graph_rss_mib"] else None
+    return entry
+
+
+def _run_profiling_off(entry, frameworks, params, quick, repeats, log):
+    for fw in frameworks:
+        if fw != "retrograd":
+            entry["notes"][fw] = "measures retrograd alone (its modes off against never on)"
+    if "retrograd" not in frameworks:
+        return entry
+    variants = measure_profiling_off(params, repeats, quick, log=log)
+    entry["variants"] = variants
+    never = sum(r["median_s"] for r in variants["never"].values())
+    entry["results"]["retrograd"] = {"median_s": never, "per_unit_s": never, "ratio": None, "check": "no reference"}
     return entry
 
 

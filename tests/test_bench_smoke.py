@@ -76,3 +76,22 @@ def test_model_workloads_agree_with_the_numpy_floor(models_report):
 def test_programs_group_is_the_three_programs():
     report = bench_run.run(quick=True, frameworks=["numpy"], only=["programs", "polyfit"], log=lambda *a: None)
     assert list(report["workloads"]) == ["polyfit", "vae", "makemore"]
+
+
+@pytest.fixture(scope="module")
+def profiling_off_report():
+    return bench_run.run(quick=True, frameworks=["retrograd", "numpy"], only=["profiling_off"], log=lambda *a: None)
+
+
+def test_profiling_off_times_each_variant_against_the_process_that_never_profiled(profiling_off_report):
+    report = profiling_off_report
+    entry = report["workloads"]["profiling_off"]
+    assert list(entry["variants"]) == ["never", "profile", "explain_mode", "detect_nonfinite"]
+    for variant, row in entry["variants"].items():
+        assert list(row) == ["chain", "mlp", "many_small"]
+        for r in row.values():
+            assert len(r["samples_s"]) == 1 and r["ratio_min"] <= r["ratio_median"] <= r["ratio_max"]
+            if variant == "never":
+                assert r["ratio_median"] == 1.0
+    assert entry["notes"] == {"numpy": "measures retrograd alone (its modes off against never on)"}
+    assert "| profile | " in bench_run.markdown(report)

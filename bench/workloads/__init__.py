@@ -13,11 +13,14 @@ from .lorenz import W16
 from .many_small import W6
 from .mlp import W2, W21
 from .persample import W19, W20
+from .profiling_off import PROFILING_OFF
 from .programs import W22, W23, W24
 from .recurrent import W11, W12, W13
 
 WORKLOADS = (W1, W2, W3, W4, W5, W6, W8)
 ON_REQUEST = (W9, W10, W11, W12, W13)  # attention and recurrent layers: --only attention,encoder,lstm,lstm2,gru
+# What the profiler and debugging aids leave behind once off (retrograd alone): --only profiling_off.
+ON_REQUEST += (PROFILING_OFF,)
 # Real-model steps and functional transforms: --only models (all of them), or by key.
 MODELS = (W14, W15, W16, W17, W18, W19, W20, W21, W22, W23, W24, JACREV)
 BY_KEY = {w.key: w for w in WORKLOADS + ON_REQUEST + MODELS}

@@ -53,13 +53,17 @@ _OVERWRITING = ("zero", "fill", "copy")  # in-place ops whose result does not de
 
 class Explanation:
     """Why ``input`` got the gradient it got from ``output``: ``cause`` (one of this module's names),
-    ``message`` (in words), ``op`` and ``where`` (the op and source line of the cut, where known)."""
+    ``message`` (in words), ``op`` and ``where`` (the op and source line of the cut, where known),
+    ``input`` (the tensor explained) and ``node`` (the node of the output's graph where the cut path
+    enters it, or the overwriting node itself; None where not known): what ``retrograd.viz`` draws."""
 
-    def __init__(self, cause, message, op=None, where=None):
+    def __init__(self, cause, message, op=None, where=None, node=None):
         self.cause = cause
         self.message = message
         self.op = op
         self.where = where
+        self.input = None
+        self.node = node
 
     def __str__(self):
         return self.message
@@ -216,8 +220,14 @@ def _path(output, input):
     return found[0], path, found[3] if found[0] == "alias" else None
 
 
+def _entry(path, start):
+    """The node of the first tensor of ``path`` (from ``start`` on, towards the output) that has one."""
+    return next((t.grad_fn for t, _ in path[start:] if t.grad_fn is not None), None)
+
+
 def _first_new_tensor(output):
-    """The first recorded op (in forward order, roughly) that took a history-less tensor that no record made."""
+    """The first recorded op (in forward order, roughly) that took a history-less tensor that no record made,
+    as (its result, its record)."""
     seen, stack = set(), [output]
     last = None
     while stack:
@@ -228,7 +238,7 @@ def _first_new_tensor(output):
         seen.add(id(t))
         for a in rec.inputs:
             if id(a) not in _records and a.grad_fn is None and not a.requires_grad:
-                last = rec
+                last = (t, rec)
             stack.append(a)
     return last
 
@@ -256,7 +266,9 @@ def explain(output, input) -> Explanation:
     if not isinstance(output, Tensor) or not isinstance(input, Tensor):
         raise TypeError("explain(): output and input must be Tensors")
     with _lock:
-        return _explain(output, input)
+        found = _explain(output, input)
+    found.input = input
+    return found
 
 
 def _explain(output, input):
@@ -286,9 +298,10 @@ def _explain(output, input):
                                             "backward to run another.")
         overwrite = _overwrite_on_path(output, input)
         if overwrite is not None:
+            t, overwrite = overwrite
             return Explanation(OVERWRITTEN, f"The path from the input was overwritten in place by {overwrite.op}_ "
                                             f"at {overwrite.where}: the gradient through it is zero.",
-                               overwrite.op + "_", overwrite.where)
+                               overwrite.op + "_", overwrite.where, t.grad_fn)
         if input._grad is None:
             return Explanation(GRAD_IS_NONE, "The output's graph reaches the input, but its .grad is None: no "
                                              "backward has reached it since .grad was last reset (zero_grad("
@@ -301,24 +314,25 @@ def _explain(output, input):
             t, rec = path[0]
             return Explanation(DETACHED, f"The path was cut by detach() or .data: a tensor sharing the input's "
                                          f"data but none of its history enters {rec.op} at {rec.where}.",
-                               rec.op, rec.where)
-        for _, rec in path:  # from the input's side
+                               rec.op, rec.where, _entry(path, 0))
+        for i, (_, rec) in enumerate(path):  # from the input's side
             if rec.inference:
                 return Explanation(INFERENCE_MODE, f"The path was cut by inference_mode: {rec.op} at {rec.where} "
-                                                   "ran under it.", rec.op, rec.where)
+                                                   "ran under it.", rec.op, rec.where, _entry(path, i + 1))
             if not rec.grad_enabled:
                 return Explanation(NO_GRAD, f"The path was cut by no_grad: {rec.op} at {rec.where} ran under it.",
-                                   rec.op, rec.where)
+                                   rec.op, rec.where, _entry(path, i + 1))
             if not rec.got_graph:
                 return Explanation(NON_DIFFERENTIABLE, f"The path was cut by a non-differentiable op: {rec.op} at "
                                                        f"{rec.where} (its result has no gradient).",
-                                   rec.op, rec.where)
-    rec = _first_new_tensor(output) if _records else None
-    if rec is not None:
+                                   rec.op, rec.where, _entry(path, i + 1))
+    found = _first_new_tensor(output) if _records else None
+    if found is not None:
+        t, rec = found
         return Explanation(NEW_TENSOR, f"The output does not depend on the input through recorded op calls; a new "
                                        f"tensor with no history enters {rec.op} at {rec.where} (made from values, "
                                        "e.g. tensor(x.item()), from_numpy(x.numpy()), tensor(x.tolist())? Values "
-                                       "carry no gradient).", rec.op, rec.where)
+                                       "carry no gradient).", rec.op, rec.where, t.grad_fn)
     if output.grad_fn is None:
         return Explanation(NOT_REACHED, "The output has no graph (no grad_fn): it was computed under no_grad or "
                                         "inference_mode, by a non-differentiable op, or from tensors that do not "
@@ -329,7 +343,8 @@ def _explain(output, input):
 
 
 def _overwrite_on_path(output, input):
-    """An in-place write of a value that does not depend on the old one, on a recorded path from input to output."""
+    """An in-place write of a value that does not depend on the old one, on a recorded path from input to output,
+    as (the tensor written, its record)."""
     stack, seen = [output], set()
     while stack:
         t = stack.pop()
@@ -339,7 +354,7 @@ def _overwrite_on_path(output, input):
         rec = _records.get(id(t))
         while rec is not None:
             if rec.inplace and rec.op in _OVERWRITING and rec.prev is not None and _depends(t, rec.prev, input):
-                return rec
+                return t, rec
             stack.extend(rec.inputs)
             rec = rec.prev
     return None
@@ -381,6 +396,20 @@ def _saved_arrays(node):
             elif isinstance(value.packed, Tensor):
                 found.append(value.packed._data)
     return found
+
+
+def _grad_bytes(node) -> int:
+    """The bytes of the gradient buffer (``.grad``) of the leaf that ``node`` accumulates into; 0 for other nodes."""
+    if type(node) is AccumulateGrad:
+        var = node.variable
+        if var is not None and var._grad is not None:
+            return var._grad._data.nbytes
+    return 0
+
+
+def node_bytes(node) -> tuple:
+    """``(saved bytes, gradient bytes)`` that ``node`` holds, as ``memory_summary`` counts them per node."""
+    return sum(a.nbytes for a in _saved_arrays(node)), _grad_bytes(node)
 
 
 class MemorySummary:
@@ -434,14 +463,9 @@ def memory_summary(output) -> MemorySummary:
         saved = _saved_arrays(node)
         for a in saved:
             arrays[id(a)] = a.nbytes
-        grad = 0
-        if type(node) is AccumulateGrad:
-            var = node.variable
-            if var is not None and var._grad is not None:
-                grad = var._grad._data.nbytes
         seq = node.sequence_nr if node.sequence_nr < _graph_module.MAX_SEQUENCE_NR else -1
         nodes.append({"name": node.name(), "sequence_nr": seq, "saved_bytes": sum(a.nbytes for a in saved),
-                      "grad_bytes": grad})
+                      "grad_bytes": _grad_bytes(node)})
         stack.extend(edge[0] for edge in node.next_edges if edge is not None)
     return MemorySummary(nodes, sum(arrays.values()))
 
