@@ -8,7 +8,9 @@ analytical one is computed twice, to catch a backward that is not deterministic
 Jacobian (PyTorch's fast gradcheck): one backward per output and two evaluations per input,
 instead of one backward per output element and two evaluations per input element. Then come the
 checks that need no finite differences: batched gradients (``check_batched_grad``), a zero
-gradient for a zero grad_output, and undefined (None) output gradients (``check_undefined_grad``).
+gradient for a zero grad_output, and undefined (None) output gradients (``check_undefined_grad``);
+with ``check_forward_ad``, forward mode's Jacobians against central differences too, and
+(``check_batched_forward_grad``) forward mode vmapped over two stacked tangents of an input.
 
 The checks and their order are PyTorch's (``torch/autograd/gradcheck.py``), and so are the first
 sentences of its messages.
@@ -42,6 +44,10 @@ _SLOW_WOULD_PASS = ("\nElement by element the two Jacobians agree within the tol
 _BATCHED_HINT = ("gradcheck or gradgradcheck failed while testing batched gradients (check_batched_grad=True): "
                  "autograd.grad(..., is_grads_batched=True) on two stacked grad_outputs did not give the gradients "
                  "of each of them. Pass check_batched_grad=False to skip this check.")
+_BATCHED_FORWARD_HINT = ("gradcheck failed while testing batched gradient computation with forward-mode AD "
+                         "(check_batched_forward_grad=True): forward mode vmapped over two stacked tangents of an "
+                         "input did not give the tangents of each of them. Pass check_batched_forward_grad=False to "
+                         "skip this check.")
 _UNDEFINED_HINT = ("A backward is called with None for an output whose gradient is undefined (with "
                    "materialize_grads off), and must then treat it as zeros.")
 
@@ -267,6 +273,47 @@ def _check_forward_ad(func, func_out, inputs, eps, rtol, atol, fast_mode):
                                                forward=True))
 
 
+_vmap = []  # retrograd.func.vmap, once retrograd.func (above this module) is imported
+
+
+def use_vmap(vmap) -> None:
+    """Gives gradcheck ``vmap`` for ``check_batched_forward_grad`` (``retrograd.func`` calls it when it is imported)."""
+    _vmap[:] = [vmap]
+
+
+def _check_batched_forward_grad(func, inputs) -> None:
+    """Forward mode vmapped over two stacked tangents of each input equals the two tangents one at a time."""
+    forward_ad = _forward_mode[0]
+    rng = np.random.default_rng(2)
+    for position, inp in enumerate(inputs):
+        if not (isinstance(inp, Tensor) and inp.requires_grad and _is_float_tensor(inp)):
+            continue
+
+        def jvp(tangent, position=position):
+            with forward_ad.dual_level():
+                args = [forward_ad.make_dual(a.detach(), tangent) if k == position else
+                        a.detach() if isinstance(a, Tensor) else a for k, a in enumerate(inputs)]
+                tangents = []
+                for out in _as_tuple(func(*args)):
+                    if out is None:
+                        continue
+                    primal, t = forward_ad.unpack_dual(out)
+                    tangents.append(zeros_like(primal) if t is None else t)
+                return tuple(tangents)
+        seeds = rng.standard_normal((2,) + tuple(inp.shape))
+        expected = [np.stack(shards) for shards in zip(*[[_host64(t).reshape(tuple(t.shape)) for t in jvp(
+            tensor(seed, dtype=inp.dtype, device=inp.device))] for seed in seeds], strict=True)]
+        try:
+            result = _vmap[0](jvp)(tensor(seeds, dtype=inp.dtype, device=inp.device))
+        except RuntimeError as ex:
+            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_BATCHED_FORWARD_HINT}") from ex
+        for output_idx, (res, exp) in enumerate(zip(result, expected, strict=True)):
+            got = _host64(res).reshape(tuple(res.shape))
+            if not np.allclose(got, exp):  # PyTorch's message names the output's index twice
+                raise GradcheckError(f"For output {output_idx} and input {output_idx}:\n\n{_BATCHED_FORWARD_HINT}\n\n"
+                                     f"Got:\n{tensor(got)}\n\nExpected:\n{tensor(exp)}")
+
+
 def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol):
     """Every Jacobian, element by element, against central differences."""
     diff_inputs = _differentiable_inputs(inputs)
@@ -448,8 +495,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         check_grad_dtypes: check that each gradient has its input's dtype.
         check_batched_grad: check ``autograd.grad(..., is_grads_batched=True)`` against separate calls.
         check_forward_ad: check the Jacobians of forward-mode AD (``autograd.forward_ad``) too.
-        check_batched_forward_grad: batched forward-mode checks, which retrograd does not have:
-            True raises NotImplementedError.
+        check_batched_forward_grad: check forward mode vmapped over stacked tangents (``retrograd.func.vmap``)
+            against one tangent at a time.
         check_backward_ad: run the checks of backward mode.
         fast_mode: compare one random projection ``v^T J u`` of each Jacobian instead of every element.
         masked: for sparse inputs in PyTorch; ignored.
@@ -472,9 +519,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_batched_forward_grad:
-        raise NotImplementedError("gradcheck(check_batched_forward_grad=True) needs batched forward-mode AD, which "
-                                  "retrograd does not have yet")
     try:
         if check_backward_ad:
             _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
@@ -484,6 +528,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if not check_backward_ad:
                 _check_inputs(inputs)
             _check_forward_ad(func, func(*inputs), inputs, eps, rtol, atol, fast_mode)
+            if check_batched_forward_grad:
+                _check_batched_forward_grad(func, inputs)
         return True
     except GradcheckError:
         if raise_exception:

@@ -15,6 +15,7 @@ import threading
 
 from .._creation import zeros_like
 from ..autograd import _api, engine
+from ..autograd.gradcheck import use_vmap
 from ._vmap import vmap
 
 __all__ = ["vmapped_backward"]
@@ -57,3 +58,4 @@ def vmapped_backward(run, outputs, grads, keep_graph, create_graph, inputs, allo
 
 
 _api.vmapped_backward = vmapped_backward
+use_vmap(vmap)  # gradcheck(check_batched_forward_grad=True) vmaps forward mode over its tangents

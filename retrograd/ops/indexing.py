@@ -576,6 +576,6 @@ def _scatter_reduce_jvp(input_t, src_t, dim, index, reduce, include_self):
 
 
 defjvp(LINEAR, "select_index", "slice_index", "index", "index_put", "gather", "scatter_add", "index_select",
-       "index_add", "masked_fill", "masked_select", "index_copy", "index_fill", "masked_scatter")
+       "index_add", "masked_fill", "masked_select", "index_copy", "index_fill", "masked_scatter", "put", "take")
 defjvp(_scatter_jvp, "scatter")
 defjvp(_scatter_reduce_jvp, "scatter_reduce")

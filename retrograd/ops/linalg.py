@@ -877,14 +877,19 @@ def _qr(xp, A, mode="reduced"):
     return q, r
 
 
-def _qr_backward(grads, A, mode, result):
-    """The gradient of A = QR (rows >= columns): ``(gQ + Q copyltu(M)) R^-T`` with ``M = R gR^T - gQ^T Q``."""
+def _check_qr_differentiable(mode, m, n):
+    """PyTorch's errors where linalg.qr of an m x n matrix in ``mode`` has no derivative (backward or forward)."""
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                            "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
-    m, n = A.shape[-2], A.shape[-1]
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+
+
+def _qr_backward(grads, A, mode, result):
+    """The gradient of A = QR (rows >= columns): ``(gQ + Q copyltu(M)) R^-T`` with ``M = R gR^T - gQ^T Q``."""
+    m, n = A.shape[-2], A.shape[-1]
+    _check_qr_differentiable(mode, m, n)
     if m < n:
         raise NotImplementedError("the derivative of linalg.qr of a matrix with more columns than rows is not "
                                   "implemented")
@@ -1168,3 +1173,69 @@ def _pinv_jvp(A_t, A, hermitian, result):
 
 
 defjvp(_pinv_jvp, "linalg_pinv")
+
+
+def _qr_tall_jvp(A_t, Q, R):
+    """``(Q_t, R_t)`` of A = QR where A has no more columns than rows: with ``X = Q^T A_t R^-1`` and ``W`` its
+    strictly lower triangle, ``Q^T Q_t`` is the skew ``W - W^T`` and ``R_t R^-1 = X - W + W^T`` is upper triangular."""
+    A_t_Rinv = linalg_solve_triangular(R, A_t, upper=True, left=False)
+    X = Q.mT.matmul(A_t_Rinv)
+    lower = X.tril(-1)
+    upper = X - lower + lower.mT
+    return A_t_Rinv - Q.matmul(upper), upper.matmul(R)
+
+
+def _qr_jvp(A_t, mode, result):
+    """The tangents of ``linalg.qr``; a wide A = [X | Y] takes X = Q R_X as square and ``R_Y = Q^T Y``."""
+    m, n = A_t.shape[-2], A_t.shape[-1]
+    _check_qr_differentiable(mode, m, n)
+    Q, R = result
+    if m >= n:
+        return _qr_tall_jvp(A_t, Q, R)
+    Q_t, R_X_t = _qr_tall_jvp(A_t[..., :m], Q, R[..., :m])
+    R_Y_t = Q.mT.matmul(A_t[..., m:] - Q_t.matmul(R[..., m:]))
+    return Q_t, cat([R_X_t, R_Y_t], -1)
+
+
+def _svd_jvp(A_t, full_matrices, result):
+    """The tangents of A = U diag(S) Vh on its first k = min(m, n) singular vectors (PyTorch's convention): with
+    ``P = U^T A_t V`` and ``E_ij = S_j^2 - S_i^2``, ``S_t = diag(P)``, ``U_t = U (sym(P_0 S) / E) + (I - U U^T) A_t V
+    S^-1`` and ``Vh_t = -(sym(S P_0) / E) Vh + S^-1 U^T A_t (I - V Vh)``, ``P_0`` being P off its diagonal; the
+    columns (rows) beyond k of a full U (Vh) get zeros."""
+    U, S, Vh = result
+    m, n = A_t.shape[-2], A_t.shape[-1]
+    k = S.shape[-1]
+    if full_matrices and m != n:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+    V = Vh.mT
+    P = U.mT.matmul(A_t).matmul(V)
+    S_t = P.diagonal(0, -2, -1)
+    P0 = P - S_t.diag_embed()
+    s2 = S * S
+    E = s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye(k, dtype=S.dtype, device=S.device)  # any nonzero diagonal: P0's is zero
+    PS = P0 * S.unsqueeze(-2)
+    U_t = U.matmul((PS + PS.mT) / E)
+    SP = P0 * S.unsqueeze(-1)
+    Vh_t = -((SP + SP.mT) / E).matmul(Vh)
+    if m > n:
+        A_t_V = A_t.matmul(V / S.unsqueeze(-2))
+        U_t = U_t + A_t_V - U.matmul(U.mT.matmul(A_t_V))
+        if full_matrices:
+            U_t = cat([U_t, U_t.new_zeros(tuple(U_t.shape[:-1]) + (m - n,))], -1)
+    if m < n:
+        Ut_A_t = (U.mT / S.unsqueeze(-1)).matmul(A_t)
+        Vh_t = Vh_t + Ut_A_t - Ut_A_t.matmul(V).matmul(Vh)
+        if full_matrices:
+            Vh_t = cat([Vh_t, Vh_t.new_zeros(tuple(Vh_t.shape[:-2]) + (n - m, n))], -2)
+    return U_t, S_t, Vh_t
+
+
+def _lstsq_jvp(A_t, B_t, A, B, rcond):
+    """``X = pinv(A) B``: ``X_t = pinv_t B + pinv(A) B_t``, pinv's tangent as ``linalg_pinv``'s."""
+    P = linalg_pinv(A, rtol=rcond)
+    return _pinv_jvp(A_t, A, False, P).matmul(B) + P.matmul(B_t)
+
+
+defjvp(_qr_jvp, "linalg_qr")
+defjvp(_svd_jvp, "linalg_svd")
+defjvp(_lstsq_jvp, "linalg_lstsq")

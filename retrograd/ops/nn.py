@@ -1342,6 +1342,28 @@ def _bce_with_logits_jvp(input_t, target_t, weight_t, pos_weight_t, input, targe
     return _reduce_loss(out, reduction)
 
 
+def _embedding_bag_jvp(weight_t, per_sample_weights_t, weight, indices, offsets, mode, per_sample_weights,
+                       padding_idx, include_last_offset, result):
+    """The tangent of the bags: a maximum's is its row's tangent (0 for an empty bag); a sum or mean is linear in
+    the weight and in the per-sample weights apart."""
+    if mode == "max":
+        which = result[1]
+        return where(which >= 0, weight_t.gather(0, which.clamp(min=0)), 0.), None
+    out = embedding_bag(weight_t, indices, offsets, mode, per_sample_weights, padding_idx, include_last_offset)[0]
+    if per_sample_weights is not None:
+        out = out + embedding_bag(weight, indices, offsets, mode, per_sample_weights_t, padding_idx,
+                                  include_last_offset)[0]
+    return out, None
+
+
+def _ctc_loss_jvp(log_probs_t, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result):
+    """Each sample's loss tangent: its gradient for the log-probabilities (the backward with a unit seed) dotted
+    with their tangent."""
+    grad = ctc_loss_backward(result.new_ones(tuple(result.shape)), log_probs, targets, input_lengths, target_lengths,
+                             blank, zero_infinity)
+    return (grad * log_probs_t).sum((0, 2))
+
+
 defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle",
        "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad", "embedding", "nll_loss",
        "nll_loss_backward")
@@ -1363,3 +1385,5 @@ defjvp(_group_norm_jvp, "group_norm")
 defjvp(_prelu_jvp, "prelu")
 defjvp(_bce_jvp, "binary_cross_entropy")
 defjvp(_bce_with_logits_jvp, "binary_cross_entropy_with_logits")
+defjvp(_embedding_bag_jvp, "embedding_bag")
+defjvp(_ctc_loss_jvp, "ctc_loss")

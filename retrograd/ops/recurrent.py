@@ -19,6 +19,11 @@ That backward is not itself differentiable. Where the backward pass is recorded
 layer with ordinary ops from the saved inputs and differentiates that with ``autograd.grad``,
 so higher derivatives are exact and the gradient is connected to the inputs' histories.
 
+Its forward derivative (Note [Forward derivatives]) linearises the cell equations: the activations of
+every step come at once from the layer's own output (the state before a step is h0 or an earlier
+step's output rows), and only the tangent of the state (and of LSTM's cell) runs step by step, one
+product with ``weight_hh`` per step, with ordinary ops, so that tangents are differentiable.
+
 Sequences are always in PyTorch's packed layout: ``input`` is ``(N, input_size)``, the rows of
 step ``t`` follow those of step ``t - 1``, and ``batch_sizes[t]`` of them are active, never more
 than at the step before. A padded ``(T, B, *)`` input is the packed layout with ``T`` steps of
@@ -43,7 +48,7 @@ import numpy as np
 from .._creation import zeros_like
 from ..autograd import grad_mode
 from ..autograd._api import grad as _autograd_grad
-from ._declarations import defop
+from ._declarations import defjvp, defop
 from .joining import cat
 
 __all__ = ["rnn_layer", "rnn_layer_backward", "GATES", "reference_layer"]
@@ -316,3 +321,94 @@ def _layer_grads(grads, tensors, result, batch_sizes, mode, reverse):
 rnn_layer = defop("rnn_layer", _rnn_layer, public=False, multi_output=True, nondiff_outputs=(3, 4, 5, 6),
                   lists=("tensors",), node_name="RnnLayerBackward0", tensor_args=("tensors",),
                   tensors=_layer_grads)
+
+
+def _advance(state, rows):
+    """The full state after a step that advanced its first ``rows.shape[0]`` rows to ``rows``."""
+    b = rows.shape[0]
+    return rows if b == state.shape[0] else cat([rows, state[b:]])
+
+
+def _in_row_order(steps, per_step):
+    """Per-step row blocks (in visiting order) as one tensor in the order of the packed rows."""
+    blocks = [block for _, block in sorted(zip((s for s, _ in steps), per_step, strict=True), key=lambda p: p[0])]
+    return blocks[0] if len(blocks) == 1 else cat(blocks)
+
+
+def _linear_t(a, a_t, w, w_t, b_t):
+    """The tangent of ``a @ w^T + b``."""
+    out = a_t.matmul(w.t()) + a.matmul(w_t.t())
+    return out if b_t is None else out + b_t
+
+
+def _rnn_layer_jvp(tensors_t, tensors, batch_sizes, mode, reverse, result):
+    """The tangents of ``rnn_layer``'s output, h_n and c_n: the cell equations linearised, step after step.
+
+    The primal activations of every step come at once from the layer's own output (the state before each step
+    is h0 or an earlier step's output rows); only the tangent of the state (and LSTM's cell) is a recurrence,
+    one product with ``weight_hh`` per step. Written with ordinary ops, so the tangents are differentiable.
+    """
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    x_t, h0_t, c0_t, w_ih_t, w_hh_t, b_ih_t, b_hh_t, w_hr_t = tensors_t
+    out = result[0]
+    steps = _steps(batch_sizes, reverse)
+    h, prev = h0, []
+    for s, b in steps:
+        prev.append(h[:b])
+        h = _advance(h, out[s:s + b])
+    H = _in_row_order(steps, prev)  # the state before each row's step, row by row
+    gi, gh = x.matmul(w_ih.t()), H.matmul(w_hh.t())
+    if b_ih is not None:
+        gi, gh = gi + b_ih, gh + b_hh
+    gi_t, gh_t = _linear_t(x, x_t, w_ih, w_ih_t, b_ih_t), H.matmul(w_hh_t.t())
+    if b_hh_t is not None:
+        gh_t = gh_t + b_hh_t
+    w_hh_T = w_hh.t()
+    h_t, c_t, outs_t = h0_t, c0_t, []
+    if mode == "LSTM":
+        i, f, g, o = (gi + gh).chunk(4, 1)
+        i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+        deriv = cat([i * (1 - i), f * (1 - f), 1 - g * g, o * (1 - o)], 1)
+        fixed_t = gi_t + gh_t
+        c = c0
+        for s, b in steps:
+            e = s + b
+            cp, cp_t = c[:b], c_t[:b]
+            cn = f[s:e] * cp + i[s:e] * g[s:e]
+            di, df, dg, do = ((fixed_t[s:e] + h_t[:b].matmul(w_hh_T)) * deriv[s:e]).chunk(4, 1)
+            cn_t = df * cp + f[s:e] * cp_t + di * g[s:e] + i[s:e] * dg
+            tc = cn.tanh()
+            m_t = do * tc + o[s:e] * (1 - tc * tc) * cn_t
+            hb_t = m_t if w_hr is None else _linear_t(o[s:e] * tc, m_t, w_hr, w_hr_t, None)
+            c, c_t = _advance(c, cn), _advance(c_t, cn_t)
+            h_t = _advance(h_t, hb_t)
+            outs_t.append(hb_t)
+        return _in_row_order(steps, outs_t), h_t, c_t, None, None, None, None
+    if mode == "GRU":
+        gi_r, gi_z, gi_n = gi.chunk(3, 1)
+        gh_r, gh_z, gh_n = gh.chunk(3, 1)
+        r, z = (gi_r + gh_r).sigmoid(), (gi_z + gh_z).sigmoid()
+        new = (gi_n + r * gh_n).tanh()
+        dr, dz, dn = r * (1 - r), z * (1 - z), 1 - new * new
+        for s, b in steps:
+            e = s + b
+            hp, hp_t = H[s:e], h_t[:b]
+            ghr_t, ghz_t, ghn_t = (gh_t[s:e] + hp_t.matmul(w_hh_T)).chunk(3, 1)
+            gir_t, giz_t, gin_t = gi_t[s:e].chunk(3, 1)
+            r_t, z_t = dr[s:e] * (gir_t + ghr_t), dz[s:e] * (giz_t + ghz_t)
+            n_t = dn[s:e] * (gin_t + r_t * gh_n[s:e] + r[s:e] * ghn_t)
+            hb_t = n_t + z_t * (hp - new[s:e]) + z[s:e] * (hp_t - n_t)
+            h_t = _advance(h_t, hb_t)
+            outs_t.append(hb_t)
+        return _in_row_order(steps, outs_t), h_t, None, None, None, None, None
+    deriv = 1 - out * out if mode == "RNN_TANH" else (out > 0).to(out.dtype)
+    fixed_t = gi_t + gh_t
+    for s, b in steps:
+        e = s + b
+        hb_t = deriv[s:e] * (fixed_t[s:e] + h_t[:b].matmul(w_hh_T))
+        h_t = _advance(h_t, hb_t)
+        outs_t.append(hb_t)
+    return _in_row_order(steps, outs_t), h_t, None, None, None, None, None
+
+
+defjvp(_rnn_layer_jvp, "rnn_layer")

@@ -97,11 +97,14 @@ def test_errors_inside_a_level_match_torch(case):
 
 
 def test_an_op_without_a_forward_derivative_raises_torchs_error():
+    # ctc_loss's backward has none (nor a derivative at all), as PyTorch's: forward over its reverse stops there.
+    x = rg.randn(4, 2, 3, dtype=rg.float64, requires_grad=True)
     with fwAD.dual_level():
-        d = fwAD.make_dual(rg.eye(3), rg.ones(3, 3))
-        with pytest.raises(NotImplementedError, match="Trying to use forward AD with linalg_qr that does not support "
-                                                      "it because it has not been implemented yet."):
-            rg.linalg.qr(d)
+        d = fwAD.make_dual(x, rg.ones(4, 2, 3, dtype=rg.float64))
+        loss = rg.nn.functional.ctc_loss(d.log_softmax(2), rg.tensor([[1, 2], [2, 0]]), [4, 3], [2, 1])
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD with ctc_loss_backward that does not "
+                                                      "support it because it has not been implemented yet."):
+            rg.autograd.grad(loss, x)
         assert fwAD.unpack_dual(d.exp()).tangent is not None  # the level works on
 
 

@@ -318,9 +318,61 @@ def test_gradcheck_forward_ad_checks_forward_mode_jacobians_as_pytorch(fast_mode
     assert not rg.autograd.gradcheck(_wrong_jvp(rg), (x(rg),), check_forward_ad=True, raise_exception=False)
 
 
-def test_gradcheck_batched_forward_grad_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="batched forward-mode AD"):
-        rg.autograd.gradcheck(lambda t: t * 2, (x64(rg),), check_forward_ad=True, check_batched_forward_grad=True)
+def _jvp_reading_a_value(lib):
+    """A Function whose jvp is right one tangent at a time and calls ``.item()``, which vmap cannot batch."""
+    class Double(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2 + t.sum().item() * 0
+    return Double.apply
+
+
+def test_gradcheck_batched_forward_grad_vmaps_forward_mode_over_tangents_as_pytorch():
+    for lib in LIBS:
+        assert lib.autograd.gradcheck(lambda t, u: ((t.sin() * u).cumsum(0), u.exp(), (t * 0).detach()),
+                                      (x64(lib), x64(lib, (0.5, -1.0, 2.0))), check_forward_ad=True,
+                                      check_batched_forward_grad=True)
+    for lib in LIBS:  # the error vmap raised follows (vmap's own words differ)
+        kind, sentence = outcome(lambda: lib.autograd.gradcheck(_jvp_reading_a_value(lib), (x64(lib),),
+                                                                check_forward_ad=True, check_batched_forward_grad=True))
+        assert kind == "GradcheckError" and sentence.startswith("While computing batched gradients, got: ")
+    assert not rg.autograd.gradcheck(_jvp_reading_a_value(rg), (x64(rg),), check_forward_ad=True,
+                                     check_batched_forward_grad=True, raise_exception=False)
+
+
+def test_gradcheck_batched_forward_grad_reports_a_batched_tangent_that_differs():
+    calls = []
+
+    class Double(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):  # right but for the one batched call, the last
+            calls.append(None)
+            return t * 2 if len(calls) <= 5 else t * 3
+    with pytest.raises(gradcheck_module.GradcheckError, match=r"^For output 0 and input 0:\n"):
+        rg.autograd.gradcheck(Double.apply, (x64(rg),), check_forward_ad=True, check_batched_forward_grad=True)
+    assert len(calls) == 6  # three basis tangents, two tangents one at a time, one batch of both
 
 
 def test_gradcheck_input_errors_and_warnings():

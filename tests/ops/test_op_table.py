@@ -259,9 +259,8 @@ def _forward_ad(lib, sample, call):
     return tensors, tangents, got
 
 
-@pytest.mark.parametrize("name,i", list(_jvp_cases()))
-def test_jvp_matches_finite_differences_and_torch(name, i):
-    sample = _sample(name, i)
+def _check_jvp(sample):
+    """The sample's tangents match central differences, and PyTorch's forward AD where it has one."""
     tensors, tangents, got = _forward_ad(rg, sample, sample.call)
     eps = sample.eps
 
@@ -280,3 +279,27 @@ def test_jvp_matches_finite_differences_and_torch(name, i):
         return  # PyTorch has no forward derivative for it
     for k, (g, e) in enumerate(zip(got, expected, strict=True)):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-9, err_msg=f"output {k} against torch")
+
+
+@pytest.mark.parametrize("name,i", list(_jvp_cases()))
+def test_jvp_matches_finite_differences_and_torch(name, i):
+    _check_jvp(_sample(name, i))
+
+
+# Ops whose forward derivative branches on its arguments (modes, shapes, packed rows): every sample with gradient
+# checks, not only the first.
+JVP_EVERY_SAMPLE = ("linalg_qr", "linalg_svd", "linalg_lstsq", "embedding_bag", "ctc_loss", "rnn_layer", "put",
+                    "take")
+
+
+def _other_jvp_cases():
+    """The samples of JVP_EVERY_SAMPLE with gradient checks that test_jvp_matches_finite_differences_and_torch
+    leaves out."""
+    swept = {tuple(p.values) for p in _jvp_cases()}
+    return [pytest.param(name, i, id=f"{name}-{i}") for name in JVP_EVERY_SAMPLE
+            for i, s in enumerate(SAMPLES[name]) if s.grad and (name, i) not in swept]
+
+
+@pytest.mark.parametrize("name,i", _other_jvp_cases())
+def test_jvp_of_every_sample_matches_finite_differences_and_torch(name, i):
+    _check_jvp(_sample(name, i))
