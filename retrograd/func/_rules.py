@@ -139,6 +139,19 @@ def elementwise(c):
     return c.run(args)
 
 
+def elementwise_full(c):
+    """An elementwise op whose kernel writes into a buffer of one argument's shape (``tanh_backward``): every
+    tensor lifted and expanded to the batch of the broadcast shape (an unbatched one only as a view)."""
+    args = list(c.args)
+    pos = [i for i in c.op.tensor_pos if isinstance(args[i], Tensor)]
+    shape = (c.size,) + tuple(np.broadcast_shapes(*[tuple(args[i].shape) for i in pos]))
+    for i in pos:
+        p = c.lift(args[i])
+        p = _pad(p, len(shape) - p.dim())
+        args[i] = p if tuple(p.shape) == shape else p.expand(shape)
+    return c.run(args)
+
+
 def elementwise_into_first(c):
     """An elementwise op whose result has the first argument's shape (``masked_fill``): the first is lifted."""
     args = list(c.args)
@@ -613,6 +626,7 @@ _ELEMENTWISE = (
 
 RULES = dict.fromkeys(_ELEMENTWISE, elementwise)
 RULES["masked_fill"] = elementwise_into_first
+RULES.update(dict.fromkeys(("tanh_backward", "sigmoid_backward", "gelu_backward"), elementwise_full))
 RULES.update({
     # reductions: a None dim is all of the logical dims
     **dict.fromkeys("sum mean nansum amax amin all any count_nonzero std var std_mean var_mean logsumexp "
