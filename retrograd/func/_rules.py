@@ -34,7 +34,7 @@ from .. import ops
 from .._tensor import Tensor, _wrap_dim
 from ..ops._inplace import apply_inplace
 from ._batched import BatchedTensor, wrap
-from ._randomness import RANDOMNESS_ERROR, allowed
+from ._randomness import RANDOMNESS_ERROR, allowed, rewound
 
 __all__ = ["per_sample", "Call", "RULES", "DYNAMIC_SHAPE", "RANDOM_OPS"]
 
@@ -82,8 +82,10 @@ class Call:
         return self.proceed(self.op, tuple(args), None)
 
 
-def per_sample(c):
-    """The fallback for an op without a rule: the op once per sample, on each sample's slice, the results stacked."""
+def per_sample(c, before_each=None):
+    """The fallback for an op without a rule: the op once per sample, on each sample's slice, the results stacked.
+
+    ``before_each()``, where given, runs before each sample's call."""
     target = None
     if c.inplace is not None:
         target = c.phys(c.inplace)
@@ -97,6 +99,8 @@ def per_sample(c):
                 args[i] = type(a)(t if c.phys(t) is None else c.phys(t)[b] for t in a)
             elif c.phys(a) is not None:
                 args[i] = c.phys(a)[b]
+        if before_each is not None:
+            before_each()
         if target is not None:
             apply_inplace(c.op, tuple(args))
         else:
@@ -598,12 +602,14 @@ def _no_rule(name, detail=""):
 
 
 def _random_batched(c):
-    """A random op under 'different' randomness: the physical input (lifted) draws per sample."""
+    """A random op with a batched argument: under 'different', the physical input (lifted) draws per sample;
+    under 'same', every sample draws the same numbers (Note [Randomness under vmap])."""
     if c.level.randomness == "error":
         raise RuntimeError(RANDOMNESS_ERROR)
-    if c.level.randomness == "same" and any(c.phys(c.args[i]) is not None for i in c.op.tensor_pos
-                                            if isinstance(c.args[i], Tensor)):
-        raise RuntimeError(f"vmap: Cannot ask for 'same' randomness of {c.op.name} with a batched input.")
+    if c.level.randomness == "same":
+        g = c.op.index.get("generator")
+        with rewound(None if g is None else c.args[g]) as rewind:
+            return per_sample(c, rewind)
     with allowed():
         return batch_first(c)
 

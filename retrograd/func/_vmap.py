@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from ..ops._call import pop_interposer, push_interposer
 from ._batched import BatchedTensor, pop_level, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
-from ._randomness import RANDOMNESS_ERROR, allowed, guard
+from ._randomness import RANDOMNESS_ERROR, allowed, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 
 __all__ = ["vmap", "vmap_tangents"]
@@ -258,10 +258,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             results, out_spec = _run_level(func, flat_args, flat_dims, spec, size, out_dims, randomness, kwargs)
             return tree_unflatten(results, out_spec)
         chunks = []
-        for start in range(0, size, chunk_size):
-            n = min(chunk_size, size - start)
-            part = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims, strict=True)]
-            chunks.append(_run_level(func, part, flat_dims, spec, n, out_dims, randomness, kwargs))
+        with rewound() as rewind:  # See Note [Randomness under vmap]
+            for start in range(0, size, chunk_size):
+                if randomness == "same":
+                    rewind()
+                n = min(chunk_size, size - start)
+                part = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims, strict=True)]
+                chunks.append(_run_level(func, part, flat_dims, spec, n, out_dims, randomness, kwargs))
         out_spec = chunks[0][1]
         flat_od = _broadcast_prefix(out_dims, out_spec, "out_dims", fname, f"..., out_dims={out_dims})(<inputs>",
                                     "outputs")
