@@ -528,10 +528,13 @@ def _nll_loss(c):
         return losses
     if reduction == "sum":
         return losses.sum(tuple(range(1, losses.dim())))
+    one = nd == 1 or int(np.prod(tuple(losses.shape)[1:])) == 1  # one element per sample
+    if weight is None and one and not (pt._data == ignore).any():  # every weight 1: the loss itself
+        return losses.reshape(c.size)
     kept = pt != ignore
     keep = kept.to(losses.dtype)
     w = keep if weight is None else weight[ops.where(kept, pt, 0)] * keep
-    if nd == 1 or int(np.prod(tuple(losses.shape)[1:])) == 1:  # one element per sample: its loss over its weight
+    if one:  # its loss over its weight
         return (losses / w).reshape(c.size)
     dims = tuple(range(1, losses.dim()))
     return losses.sum(dims) / w.sum(dims)
