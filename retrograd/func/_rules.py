@@ -520,17 +520,16 @@ def _nll_loss(c):
     args[0], args[1] = flat_i, flat_t
     args[op.index["reduction"]] = "none"
     losses = c.run(args)
-    if nd > 1:
-        losses = losses.reshape((c.size,) + tuple(target.shape))
-    else:
-        losses = losses.reshape((c.size,))
+    one = nd == 1 or target.numel() == 1  # one element per sample
+    if reduction == "mean" and weight is None and one and not (pt._data == ignore).any():
+        return losses if tuple(losses.shape) == (c.size,) else losses.reshape(c.size)  # every weight 1
+    shape = (c.size,) + tuple(target.shape) if nd > 1 else (c.size,)
+    if tuple(losses.shape) != shape:
+        losses = losses.reshape(shape)
     if reduction == "none" or reduction == "sum" and nd == 1:
         return losses
     if reduction == "sum":
         return losses.sum(tuple(range(1, losses.dim())))
-    one = nd == 1 or int(np.prod(tuple(losses.shape)[1:])) == 1  # one element per sample
-    if weight is None and one and not (pt._data == ignore).any():  # every weight 1: the loss itself
-        return losses.reshape(c.size)
     kept = pt != ignore
     keep = kept.to(losses.dtype)
     w = keep if weight is None else weight[ops.where(kept, pt, 0)] * keep
