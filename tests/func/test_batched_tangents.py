@@ -51,7 +51,6 @@ def test_jacfwd_runs_the_function_once_with_the_basis_batched():
 
 def test_jacfwd_of_two_inputs_and_outputs_matches_torch_func():
     def f(lib):
-        w1 = lib.tensor(W1)
         return lambda x, w: ((x @ w).tanh(), (x * x).sum() * w)
     ours = rg.func.jacfwd(f(rg), argnums=(0, 1))(rg.tensor(X), rg.tensor(W1))
     theirs = torch.func.jacfwd(f(torch), argnums=(0, 1))(torch.tensor(X), torch.tensor(W1))
