@@ -39,7 +39,7 @@ DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"
 # retrograd time / PyTorch (1 thread) time that each workload should reach (issue 5).
 TARGETS = {"chain": 0.60, "mlp": 1.00, "fanin": 0.70, "hvp": 1.00, "deep": 0.50, "deep_rss": 0.60,
            "many_small": 0.50, "convnet": 2.00}
-TARGETS.update({"persample_vmap": 1.00, "jacrev": 1.00})  # the function transforms against torch.func
+TARGETS.update({"persample_vmap": 1.00, "jacrev": 1.00, "jacfwd": 1.00, "hvp_fwdrev": 1.00})  # the function transforms against torch.func
 
 
 def _rotate(seq, r):

@@ -1,4 +1,7 @@
-"""W25 jacrev: a Jacobian by ``func.jacrev``, against torch.func (per-sample gradients by vmap are W20)."""
+"""W25 jacrev and W26 jacfwd: a Jacobian by ``func.jacrev`` and ``func.jacfwd``, against torch.func.
+
+Per-sample gradients by vmap are W20; a Hessian-vector product by forward-over-reverse is W27 (hvp.py).
+"""
 import numpy as np
 
 from ._base import Workload
@@ -9,16 +12,22 @@ JACREV = Workload(
     sizes={"full": {"reps": 20}, "quick": {"reps": 1}},
     unit="jacobian", count="reps", repeats=5)
 
+JACFWD = Workload(
+    "jacfwd", "W26 jacfwd",
+    "the Jacobian of W25 by jacfwd (forward mode, the 32 basis tangents batched by vmap)",
+    sizes={"full": {"reps": 20}, "quick": {"reps": 1}},
+    unit="jacobian", count="reps", repeats=5)
+
 
 def _jac_data():
     rng = np.random.default_rng(15)
     return rng.standard_normal((32, 64)) / 6, rng.standard_normal((64, 32)) / 8, rng.standard_normal(32)
 
 
-def _jacrev(lib, func, p):
+def _jacobian(lib, transform, p):
     w1a, w2a, xa = _jac_data()
     w1, w2, x = (lib.tensor(a, dtype=lib.float64) for a in (w1a, w2a, xa))
-    jac = func.jacrev(lambda v: (v @ w1).tanh() @ w2)
+    jac = transform(lambda v: (v @ w1).tanh() @ w2)
 
     def step():
         for _ in range(p["reps"]):
@@ -27,21 +36,7 @@ def _jacrev(lib, func, p):
     return step
 
 
-@JACREV.impl("retrograd")
-def _jacrev_retrograd(p):
-    import retrograd as rg
-    return _jacrev(rg, rg.func, p)
-
-
-@JACREV.impl("torch")
-def _jacrev_torch(p):
-    import torch
-    import torch.func
-    return _jacrev(torch, torch.func, p)
-
-
-@JACREV.impl("numpy")
-def _jacrev_numpy(p):
+def _numpy(p):
     w1, w2, x = _jac_data()
 
     def step():
@@ -50,3 +45,18 @@ def _jacrev_numpy(p):
             j = (w2.T * (1 - h ** 2)) @ w1.T
         return j
     return step
+
+
+def _lib_builder(name, transform):
+    def build(p):
+        lib = __import__(name)
+        if name == "torch":
+            import torch.func  # noqa: F401
+        return _jacobian(lib, getattr(lib.func, transform), p)
+    return build
+
+
+for _w, _t in ((JACREV, "jacrev"), (JACFWD, "jacfwd")):
+    _w.impl("retrograd")(_lib_builder("retrograd", _t))
+    _w.impl("torch")(_lib_builder("torch", _t))
+    _w.impl("numpy")(_numpy)

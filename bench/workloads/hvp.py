@@ -1,4 +1,8 @@
-"""W4 hvp: a Hessian-vector product by double backward; measures create_graph and second-order graphs."""
+"""W4 hvp: a Hessian-vector product by double backward; measures create_graph and second-order graphs.
+
+W27 hvp_fwdrev is the same product by forward-over-reverse, ``jvp(grad(f), (x,), (v,))`` of the
+function transforms (``retrograd.func``, ``torch.func``): the recipe torch.func recommends.
+"""
 import numpy as np
 
 from ._base import Workload
@@ -7,6 +11,12 @@ W4 = Workload(
     "hvp", "W4 hvp",
     "x of shape (256,), fixed W (256x256), float64; f(x) = tanh(W @ x).sum(); H v by double backward "
     "(grad with create_graph, then grad of (g * v).sum())",
+    sizes={"full": {"n": 256, "reps": 50}, "quick": {"n": 8, "reps": 2}},
+    unit="hvp", count="reps", repeats=7)
+
+W27 = Workload(
+    "hvp_fwdrev", "W27 hvp_fwdrev",
+    "the H v of W4 by forward-over-reverse: jvp(grad(f), (x,), (v,)) (retrograd.func, torch.func)",
     sizes={"full": {"n": 256, "reps": 50}, "quick": {"n": 8, "reps": 2}},
     unit="hvp", count="reps", repeats=7)
 
@@ -64,7 +74,32 @@ def _autograd(p):
 W4.notes["mygrad"] = "MyGrad has no higher-order derivatives (no create_graph)"
 
 
+def _fwdrev_builder(name):
+    def build(p):
+        lib = __import__(name)
+        if name == "torch":
+            import torch.func  # noqa: F401
+        wa, xa, va = _data(p)
+        w, x, v = (lib.tensor(a, dtype=lib.float64) for a in (wa, xa, va))
+        fn = lib.func
+
+        def hvp(f, primals, tangents):  # torch.func's recipe
+            return fn.jvp(fn.grad(f), primals, tangents)[1]
+
+        def step():
+            for _ in range(p["reps"]):
+                hv = hvp(lambda x: lib.tanh(w @ x).sum(), (x,), (v,))
+            return hv
+        return step
+    return build
+
+
+W27.impl("retrograd")(_fwdrev_builder("retrograd"))
+W27.impl("torch")(_fwdrev_builder("torch"))
+
+
 @W4.impl("numpy")
+@W27.impl("numpy")
 def _numpy(p):
     w, x, v = _data(p)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .._tensor import Tensor
-from ..ops._call import run_op
+from ..ops._call import call_op
 from ..ops._declarations import REGISTRY
 from ..ops._forward import current_level, enter_level, exit_level, set_tangent, suspended, tangent_of
 from . import function as _function
@@ -69,8 +69,10 @@ def _level(level, what):
 
 
 def _alias(tensor):
-    """A view of ``tensor`` that no level sees as dual (PyTorch's ``ViewBackward0`` under grad)."""
-    return run_op(REGISTRY["view"], (tensor, tuple(tensor.shape)))
+    """A view of ``tensor`` that no level sees as dual (PyTorch's ``ViewBackward0`` under grad); the other
+    interposers see it (a vmap level views a batched tensor's whole batch)."""
+    with suspended():
+        return call_op(REGISTRY["view"], (tensor, tuple(tensor.shape)))
 
 
 def make_dual(tensor, tangent, *, level=None):

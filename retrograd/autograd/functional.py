@@ -6,11 +6,12 @@ as ``torch.autograd.functional`` does.
 
 Note [Double backward trick]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-retrograd has no forward-mode AD, so a Jacobian-vector product ``J v`` is computed with two
+As PyTorch's ``jvp`` and ``hvp``, a Jacobian-vector product ``J v`` is computed with two
 reverse passes. With ``u`` a dummy cotangent that requires grad, ``g(u) = J^T u`` is linear in
 ``u``; differentiating ``g`` with respect to ``u`` in direction ``v`` gives ``(J^T)^T v = J v``.
 The first pass must record its graph (``create_graph=True``) so the second can run through it.
-``jvp``, ``hvp`` and the forward-mode ``jacobian`` use it.
+``jvp`` and ``hvp`` use it; the forward-mode ``jacobian`` runs on forward-mode AD
+(``forward_columns``).
 """
 from __future__ import annotations
 
@@ -293,7 +294,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         strict (bool): raise instead of returning zeros for an output independent of an input.
         vectorize (bool): in reverse mode, compute all the rows of an output in one backward pass
             batched over the basis vectors (``autograd.grad(is_grads_batched=True)``, which runs on
-            ``retrograd.func.vmap``) instead of one pass per row; the numbers are the same.
+            ``retrograd.func.vmap``) instead of one pass per row; in forward mode, all the columns of
+            an input in one forward pass with its basis tangents batched (Note [Batched tangents]);
+            the numbers are the same.
         strategy (str): ``"reverse-mode"`` (one backward pass per output element) or
             ``"forward-mode"`` (one forward-mode AD pass per input element, see
             ``autograd.forward_ad``), cheaper when there are more outputs than inputs.
@@ -336,7 +339,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         elif strategy == "reverse-mode":
             result = _jacobian_rows(outputs, inputs, create_graph, strict)
         else:
-            result = _jacobian_columns(func, outputs, inputs, strict)
+            result = _jacobian_columns(func, outputs, inputs, vectorize)
     return _tuple_postprocess(_grad_postprocess(result, create_graph), (is_outputs_tuple, is_inputs_tuple))
 
 
@@ -393,44 +396,51 @@ def basis_directions(inputs, j):
     return directions
 
 
-def jvp_columns(func, inputs, directions):
-    """``func``'s Jacobian-vector products at ``inputs`` along each tuple of ``directions``, by forward-mode AD.
+batched_jvp = None  # forward_columns' batched pass, attached by retrograd.func (Note [Batched tangents])
 
-    One forward pass per direction: where ``vectorize=True`` will batch them (with vmap). Returns,
-    per direction, the tuple of the outputs' tangents (None for an output without one).
+
+def forward_columns(func, inputs, j, vectorize=False, randomness="error", check=None):
+    """``func``'s outputs at ``inputs`` and its Jacobian-vector products along each basis direction of
+    ``inputs[j]``, by forward-mode AD.
+
+    Returns ``(outputs, columns)``: the outputs as a tuple and, per output, its tangents stacked,
+    of shape ``(inputs[j].numel(),) + output.shape`` (zeros where it has none). With
+    ``vectorize``, one forward pass with the basis tangents batched (Note [Batched tangents]);
+    else, or where they cannot be batched, one pass per direction. ``check(outputs)`` may refuse
+    the outputs of each pass.
     """
+    if vectorize and batched_jvp is not None:
+        done = batched_jvp(func, inputs, j, randomness, check)
+        if done is not None:
+            return done
+    outs = None
     columns = []
-    for tangents in directions:
+    for tangents in basis_directions(inputs, j):
         with _fwad.dual_level():
             duals = tuple(_fwad.make_dual(x, t) for x, t in zip(inputs, tangents, strict=True))
             outs = func(*duals)
             outs = outs if isinstance(outs, tuple) else (outs,)
+            if check is not None:
+                check(outs)
             columns.append(tuple(_fwad.unpack_dual(o).tangent for o in outs))
-    return columns
+    if outs is None:  # an empty input: no direction; the outputs' shapes from one call
+        outs = func(*inputs)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        if check is not None:
+            check(outs)
+    stacked = [stack([zeros_like(o) if c[i] is None else c[i] for c in columns], 0) if columns else
+               zeros((0,) + tuple(o.shape), dtype=o.dtype, device=o.device) for i, o in enumerate(outs)]
+    return outs, stacked
 
 
-def _jacobian_columns(func, outputs, inputs, strict):
-    """Forward mode: column ``k`` of ``d outputs / d in_j`` is ``J e_k``, one forward-mode AD pass each."""
-    columns = [[[] for _ in inputs] for _ in outputs]
+def _jacobian_columns(func, outputs, inputs, vectorize):
+    """Forward mode: column ``k`` of ``d outputs / d in_j`` is ``J e_k`` (``forward_columns``)."""
+    result = [[] for _ in outputs]
     for j, inp in enumerate(inputs):
-        found = False
-        for col in jvp_columns(func, inputs, basis_directions(inputs, j)):
-            for i, c in enumerate(col):
-                found = found or c is not None
-                columns[i][j].append(c.detach() if c is not None else zeros_like(outputs[i]))
-        if strict and inp.numel() and not found:
-            raise RuntimeError(f"Output 0 of the user-provided function is independent of input {j}. This is "
-                               "not allowed in strict mode.")
-    result = []
-    for i, out in enumerate(outputs):
-        entries = []
-        for j, inp in enumerate(inputs):
-            shape = tuple(out.shape) + tuple(inp.shape)
-            cols = columns[i][j]
-            entries.append(stack(cols, -1).reshape(shape) if cols else
-                           zeros(shape, dtype=out.dtype, device=out.device))
-        result.append(tuple(entries))
-    return tuple(result)
+        _, cols = forward_columns(func, inputs, j, vectorize)
+        for i, (out, col) in enumerate(zip(outputs, cols, strict=True)):
+            result[i].append(col.detach().movedim(0, -1).reshape(tuple(out.shape) + tuple(inp.shape)))
+    return tuple(tuple(r) for r in result)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
@@ -443,7 +453,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         inputs (Tensor or tuple of Tensor): the point to differentiate at.
         create_graph (bool): make the Hessian differentiable.
         strict (bool): raise instead of returning zeros where the Hessian is independent of an input.
-        vectorize (bool): accepted for compatibility (see ``jacobian``).
+        vectorize (bool): batch the outer Jacobian's basis vectors (see ``jacobian``).
         outer_jacobian_strategy (str): the ``strategy`` of the outer ``jacobian``.
 
     Returns:

@@ -24,21 +24,26 @@ import numpy as np
 
 from .._tensor import Tensor
 
-__all__ = ["BatchedTensor", "Level", "levels", "push_level", "pop_level", "batched_at", "wrap", "unwrap_level",
+__all__ = ["BatchedTensor", "Level", "levels", "primal_levels", "push_level", "pop_level", "batched_at", "wrap", "unwrap_level",
            "to_full_physical", "from_full_physical"]
 
 
 class Level:
-    """One active vmap: its number (the outermost is 1), batch size and randomness mode."""
+    """One active vmap: its number (the outermost is 1), batch size and randomness mode.
 
-    __slots__ = ("number", "size", "randomness", "interposer", "ended")
+    A level of ``tangents_only`` batches forward-mode tangents (``jacfwd``'s basis): the primal
+    computation under it is never batched at it (See Note [Batched tangents]).
+    """
 
-    def __init__(self, number, size, randomness):
+    __slots__ = ("number", "size", "randomness", "interposer", "ended", "tangents_only")
+
+    def __init__(self, number, size, randomness, tangents_only=False):
         self.number = number
         self.size = size
         self.randomness = randomness
         self.interposer = None
         self.ended = False  # its vmap returned: a BatchedTensor of it that is still used escaped
+        self.tangents_only = tangents_only
 
 
 class _Levels(threading.local):
@@ -54,10 +59,15 @@ def levels():
     return _levels.stack
 
 
-def push_level(size, randomness) -> Level:
+def primal_levels():
+    """The active vmap levels at which a primal value may be batched: all but the tangents-only ones."""
+    return [lv for lv in _levels.stack if not lv.tangents_only]
+
+
+def push_level(size, randomness, tangents_only=False) -> Level:
     """Enters a new vmap level over a batch of ``size``."""
     stack = _levels.stack
-    level = Level((stack[-1].number + 1) if stack else 1, size, randomness)
+    level = Level((stack[-1].number + 1) if stack else 1, size, randomness, tangents_only)
     stack.append(level)
     return level
 

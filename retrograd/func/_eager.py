@@ -23,7 +23,7 @@ from ..autograd._api import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import _call
 from ..ops._forward import current_level, tangent_of
-from ._batched import BatchedTensor, from_full_physical, levels, to_full_physical
+from ._batched import BatchedTensor, from_full_physical, primal_levels, to_full_physical
 from ._pytree import tree_flatten, tree_unflatten
 from ._vmap import _VmapInterposer, vmap
 
@@ -97,18 +97,21 @@ def _detach_tree(tree, graph):
 
 
 class _past_vmap:
-    """``with _past_vmap():`` this thread's op calls skip the vmap levels' interposers (and those outside them).
+    """``with _past_vmap():`` this thread's op calls skip the outermost run of vmap levels' interposers.
 
     The graph a transform differentiates holds physical tensors only (Note [Batched tensors]), so
-    its backward pass has nothing for a vmap level to batch; the interposers inside the
-    innermost vmap level (a profiler's, say) still see its calls.
+    its backward pass has nothing for those vmap levels to batch; the interposers inside them
+    still see its calls: a profiler's, and forward-mode AD's, whose tangents may be batched at a
+    tangents-only level inside it (Note [Batched tangents]).
     """
 
     def __enter__(self):
         stack = _call.interposition.stack
-        first = next((i for i, x in enumerate(stack) if isinstance(x, _VmapInterposer)), None)
+        first = len(stack)
+        while first and isinstance(stack[first - 1], _VmapInterposer):
+            first -= 1
         self.saved = getattr(_call._local, "depth", None)
-        if first is not None:
+        if first < len(stack):
             _call._local.depth = first if self.saved is None else min(self.saved, first)
 
     def __exit__(self, *exc):
@@ -181,7 +184,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
-        active = list(levels())
+        active = primal_levels()
         flat_in = [t for a in nums for t in tree_flatten(args[a])[0]]
         _check_tensors(flat_in)
         graph = _wants_graph(flat_in)
@@ -282,7 +285,7 @@ def vjp(func, *primals, has_aux=False):
     """
     flat_in, in_spec = tree_flatten(primals)
     _check_tensors(flat_in)
-    active = list(levels())
+    active = primal_levels()
     graph = _wants_graph(flat_in)
     out, leaves, specs = _call_marked(func, primals, {}, tuple(range(len(primals))), active, graph)
     out, aux, flat_out, out_spec = _vjp_outputs(out, has_aux)
@@ -323,7 +326,7 @@ def _newer_levels(t, active) -> bool:
 
 def _vjp_again(func, primals, has_aux, cotangents):
     """``vjp_fn(cotangents)`` by a new pass of ``func``, its primals lifted to the levels active now."""
-    active = list(levels())
+    active = primal_levels()
     flat_in, in_spec = tree_flatten(primals)
     graph = _wants_graph(flat_in)
     out, leaves, _ = _call_marked(func, primals, {}, tuple(range(len(primals))), active, graph)

@@ -1,18 +1,69 @@
 """``torch.func``'s forward-mode transforms: ``jvp``, ``jacfwd``, ``linearize`` and ``hessian``.
 
 Built on autograd/forward_ad.py: each Jacobian-vector product is one forward pass under a dual
-level. ``jacfwd`` computes its columns one basis vector at a time (``jvp_columns`` of
-autograd/functional.py, which vmap will batch). Inputs and outputs are Tensors or tuples of them.
+level. Inputs and outputs are Tensors or tuples of them.
+
+Note [Batched tangents]
+~~~~~~~~~~~~~~~~~~~~~~~
+``jacfwd`` (and ``autograd.functional``'s forward-mode ``jacobian`` with ``vectorize=True``)
+computes all the columns of an input's Jacobian in one forward pass, as PyTorch does: the basis
+tangents are batched by a vmap level (``vmap_tangents``) and each is paired with the unbatched
+primal inside a dual level, so the primal computation runs once, unbatched, and only the tangent
+arithmetic of the forward interposer runs batched (the vmap interposer sits inside it, Note [Op
+call interposition]). The level is *tangents-only*: no primal value is ever batched at it, so a
+reverse transform inside (``hessian = jacfwd(jacrev(f))``) lifts its inputs only to the other
+levels (``primal_levels``), and its backward pass, whose formulas compute batched tangents, still
+goes through that level's interposer (``_past_vmap`` skips only the vmap levels outside the
+forward one). Where an op refuses to batch (``Batching rule not implemented``), and inside
+another transform (a vmap level or a dual level already active), the columns are computed one by
+one instead (``forward_columns``): the same numbers.
 """
 from __future__ import annotations
 
-from .._creation import zeros, zeros_like
+from .._creation import eye, zeros_like
 from .._tensor import Tensor
 from ..autograd import forward_ad as _fwad
-from ..autograd.functional import basis_directions, jvp_columns
+from ..autograd import functional as _functional
+from ..autograd.functional import forward_columns
 from ..autograd.grad_mode import enable_grad
-from ..ops.joining import stack
+from ..ops._forward import current_level
+from ._batched import levels
 from ._eager import _check_argnums, jacrev
+from ._vmap import vmap_tangents
+
+_NO_RULE = "Batching rule not implemented for aten::"
+
+
+def _batched_jvp(func, inputs, j, randomness, check):
+    """``forward_columns``'s ``(outputs, columns)`` by one forward pass with the basis tangents of
+    ``inputs[j]`` batched, or None where it cannot batch them (Note [Batched tangents])."""
+    inp = inputs[j]
+    n = inp.numel()
+    if not n or levels() or current_level() is not None:
+        return None
+    basis = eye(n, dtype=inp.dtype, device=inp.device).reshape((n,) + tuple(inp.shape))
+    primal = []
+
+    def push(tangent):
+        with _fwad.dual_level():
+            duals = tuple(_fwad.make_dual(x, tangent) if k == j else x for k, x in enumerate(inputs))
+            outs = func(*duals)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            if check is not None:
+                check(outs)
+            primal[:] = outs
+            tangents = [_fwad.unpack_dual(o).tangent for o in outs]
+        return tuple(zeros_like(o) if t is None else t for o, t in zip(outs, tangents, strict=True))
+    try:
+        columns = vmap_tangents(push, (basis,), randomness)
+    except RuntimeError as exc:
+        if str(exc).startswith(_NO_RULE):
+            return None
+        raise
+    return tuple(primal), list(columns)
+
+
+_functional.batched_jvp = _batched_jvp
 
 __all__ = ["jvp", "jacfwd", "linearize", "hessian"]
 
@@ -83,7 +134,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             ``(output, aux)``).
         argnums (int or tuple of int): which positional arguments to differentiate.
         has_aux (bool): ``func`` also returns an auxiliary object, returned second.
-        randomness (str): accepted for compatibility (the columns are separate calls).
+        randomness (str): the randomness of the vmap over the basis tangents: 'error', 'different' or
+            'same' (see ``vmap``).
 
     Returns:
         callable: ``jac_fn(*args)``, giving the Jacobian (and ``aux``).
@@ -110,19 +162,24 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 if not aux:
                     aux.append(extra)
             return out
-        with enable_grad():
-            outputs = wrt(*inputs)
-        is_tuple = isinstance(outputs, tuple)
-        outs = outputs if is_tuple else (outputs,)
-        _check_tensors(outs, "jacfwd(f, ...)(*args)")
-        entries = [[] for _ in outs]
+        is_tuple = []
+
+        def check(outs):
+            _check_tensors(outs, "jacfwd(f, ...)(*args)")
+
+        def wrt_tuple(*xs):  # the outputs as a tuple; whether func gave one
+            out = wrt(*xs)
+            is_tuple[:] = [isinstance(out, tuple)]
+            return out
+        entries = None
         for j, inp in enumerate(inputs):
-            cols = jvp_columns(wrt, inputs, basis_directions(inputs, j))
-            for i, out in enumerate(outs):
-                shape = tuple(out.shape) + tuple(inp.shape)
-                col = [zeros_like(out) if c[i] is None else c[i] for c in cols]
-                entries[i].append(stack(col, -1).reshape(shape) if col else
-                                  zeros(shape, dtype=out.dtype, device=out.device))
+            with enable_grad():
+                outs, cols = forward_columns(wrt_tuple, inputs, j, vectorize=True, randomness=randomness, check=check)
+            if entries is None:
+                entries = [[] for _ in outs]
+            for i, (out, col) in enumerate(zip(outs, cols, strict=True)):
+                entries[i].append(col.movedim(0, -1).reshape(tuple(out.shape) + tuple(inp.shape)))
+        is_tuple = is_tuple[0]
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):  # nothing to differentiate further
             entries = [[e.detach() for e in row] for row in entries]
         result = tuple(e[0] if isinstance(argnums, int) else tuple(e) for e in entries)

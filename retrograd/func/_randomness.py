@@ -9,7 +9,10 @@ stream is guarded (``_GuardedStream``) and those functions are replaced, in ``re
 modules that define them, by versions that know the levels:
 
 - 'error' (any active level): every draw raises PyTorch's error;
-- 'same' (every level): one draw, unbatched, shared by all samples;
+- 'same' (every level): one draw, unbatched, shared by all samples; a random op of the table
+  with a batched argument (``bernoulli(p)``) runs once per sample with the generator rewound to
+  the same state for each (``rewound``), so every sample draws the same numbers; and a chunked
+  vmap (``chunk_size``) rewinds the default generator for each chunk, as PyTorch does;
 - 'different': one draw per sample of every 'different' level, returned batched at those levels.
 
 Under 'different', a draw from the guarded stream by any other function raises (its result
@@ -27,7 +30,7 @@ from .._random import default_generator
 from ..nn import functional as _F
 from ._batched import levels, wrap
 
-__all__ = ["RANDOMNESS_ERROR", "guard", "allowed"]
+__all__ = ["RANDOMNESS_ERROR", "guard", "allowed", "real_stream", "rewound"]
 
 RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
                     "'different' randomness flags on vmap or perform the randomness operation out of vmap")
@@ -64,6 +67,24 @@ class _GuardedStream:
         return getattr(self.real, name)
 
 
+class rewound:
+    """``with rewound(generator) as rewind:`` each ``rewind()`` puts the NumPy generator of
+    ``generator`` (None: the default one) back to its state on entering: the same draws again."""
+
+    def __init__(self, generator=None):
+        self.stream = real_stream(generator)
+
+    def __enter__(self):
+        self.state = self.stream.bit_generator.state
+        return self.rewind
+
+    def rewind(self):
+        self.stream.bit_generator.state = self.state
+
+    def __exit__(self, *exc):
+        return False
+
+
 class allowed:
     """``with allowed():`` lets a random op of the table draw from the guarded stream (its batch is lifted)."""
 
@@ -75,7 +96,8 @@ class allowed:
         return False
 
 
-def _real_stream(generator):
+def real_stream(generator):
+    """The NumPy generator of ``generator`` (or the default one), past the guard."""
     gen = generator or default_generator
     stream = gen.np
     return stream.real if type(stream) is _GuardedStream else stream
@@ -89,7 +111,7 @@ def _draw(method, size, generator, dtype, device, requires_grad):
     different = [lv for lv in levels() if lv.randomness == "different"]
     shape = _creation._shape(size, "rand" if method == "random" else "randn")
     batch = tuple(lv.size for lv in different)
-    array = getattr(_real_stream(generator), method)(batch + shape)
+    array = getattr(real_stream(generator), method)(batch + shape)
     t = _creation._finish(array, dtype or _creation._dtype.get_default_dtype(), device, requires_grad)
     for lv in different:
         t = wrap(t, lv)

@@ -34,7 +34,7 @@ from .. import ops
 from .._tensor import Tensor, _wrap_dim
 from ..ops._inplace import apply_inplace
 from ._batched import BatchedTensor, wrap
-from ._randomness import RANDOMNESS_ERROR, allowed
+from ._randomness import RANDOMNESS_ERROR, allowed, rewound
 
 __all__ = ["per_sample", "Call", "RULES", "DYNAMIC_SHAPE", "RANDOM_OPS"]
 
@@ -82,8 +82,10 @@ class Call:
         return self.proceed(self.op, tuple(args), None)
 
 
-def per_sample(c):
-    """The fallback for an op without a rule: the op once per sample, on each sample's slice, the results stacked."""
+def per_sample(c, before_each=None):
+    """The fallback for an op without a rule: the op once per sample, on each sample's slice, the results stacked.
+
+    ``before_each()``, where given, runs before each sample's call."""
     target = None
     if c.inplace is not None:
         target = c.phys(c.inplace)
@@ -97,6 +99,8 @@ def per_sample(c):
                 args[i] = type(a)(t if c.phys(t) is None else c.phys(t)[b] for t in a)
             elif c.phys(a) is not None:
                 args[i] = c.phys(a)[b]
+        if before_each is not None:
+            before_each()
         if target is not None:
             apply_inplace(c.op, tuple(args))
         else:
@@ -136,6 +140,19 @@ def elementwise(c):
         p = c.phys(args[i])
         if p is not None:
             args[i] = _pad(p, rank - r)
+    return c.run(args)
+
+
+def elementwise_full(c):
+    """An elementwise op whose kernel writes into a buffer of one argument's shape (``tanh_backward``): every
+    tensor lifted and expanded to the batch of the broadcast shape (an unbatched one only as a view)."""
+    args = list(c.args)
+    pos = [i for i in c.op.tensor_pos if isinstance(args[i], Tensor)]
+    shape = (c.size,) + tuple(np.broadcast_shapes(*[tuple(args[i].shape) for i in pos]))
+    for i in pos:
+        p = c.lift(args[i])
+        p = _pad(p, len(shape) - p.dim())
+        args[i] = p if tuple(p.shape) == shape else p.expand(shape)
     return c.run(args)
 
 
@@ -503,10 +520,12 @@ def _nll_loss(c):
     args[0], args[1] = flat_i, flat_t
     args[op.index["reduction"]] = "none"
     losses = c.run(args)
-    if nd > 1:
-        losses = losses.reshape((c.size,) + tuple(target.shape))
-    else:
-        losses = losses.reshape((c.size,))
+    one = nd == 1 or target.numel() == 1  # one element per sample
+    if reduction == "mean" and weight is None and one and not (pt._data == ignore).any():
+        return losses if tuple(losses.shape) == (c.size,) else losses.reshape(c.size)  # every weight 1
+    shape = (c.size,) + tuple(target.shape) if nd > 1 else (c.size,)
+    if tuple(losses.shape) != shape:
+        losses = losses.reshape(shape)
     if reduction == "none" or reduction == "sum" and nd == 1:
         return losses
     if reduction == "sum":
@@ -514,7 +533,7 @@ def _nll_loss(c):
     kept = pt != ignore
     keep = kept.to(losses.dtype)
     w = keep if weight is None else weight[ops.where(kept, pt, 0)] * keep
-    if nd == 1 or int(np.prod(tuple(losses.shape)[1:])) == 1:  # one element per sample: its loss over its weight
+    if one:  # its loss over its weight
         return (losses / w).reshape(c.size)
     dims = tuple(range(1, losses.dim()))
     return losses.sum(dims) / w.sum(dims)
@@ -585,12 +604,14 @@ def _no_rule(name, detail=""):
 
 
 def _random_batched(c):
-    """A random op under 'different' randomness: the physical input (lifted) draws per sample."""
+    """A random op with a batched argument: under 'different', the physical input (lifted) draws per sample;
+    under 'same', every sample draws the same numbers (Note [Randomness under vmap])."""
     if c.level.randomness == "error":
         raise RuntimeError(RANDOMNESS_ERROR)
-    if c.level.randomness == "same" and any(c.phys(c.args[i]) is not None for i in c.op.tensor_pos
-                                            if isinstance(c.args[i], Tensor)):
-        raise RuntimeError(f"vmap: Cannot ask for 'same' randomness of {c.op.name} with a batched input.")
+    if c.level.randomness == "same":
+        g = c.op.index.get("generator")
+        with rewound(None if g is None else c.args[g]) as rewind:
+            return per_sample(c, rewind)
     with allowed():
         return batch_first(c)
 
@@ -613,6 +634,7 @@ _ELEMENTWISE = (
 
 RULES = dict.fromkeys(_ELEMENTWISE, elementwise)
 RULES["masked_fill"] = elementwise_into_first
+RULES.update(dict.fromkeys(("tanh_backward", "sigmoid_backward", "gelu_backward"), elementwise_full))
 RULES.update({
     # reductions: a None dim is all of the logical dims
     **dict.fromkeys("sum mean nansum amax amin all any count_nonzero std var std_mean var_mean logsumexp "

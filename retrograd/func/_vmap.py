@@ -15,10 +15,10 @@ from .._tensor import Tensor
 from ..ops._call import pop_interposer, push_interposer
 from ._batched import BatchedTensor, pop_level, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
-from ._randomness import RANDOMNESS_ERROR, allowed, guard
+from ._randomness import RANDOMNESS_ERROR, allowed, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 
-__all__ = ["vmap"]
+__all__ = ["vmap", "vmap_tangents"]
 
 _RANDOMNESS = ("error", "different", "same")
 _ESCAPED = ("vmap: aten::{} was called with a batched tensor of a vmap that has already returned (it escaped the "
@@ -158,12 +158,12 @@ def _flat_in(func, in_dims, args):
     return flat_args, flat_dims, spec, size
 
 
-def _run_level(func, flat_args, flat_dims, spec, size, out_dims, randomness, kwargs):
+def _run_level(func, flat_args, flat_dims, spec, size, out_dims, randomness, kwargs, tangents_only=False):
     """One vmap level over ``flat_args`` (batch ``size``): the outputs, their batch at ``out_dims``."""
     fname = _name(func)
     moved = [a if d is None else a.movedim(d, 0) if d % a.dim() else a for a, d in zip(flat_args, flat_dims,
                                                                                       strict=True)]
-    level = push_level(size, randomness)
+    level = push_level(size, randomness, tangents_only)
     interposer = _VmapInterposer(level)
     level.interposer = interposer
     try:
@@ -201,6 +201,17 @@ def _unwrap_output(o, d, level, fname):
     if not -nd <= d < nd:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {d})")
     return p.movedim(0, d) if d % nd else p
+
+
+def vmap_tangents(func, tangents, randomness="error"):
+    """``vmap(func, randomness=randomness)(*tangents)`` at a tangents-only level: ``func`` makes the
+    tangents (batched over their first dim) those of dual tensors, and returns tangents only.
+
+    See Note [Batched tangents].
+    """
+    flat_args, flat_dims, spec, size = _flat_in(func, 0, tangents)
+    results, out_spec = _run_level(func, flat_args, flat_dims, spec, size, 0, randomness, {}, tangents_only=True)
+    return tree_unflatten(results, out_spec)
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
@@ -247,10 +258,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             results, out_spec = _run_level(func, flat_args, flat_dims, spec, size, out_dims, randomness, kwargs)
             return tree_unflatten(results, out_spec)
         chunks = []
-        for start in range(0, size, chunk_size):
-            n = min(chunk_size, size - start)
-            part = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims, strict=True)]
-            chunks.append(_run_level(func, part, flat_dims, spec, n, out_dims, randomness, kwargs))
+        with rewound() as rewind:  # See Note [Randomness under vmap]
+            for start in range(0, size, chunk_size):
+                if randomness == "same":
+                    rewind()
+                n = min(chunk_size, size - start)
+                part = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims, strict=True)]
+                chunks.append(_run_level(func, part, flat_dims, spec, n, out_dims, randomness, kwargs))
         out_spec = chunks[0][1]
         flat_od = _broadcast_prefix(out_dims, out_spec, "out_dims", fname, f"..., out_dims={out_dims})(<inputs>",
                                     "outputs")

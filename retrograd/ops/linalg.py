@@ -62,6 +62,9 @@ def _matmul(xp, input, other):
     if input.dtype != other.dtype:
         _same_dtype(_matmul_kind(input, other), input, other)
     try:
+        if xp is np and input.ndim > 2 and other.ndim > 2 and input.shape[-1] == 1 and other.shape[-2] == 1:
+            # batched outer products (per-sample weight gradients): one broadcast product, several times faster
+            return np.multiply(input, other, order="C")
         return xp.matmul(input, other)
     except ValueError:
         a = input.shape if input.ndim > 1 else (1,) + input.shape

@@ -4,9 +4,9 @@ with torch on the same numbers. See test_pytorch_suite_basics.py for the method.
 
 PyTorch runs each twice, on plain tensors and on a LoggingTensor subclass; only the plain ones are restated.
 Each check of an error becomes an entry of the scenario's result (the error's type and first sentence), so that
-one scenario compares all of a test's checks. retrograd's ``vectorize=True`` computes the rows one by one and its
-``strategy="forward-mode"`` uses the double backward trick, so the scenarios of both run here as they are (PyTorch
-needs vmap and forward-mode AD for them).
+one scenario compares all of a test's checks. retrograd's ``vectorize=True`` batches the basis vectors by vmap as
+PyTorch's does, in reverse mode (one batched backward pass) and in forward mode (one forward pass with batched
+tangents, Note [Batched tangents]), so the scenarios of both run here as they are.
 """
 import warnings
 
