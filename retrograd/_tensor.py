@@ -426,6 +426,49 @@ class Tensor:
         interface = getattr(data, "__cuda_array_interface__", None) or data.__array_interface__
         return interface["data"][0]
 
+    def stride(self, dim=None):
+        """The step in elements from one index to the next along each dim (of ``dim`` alone, if given).
+
+        They are the array's own strides: an expanded dim's is 0. A new empty tensor's are those of a
+        contiguous one (NumPy gives it none). See Note [Strides and storage].
+
+        Example::
+            >>> import retrograd as rg
+            >>> x = rg.zeros(2, 3)
+            >>> x.stride(), x.t().stride(), x.t().stride(0), rg.zeros(3).expand(2, 3).stride()
+            ((3, 1), (1, 3), 1, (0, 1))
+        """
+        data = self._data
+        if data.size == 0 and not any(data.strides):  # a new empty array: NumPy gives it no strides
+            strides, step = [], 1
+            for n in reversed(data.shape):
+                strides.append(step)
+                step *= max(n, 1)
+            strides = tuple(reversed(strides))
+        else:
+            itemsize = data.itemsize
+            strides = tuple(s // itemsize for s in data.strides)
+        if dim is None:
+            return strides
+        if data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return strides[_wrap_dim(dim, data.ndim)]
+
+    def storage_offset(self) -> int:
+        """Where this tensor's first element lies in its storage, in elements (a view's from its base's buffer).
+
+        See Note [Strides and storage].
+
+        Example::
+            >>> import retrograd as rg
+            >>> x = rg.zeros(3, 4)
+            >>> x.storage_offset(), x[1:, 2:].storage_offset(), x.t()[1].storage_offset()
+            (0, 6, 1)
+        """
+        data = self._data
+        root = storage_array(data)
+        return (_address(data) - _address(root)) // data.itemsize
+
     def _host(self):
         return self._device.backend.to_numpy(self._data)
 
@@ -478,6 +521,32 @@ class Tensor:
         if self._data.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
+
+
+# Note [Strides and storage]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A tensor's storage is the buffer its array is a view of: the array at the end of its ``.base``
+# chain (NumPy points a view of a view at the array that owns the memory), or the array itself
+# where it owns its memory. ``stride()`` is the array's strides in elements, and
+# ``storage_offset()`` its first element's distance from the storage's first, so that a view's
+# are PyTorch's: a slice, select or transpose of a tensor keeps its storage, an expanded dim has
+# stride 0, and ``as_strided`` (ops/shape.py) reads any geometry of that storage. A dim of size 1
+# has whatever stride the op that made it left (nothing reads it); the view ops give PyTorch's where
+# NumPy's would differ, except that indexing with None gives the new dim stride 0.
+def storage_array(data):
+    """The array that owns the memory ``data`` views (``data`` itself where it owns its memory)."""
+    root = data
+    base = data.base
+    while base is not None and hasattr(base, "strides"):  # an array, not a raw buffer (bytes, mmap)
+        root = base
+        base = root.base
+    return root
+
+
+def _address(data) -> int:
+    """The address of the first element of ``data`` (a NumPy or CuPy array)."""
+    interface = getattr(data, "__cuda_array_interface__", None) or data.__array_interface__
+    return interface["data"][0]
 
 
 def _wrap_dim(dim, ndim):

@@ -914,7 +914,8 @@ fail_out:
  * above, without a Python frame of its own. Anything it does not handle goes to python_fn, the
  * generated Python function with the same signature, with the arguments as given: a call that
  * binds no argument to some parameter, names one twice or names an unknown one (python_fn raises
- * the TypeError), more than MAX_ARGS parameters, and every call that call() declines. It is a
+ * the TypeError, or takes `out=`, which no op's `names` holds: Note [The out= argument] in
+ * ops/_call.py), more than MAX_ARGS parameters, and every call that call() declines. It is a
  * method descriptor, as a Python function is: Tensor's methods and operators bind it, and
  * CPython calls it from an operator slot without making a bound method. Attributes (__name__,
  * __doc__, __signature__...) live in its __dict__. */

@@ -277,6 +277,15 @@ def _shape_arg_rule(name, pad_to_new=False):
     return rule
 
 
+def _as_strided(c):
+    """as_strided: the batch's own stride in front; each sample's offset is the given one plus its place in the
+    batch, as PyTorch's rule."""
+    input, size, stride, offset, _ = c.args
+    p = c.phys(input)
+    offset = p.storage_offset() if offset is None else offset
+    return c.run([p, (c.size,) + tuple(size), (p.stride(0),) + tuple(stride), offset, (p.stride(), p.storage_offset())])
+
+
 def _permute(c):
     args = list(c.args)
     nd = args[0].dim()
@@ -668,6 +677,7 @@ RULES.update({
     "expand": _shape_arg_rule("expand"),
     "repeat": _shape_arg_rule("repeat"),
     "permute": _permute,
+    "as_strided": _as_strided,
     "t": _t,
     "squeeze": _squeeze,
     "roll": _roll,

@@ -48,7 +48,7 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
 
 # PyTorch's further ops, by family; the pointwise ones come with the star import above.
 from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid, trapz  # noqa: E402
-from .shape import diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
+from .shape import as_strided, diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
 from .indexing import index_copy, index_fill, masked_scatter, put, scatter_reduce, take, take_along_dim  # noqa: E402
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
 from .joining import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, cartesian_prod,  # noqa: E402
@@ -59,7 +59,7 @@ from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, c
 __all__ = sorted(set(__all__) | {
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
-    "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
+    "as_strided", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
     "block_diag", "cartesian_prod", "combinations", "meshgrid",
     "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "row_stack", "broadcast_tensors", "trapz",
     "kron", "vander", "cross", "inner", "logdet",

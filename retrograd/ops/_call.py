@@ -11,6 +11,7 @@ them.
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._compiled import compiled_module
 
-__all__ = ["call_op", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
+__all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
            "forward_wide", "forward_error", "broadcast_error", "mark_views", "describe", "device_error",
            "NOTHING_SAVED", "VIEW_LINK_FIELDS"]
 
@@ -440,6 +441,64 @@ def _write_inplace(op, target, array):
         dst[...] = array
     target._version_counter.bump()  # an inference tensor's counts as PyTorch's (Note [Inference tensors])
     return target
+
+
+# Note [The out= argument]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# The public functions of the ops that take ``out=`` in PyTorch (``OUT_OPS`` in _signature.py) accept
+# it as a keyword, as PyTorch's (Tensor's methods, the same functions, take it too, where PyTorch's
+# refuse it); their signature shows the op's own parameters only. A call that
+# names ``out`` (not None) goes to ``call_out``, from the first line of the generated function; the C
+# op call binds only the op's parameters, so it hands every such call to that function. As in
+# PyTorch, such a call records nothing: with grad mode on it refuses an ``out`` or an input that
+# requires grad; otherwise it runs the op, writes the result into ``out`` as an in-place op would
+# (PyTorch's casting rule, the version counter bumped) and returns ``out``. An ``out`` of another
+# shape is resized first, with PyTorch's warning unless it is empty: within its storage where that
+# is large enough (a view stays a view), else in a new one.
+def call_out(op, args, out):
+    """The call ``op(*args, out=out)``: see Note [The out= argument].
+
+    Raises:
+        TypeError: ``out`` is not a tensor.
+        RuntimeError: PyTorch's error where grad mode is on and ``out`` or an input requires grad, and those of
+            an in-place write (a result dtype ``out`` cannot hold, an expanded ``out``).
+    """
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op.name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if grad_mode.recording() and (_requires_grad(out) or any(
+            _requires_grad(a) or (type(a) in (list, tuple) and any(_requires_grad(t) for t in a))
+            for a in (args[i] for i in op.tensor_pos))):
+        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    array = call_op(op, args)._data
+    if array.shape != out._data.shape:
+        _resize_out(out, array.shape)
+    quiet = _fp_quiet(FP_QUIET)  # a cast of nan or inf into an integer tensor
+    try:
+        return _write_inplace(op, out, array)
+    finally:
+        _fp_reset(quiet)
+
+
+def _resize_out(out, shape):
+    """Gives ``out`` the contiguous ``shape``, in its own storage where it fits. See Note [The out= argument]."""
+    if out._data.size:
+        warnings.warn(f"An output with one or more elements was resized since it had shape {list(out._data.shape)}, "
+                      f"which does not match the required output shape {list(shape)}. This behavior is deprecated, "
+                      "and in a future PyTorch release outputs will not be resized unless they have zero elements. "
+                      "You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                      "t.resize_(0).", UserWarning, stacklevel=4)
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    try:
+        with grad_mode.no_grad():
+            out._data = out.as_strided(shape, tuple(reversed(strides)), out.storage_offset())._data
+    except RuntimeError:  # the storage is too small
+        if out._base is not None:
+            raise
+        out._data = out._device.backend.xp.empty(shape, dtype=out._data.dtype)
 
 
 VIEW_LINK_FIELDS = ("op", "rest", "output")  # one step of a view's _view_fn chain

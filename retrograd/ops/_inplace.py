@@ -84,13 +84,16 @@ def _others_require_grad(op, args):
 class CopySlices(Node):
     """The history of a base after an in-place op ``fn`` on one of its views. See Note [In-place on views]."""
 
-    __slots__ = ("chain", "fn")
+    __slots__ = ("chain", "fn", "geometry")
 
     def __init__(self, base, chain, fn):
         super().__init__((gradient_edge(base),) + tuple(fn.next_edges[1:]),
                          (input_metadata(base._data, base._device),))
         self.chain = chain
         self.fn = fn
+        # An as_strided step reads the storage, not the shape: its replay needs the base's geometry, as PyTorch's
+        self.geometry = (base.stride(), base.storage_offset()) if any(
+            getattr(op, "name", None) == "as_strided" for op, _, _ in chain) else None
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -102,7 +105,13 @@ class CopySlices(Node):
         edges = self.next_edges
         if grad is None:
             return [None] * len(edges)
-        result = grad.clone()
+        if self.geometry is None:
+            result = grad.clone()
+        else:  # the gradient laid out in a storage as the base is in its own
+            strides, offset = self.geometry
+            extent = 1 + offset + sum((n - 1) * st for n, st in zip(grad.shape, strides)) if grad.numel() else 0
+            result = grad.new_zeros(extent).as_strided(grad.shape, strides, offset)
+            result.copy_(grad)
         grad_slice = replay_view(self.chain, result)  # the written region of the base's gradient
         res = self.fn.apply([grad_slice.clone()])
         out = [None] + list(res[1:])

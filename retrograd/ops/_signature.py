@@ -18,12 +18,23 @@ from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
-from ._call import (NOTHING_SAVED, call_op, describe, device_error, forward_error, forward_wide, interposition,
-                    mark_views, promote)
+from ._call import (NOTHING_SAVED, call_op, call_out, describe, device_error, forward_error, forward_wide,
+                    interposition, mark_views, promote)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
-__all__ = ["make_public", "forwarding_function", "signature_source", "build_fast_call"]
+__all__ = ["make_public", "forwarding_function", "signature_source", "build_fast_call", "OUT_OPS"]
+
+# The ops whose public function takes ``out=``, as PyTorch's: see Note [The out= argument] in _call.py.
+OUT_OPS = frozenset("""
+    abs add addbmm addmm addmv addr all amax amin any argmax argmin atan2 baddbmm bitwise_and bitwise_left_shift
+    bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ceil clamp clamp_max clamp_min copysign
+    cos cumprod cumsum digamma dot eq erf erfc erfinv exp expm1 floor floor_divide fmax fmin fmod frac gather gcd
+    ge gt heaviside hypot i0 index_select isneginf isposinf lcm le lerp lgamma log log1p logaddexp logaddexp2
+    logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp lt masked_select matmul maximum mean
+    minimum mm mul mv nan_to_num nansum ne neg outer polygamma pow prod reciprocal remainder round rsqrt
+    searchsorted sgn sigmoid sign signbit sin sinc sqrt stack sub sum tan tanh tril triu trunc vdot where xlogy
+""".split())
 
 
 def _xp_of(device):
@@ -39,26 +50,42 @@ def signature_source(op, env):
     return parameter_source(params, env)[0], [p.name for p in params]
 
 
-def forwarding_function(op, fname, target, env):
-    """Generates ``def fname(<op's params>): return target(_op, (<params>,))`` in ``env``."""
+def _with_out(params):
+    """The parameter list text ``params`` with a keyword-only ``out=None`` at its end (Note [The out= argument])."""
+    return f"{params}, out=None" if "*" in params.split(", ") else f"{params}, *, out=None" if params else "*, out=None"
+
+
+def _out_line(names):
+    """The first line of a public function that takes ``out=``: such a call goes to ``call_out``."""
+    return (f"    if out is not None:  # See Note [The out= argument]\n"
+            f"        return _call_out(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}), out)\n")
+
+
+def forwarding_function(op, fname, target, env, out=False):
+    """Generates ``def fname(<op's params>): return target(_op, (<params>,))`` in ``env`` (with ``out=``
+    going to ``call_out`` where ``out``)."""
     params, names = signature_source(op, env)
-    env["_op"] = op
-    src = (f"def {fname}({params}):\n"
-           f"    return {target}(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
+    env["_op"], env["_call_out"] = op, call_out
+    src = (f"def {fname}({_with_out(params) if out else params}):\n"
+           + (_out_line(names) if out else "")
+           + f"    return {target}(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
     return define(src, f"{op.name}.{fname}", env, fname)
 
 
 def make_public(op):
     """The public function of ``op``: the C call, its generated fast path, or a call of ``call_op``."""
+    out = op.name in OUT_OPS
     if eligible(op):
         env = {"_op": op}
         params, names = signature_source(op, env)
-        fn = define(build_fast_call(op, params, names, env), f"{op.name}.call", env, op.name)
-        compiled = compiled_call(op, names, fn)
+        fn = define(build_fast_call(op, params, names, env, out), f"{op.name}.call", env, op.name)
+        compiled = compiled_call(op, names, fn)  # it binds no `out`: it hands those calls to fn
         if compiled is not None:  # See Note [The compiled op call]
             fn = compiled
     else:
-        fn = forwarding_function(op, op.name, "_call", {"_call": call_op})
+        fn = forwarding_function(op, op.name, "_call", {"_call": call_op}, out)
+    if out:
+        fn.__signature__ = op.signature  # the op's own parameters (Note [The out= argument])
     fn.__doc__ = getattr(op.forward, "__doc__", None) or f"retrograd.{op.name}{op.signature}"
     fn.__qualname__ = op.name
     fn.__module__ = "retrograd"
@@ -76,11 +103,12 @@ def _save_users(op) -> dict:
     return users
 
 
-def build_fast_call(op, public_params, names, env):
+def build_fast_call(op, public_params, names, env, out=False):
     """Returns the source of the public function of ``op`` with the generic loops unrolled.
 
     ``public_params`` is the parameter list text, ``names`` the parameter names in order, and
-    ``env`` the namespace the source will be executed in (this function adds what it needs).
+    ``env`` the namespace the source will be executed in (this function adds what it needs);
+    with ``out``, the function also takes ``out=`` (Note [The out= argument]).
     """
     env.update(_Tensor=Tensor, _cpu=_cpu, _np=np, _ndarray=np.ndarray, _xp_of=_xp_of, _call=call_op,
                _grad_state=grad_mode.state, _census=grad_mode.census, _NO_VERSION=INFERENCE_COUNTER,
@@ -92,8 +120,11 @@ def build_fast_call(op, public_params, names, env):
                _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
-    lines = [f"def {op.name}({public_params}):",
-             "    if _interposition.stack:",
+    env["_call_out"] = call_out
+    lines = [f"def {op.name}({_with_out(public_params) if out else public_params}):"]
+    if out:
+        lines.append(_out_line(names).rstrip("\n"))
+    lines += ["    if _interposition.stack:",
              f"        return _call(_op, {args_tuple})  # See Note [Op call interposition]",
              "    device = None",
              "    requires_grad = False",

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _creation, _dtype
 from .._size import ints
-from .._tensor import INFERENCE_COUNTER, _wrap_dim
+from .._tensor import INFERENCE_COUNTER, _address, _wrap_dim, storage_array
 from ..autograd import grad_mode
 from ._declarations import defop, passthrough, tensor_method
 from ._inplace import check_inplace
@@ -163,7 +163,13 @@ t = defop("t", _t, method=True, view=True, input=lambda grad: grad.t())
 
 
 def _unsqueeze(xp, input, dim):
-    return xp.expand_dims(input, _wrap_dim(dim, input.ndim + 1))
+    d = _wrap_dim(dim, input.ndim + 1)
+    out = xp.expand_dims(input, d)
+    if d and d == input.ndim and out.strides[d] != input.itemsize and xp is np:
+        # NumPy gives a new last dim of a non-contiguous array its neighbour's stride; PyTorch gives it 1
+        out = strided_view(input, out.shape, tuple(s // input.itemsize for s in input.strides) + (1,),
+                           _storage_offset(input))
+    return out
 
 
 unsqueeze = defop("unsqueeze", _unsqueeze, method=True, view=True,
@@ -193,8 +199,8 @@ squeeze = defop("squeeze", _squeeze, method=True, view=True, input=_reshape_grad
 # the in-place overload (``TBackward1``...), on the tensor's old history; a view stays a view of
 # its base, with the op added to its chain. PyTorch's errors of an in-place op come first (a leaf
 # that requires grad, a view of one, a view not made the default way). Views taken of the tensor
-# before the call are not re-made: their chain replays on the new shape (PyTorch re-makes them
-# with as_strided, which retrograd does not have).
+# before the call are re-made at their next use: their chain replays on the new shape where it still
+# makes them, else an as_strided of the storage does (PyTorch re-makes every stale view with as_strided).
 _INPLACE_VIEW_NODES = {}  # (op node class, PyTorch's name) -> the node class of that name
 
 
@@ -276,6 +282,160 @@ def squeeze_(self, dim=None):
     return _inplace_view(self, lambda x: squeeze(x, dim), name)
 
 
+# -- as_strided: any geometry of a tensor's storage ---------------------------------------------------
+# See Note [Strides and storage] in _tensor.py.
+def strided_view(input, size, stride, offset):
+    """The array of ``size``, ``stride`` and ``offset`` (in elements) over ``input``'s storage, checked as PyTorch's.
+
+    It is a view of the storage's owner; it is read-only where ``input`` is, or where two of its elements are one
+    (a stride 0), as an expanded tensor is.
+    """
+    if len(stride) != len(size):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    root = storage_array(input)
+    itemsize = input.itemsize
+    if not isinstance(root, np.ndarray):
+        raise NotImplementedError(f"as_strided is implemented for CPU tensors only, not {type(input).__name__}")
+    numel = 1
+    for n in size:
+        numel *= n
+    needed = (1 + offset + sum((n - 1) * st for n, st in zip(size, stride))) * itemsize
+    if numel == 0:
+        offset = min(offset, root.nbytes // itemsize)  # an empty view reads nothing: any offset will do
+    elif needed > root.nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage of "
+                           f"size {root.nbytes}")
+    buffer = root if root.flags.c_contiguous or root.flags.f_contiguous else root.ravel(order="K")
+    out = np.ndarray(size, input.dtype, buffer, offset * itemsize, tuple(st * itemsize for st in stride))
+    if not input.flags.writeable or any(st == 0 and n > 1 for n, st in zip(size, stride)):
+        out.setflags(write=False)
+    return out
+
+
+def _storage_offset(input):
+    return (_address(input) - _address(storage_array(input))) // input.itemsize
+
+
+def _as_strided_forward(xp, input, size, stride, storage_offset=None, geometry=None):
+    return strided_view(input, tuple(size), tuple(stride),
+                        _storage_offset(input) if storage_offset is None else storage_offset)
+
+
+def _positions(shape, stride, offset):
+    """The storage position of each element of the geometry (``shape``, ``stride``, ``offset``), as an int array."""
+    pos = np.full((), offset, dtype=np.int64)
+    for n, st in zip(shape, stride):
+        pos = pos[..., None] + np.arange(n, dtype=np.int64) * st
+    return pos
+
+
+def _as_strided_geometries(input_shape, size, stride, storage_offset, geometry):
+    """The storage positions of the input's and the output's elements, from the lowest of either, and how many."""
+    in_stride, in_offset = geometry
+    out_offset = in_offset if storage_offset is None else storage_offset
+    shared = min(in_offset, out_offset)
+    pos_in = _positions(input_shape, in_stride, in_offset - shared)
+    pos_out = _positions(size, stride, out_offset - shared)
+    n = 1 + max(int(pos_in.max(initial=0)), int(pos_out.max(initial=0)))
+    return pos_in, pos_out, n
+
+
+def _as_strided_backward(grad, input_shape, size, stride, storage_offset, geometry):
+    """PyTorch's gradient of ``as_strided``: ``grad`` added into a zero storage at the output's geometry, read back at
+    the input's; a storage element that several input elements share gives each an equal part."""
+    pos_in, pos_out, n = _as_strided_geometries(input_shape, size, stride, storage_offset, geometry)
+    device = grad.device
+    storage = _creation.zeros(n, dtype=grad.dtype, device=device)
+    if pos_out.size:
+        storage = storage.index_add(0, _creation.tensor(pos_out.reshape(-1), device=device), grad.reshape(-1))
+    counts = np.bincount(pos_in.reshape(-1), minlength=n)
+    if (counts > 1).any():
+        storage = storage / _creation.tensor(np.maximum(counts, 1), dtype=grad.dtype, device=device)
+    return storage.take(_creation.tensor(pos_in, device=device))
+
+
+def _as_strided_jvp(input_t, input_shape, size, stride, storage_offset, geometry):
+    """The tangent of ``as_strided``: each output element's is that of the input element at its storage position
+    (zero where the output reads outside the input)."""
+    pos_in, pos_out, n = _as_strided_geometries(input_shape, size, stride, storage_offset, geometry)
+    which = np.full(n, -1, dtype=np.int64)
+    which[pos_in.reshape(-1)] = np.arange(pos_in.size)
+    src = which[pos_out]
+    device = input_t.device
+    out = input_t.reshape(-1).take(_creation.tensor(np.maximum(src, 0), device=device))
+    if (src < 0).any():
+        out = out * _creation.tensor(src >= 0, dtype=input_t.dtype, device=device)
+    return out
+
+
+# The input's geometry (its strides and storage offset) rides along as an argument, so that the node saves it, not
+# the input (whose version moves on where the view is written to), as PyTorch's node saves self_geometry.
+_as_strided = defop("as_strided", _as_strided_forward, public=False, view=True, tensor_args=("input",),
+                    input=_as_strided_backward, jvp=_as_strided_jvp)
+
+
+@tensor_method
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given sizes, strides and offset, in elements (``storage_offset``:
+    ``input``'s own if None).
+
+    Args:
+        input: the tensor whose storage to view.
+        size: the shape of the view.
+        stride: the step along each dim of the view.
+        storage_offset: where the view's first element is in the storage.
+
+    Returns:
+        A view sharing the storage and version counter of ``input``; its gradient adds up where its elements
+        overlap (``AsStridedBackward0``).
+
+    Raises:
+        RuntimeError: PyTorch's errors, for a view that would read outside the storage among others.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.arange(6.)
+        >>> x.as_strided((2, 3), (1, 2))
+        tensor([[0., 2., 4.],
+                [1., 3., 5.]])
+        >>> x.as_strided((4, 3), (1, 1))  # overlapping windows of 3
+        tensor([[0., 1., 2.],
+                [1., 2., 3.],
+                [2., 3., 4.],
+                [3., 4., 5.]])
+    """
+    return _as_strided(input, _int_tuple(size, "size", 1), _int_tuple(stride, "stride", 2), storage_offset,
+                       (input.stride(), input.storage_offset()))
+
+
+def _int_tuple(value, param, position):
+    """``value``, a sequence of ints, as a tuple; PyTorch's TypeError for anything else (an int included)."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"as_strided(): argument '{param}' (position {position}) must be tuple of ints, not "
+                        f"{type(value).__name__}")
+    return ints((value,), "as_strided", param)
+
+
+@tensor_method
+def as_strided_(self, size, stride, storage_offset=None):
+    """In-place :meth:`as_strided`: this tensor takes that geometry of its storage (See Note [In-place view ops]).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.arange(6.)
+        >>> x.as_strided_((3, 2), (1, 3)).stride(), x._version
+        ((1, 3), 1)
+    """
+    return _inplace_view(self, lambda x: as_strided(x, size, stride, storage_offset), "AsStridedBackward1")
+
+
 def _expand(xp, input, size):
     size = tuple(size)
     if input.ndim == 0 and xp is np and -1 not in size:
@@ -283,8 +443,22 @@ def _expand(xp, input, size):
         # directly, several times cheaper than np.broadcast_to, and read-only like it.
         out = np.ndarray(size, input.dtype, input, 0, (0,) * len(size))  # by position: faster than by keyword
         out.setflags(write=False)  # cheaper than going through out.flags
-        return out
-    return xp.broadcast_to(input, expanded_shape(input.shape, size))
+        return out  # every stride 0, as PyTorch's expand of a 0-d tensor
+    target = expanded_shape(input.shape, size)
+    out = xp.broadcast_to(input, target)
+    if 1 in target and input.ndim and xp is np:
+        # NumPy gives a dim of size 1 stride 0; PyTorch keeps the input's, and gives a new one the stride it would
+        # have if contiguous
+        lead, itemsize = len(target) - input.ndim, input.itemsize
+        strides = [0] * len(target)
+        for i in range(len(target) - 1, -1, -1):
+            if i >= lead:
+                strides[i] = input.strides[i - lead] // itemsize if input.shape[i - lead] == target[i] else 0
+            elif target[i] == 1:
+                strides[i] = target[i + 1] * strides[i + 1] if i + 1 < len(target) else 1
+        if tuple(st * itemsize for st in strides) != out.strides:
+            out = strided_view(input, target, tuple(strides), _storage_offset(input))
+    return out
 
 
 def expanded_shape(shape, size):

@@ -113,7 +113,6 @@ def test_in_place_on_a_view_keeps_the_grad_fn_of_a_freed_view():
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's ops take no out= argument (ops)")
 def test_out_argument_refuses_inputs_or_output_requiring_grad():
     def scenario(lib):
         a, b = randn(lib, 2, 2, requires_grad=True), randn(lib, 2, 2, requires_grad=True, seed=1)

@@ -68,6 +68,15 @@ add("expand",
     Sample(lambda m, x: m.broadcast_to(x, (3, 2)), nc(A(1, 2)), ref=lambda x: np.broadcast_to(x, (3, 2))),
     Sample(lambda m, x, y: x.expand_as(y), A(2, 1), Const(A(2, 3)), ref=lambda x, y: np.broadcast_to(x, y.shape)),
     Sample(lambda m, x: x.expand(0, 3), A(1, 3), ref=lambda x: np.broadcast_to(x, (0, 3))))
+add("as_strided",
+    Sample(lambda m, x: x.as_strided((2, 3), (1, 2)), A(6), ref=lambda x: _as_strided_ref(x, (2, 3), (1, 2))),
+    Sample(lambda m, x: m.as_strided(x, (4, 3), (1, 1)), A(6), ref=lambda x: _as_strided_ref(x, (4, 3), (1, 1)),
+           note="overlapping windows"),
+    Sample(lambda m, x: x.as_strided([2, 2], [3, 1], 1), A(2, 3), ref=lambda x: _as_strided_ref(x, (2, 2), (3, 1), 1),
+           note="an offset"),
+    Sample(lambda m, x: x.as_strided((3,), (0,), 2), A(2, 2), ref=lambda x: _as_strided_ref(x, (3,), (0,), 2),
+           note="stride 0"),
+    Sample(lambda m, x: x.as_strided((0, 2), (1, 1)), A(3), ref=lambda x: np.zeros((0, 2)), note="empty"))
 add("repeat",
     Sample(lambda m, x: x.repeat(2, 1), A(2, 3), ref=lambda x: np.tile(x, (2, 1))),
     Sample(lambda m, x: x.repeat((2, 1, 3)), A(2, 3), ref=lambda x: np.tile(x, (2, 1, 3)), note="a new leading dim"),
@@ -265,3 +274,9 @@ add("repeat_interleave",
     Sample(lambda m, r: m.repeat_interleave(r), np.array([2, 0, 1]), ref=lambda r: np.repeat(np.arange(3), r)),
     Sample(lambda m, x, r: x.repeat_interleave(r, dim=0), A(3), np.array([2]), ref=lambda x, r: np.repeat(x, 2),
            note="one count for all"))
+
+
+def _as_strided_ref(x, size, stride, offset=0):
+    """``as_strided`` of a contiguous array in NumPy (strides in elements)."""
+    flat = x.reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(flat, size, tuple(s * x.itemsize for s in stride)).copy()
