@@ -20,7 +20,8 @@ from .anomaly_mode import _Anomaly, forward_trace_message
 from .graph import node_name
 from .input_buffer import InputBuffer
 
-__all__ = ["GraphTask", "NodeTask", "ReadyQueue", "local", "NO_DEVICE", "CPU_DEVICE"]
+__all__ = ["GraphTask", "NodeTask", "ReadyQueue", "local", "NO_DEVICE", "CPU_DEVICE", "queue_callback",
+           "is_checkpoint_valid"]
 
 NO_DEVICE = -2
 CPU_DEVICE = -1
@@ -38,6 +39,31 @@ class _WorkerState(threading.local):
 
 
 local = _WorkerState()
+
+
+def queue_callback(callback) -> None:
+    """Queues ``callback()`` to run when the current backward pass finishes.
+
+    Callbacks run once each, in FIFO order, on the thread that finishes the pass; a callback
+    may queue another, which runs in the same pass. A callback queued during a nested
+    (reentrant) pass runs when that nested pass ends.
+
+    Raises:
+        RuntimeError: outside a backward pass.
+    """
+    graph_task = local.current_graph_task
+    if graph_task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    with graph_task.lock:
+        graph_task.final_callbacks.append(callback)
+
+
+def is_checkpoint_valid() -> bool:
+    """False while a node runs inside ``autograd.grad`` (where reentrant checkpointing cannot work).
+
+    See Note [Checkpoint validity] in engine.py.
+    """
+    return local.checkpoint_valid
 
 
 class GraphTask:

@@ -13,9 +13,10 @@ During one:
 - In code that is not the engine's (a node's backward, a hook, an op that a node calls), it
   raises KeyboardInterrupt at once. There it is an error of that node, and it travels as any
   error does (Note [How errors travel]).
-- In the engine's bookkeeping (``engine.py``, ``graph_task.py``, ``input_buffer.py``, and waits
-  on a queue or a future), it takes no lock and raises nothing: it marks the GraphTask running
-  on the thread as failed with the KeyboardInterrupt. That pass then drains as after any error:
+- In the engine's bookkeeping (``engine.py``, ``engine_threads.py``, ``graph_task.py``,
+  ``input_buffer.py``, and waits on a queue or a future), it takes no lock and raises nothing: it
+  marks the GraphTask running on the thread as failed with the KeyboardInterrupt. That pass then
+  drains as after any error:
   tasks already queued, on every thread, are dropped without running, and a device worker
   finishes the node it is running, if any.
 
@@ -44,8 +45,8 @@ from .graph_task import NO_DEVICE, local
 __all__ = ["delivered_on_return", "install", "state"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_ENGINE_FILES = frozenset([*(os.path.join(_HERE, f"{m}.py") for m in ("engine", "graph_task", "input_buffer",
-                                                                     "interrupts")),
+_ENGINE_FILES = frozenset([*(os.path.join(_HERE, f"{m}.py") for m in ("engine", "engine_threads", "graph_task",
+                                                                     "input_buffer", "interrupts")),
                            os.path.abspath(threading.__file__), os.path.abspath(_futures.__file__)])
 
 
