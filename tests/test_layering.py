@@ -21,7 +21,7 @@ FOUNDATIONS = {"retrograd._dtype", "retrograd._device", "retrograd._size", "retr
 AUTOGRAD_CORE = {f"retrograd.autograd.{m}" for m in ("grad_mode", "anomaly_mode", "graph", "accumulate_grad",
                                                     "variable", "saved_variable", "saved_hooks", "input_buffer",
                                                     "graph_task", "interrupts", "observation", "engine_threads",
-                                                    "engine")}
+                                                    "engine", "watchdog")}
 ABOVE_OPS = ("retrograd.nn", "retrograd.optim", "retrograd.distributed", "retrograd.distributions",
              "retrograd.utils.checkpoint", "retrograd.serialization", "retrograd.viz", "retrograd.demo",
              "retrograd.data", "retrograd.__main__")

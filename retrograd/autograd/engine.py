@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import threading
+from threading import get_ident
 
 from .. import _C
 from .._device import cpu as _cpu
@@ -87,18 +87,19 @@ from .._errors import _internal_assert
 from ..backends.numpy_backend import quiet_numpy, quietly
 from . import grad_mode, observation as _obs
 from .anomaly_mode import _Anomaly, check_nan, running
+from .engine_threads import EngineThreads
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
 from .graph_task import (CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, is_checkpoint_valid,  # noqa: F401
                          local, queue_callback)
-from .engine_threads import EngineThreads
 from .input_buffer import InputBuffer
-from .interrupts import delivered_on_return
+from .interrupts import Watchdog, arm, cancel_if_outer_cancelled, delivered_on_return, disarm
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
            "is_checkpoint_valid", "set_multithreading_enabled", "validate_outputs", "use_compiled_loop",
            "compiled_loop_in_use"]
 
 _grad_state = grad_mode.state
+in_flight = GraphTask.in_flight
 
 
 class Engine(EngineThreads):
@@ -132,7 +133,8 @@ class Engine(EngineThreads):
 
     # -- step 2 --------------------------------------------------------------------------------
     @delivered_on_return  # See Note [Interrupts during backward]
-    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(), accumulate_grad: bool = False):
+    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(), accumulate_grad: bool = False,
+                timeout=None):
         """Runs the backward pass from ``roots`` (edges) seeded with ``inputs`` (gradients).
 
         Args:
@@ -143,11 +145,13 @@ class Engine(EngineThreads):
             outputs: edges whose incoming gradients to return (``autograd.grad``); () for ``.backward()``.
             accumulate_grad: with ``outputs``, run only the nodes leading to them but accumulate
                 into ``.grad`` instead of capturing (``backward(inputs=...)``).
+            timeout: seconds the pass may run before it stops with ``BackwardTimeout``, or None.
 
         Returns:
             The captured gradients, one per entry of ``outputs``.
         """
-        if _loop is not None and not outputs and local.worker_device == NO_DEVICE:
+        if (_loop is not None and not outputs and local.worker_device == NO_DEVICE and timeout is None
+                and Watchdog.seconds is None):  # See Note [Stopping a pass from outside]
             # a .backward() pass driven by this thread: the same steps, compiled (Note [The compiled loop])
             captured = quietly(_loop.execute, self, roots, inputs, keep_graph, create_graph)  # as thread_main
             if captured is not NotImplemented:
@@ -157,6 +161,7 @@ class Engine(EngineThreads):
             local.ready_queue = ReadyQueue()
         reentrant = local.worker_device != NO_DEVICE
         graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0, local.ready_queue)
+        graph_task.timeout = timeout
         graph_root = GraphRoot(roots, inputs)
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
@@ -176,14 +181,29 @@ class Engine(EngineThreads):
         return graph_task.future
 
     def _run_graph_task(self, graph_task, graph_root) -> None:
-        """Runs the root task and returns once the GraphTask has completed.
+        """Runs the root task and returns once the GraphTask has completed; the pass is in flight
+        meanwhile (Note [Passes in flight]), with its deadlines armed."""
+        if local.ready_queue is None:
+            local.ready_queue = ReadyQueue()
+        graph_task.owner_thread, graph_task.started = get_ident(), GraphTask.clock()
+        in_flight[graph_task] = None  # See Note [Passes in flight]
+        deadline = graph_task.timeout is not None or Watchdog.seconds is not None
+        if deadline:
+            arm(graph_task)  # See Note [Stopping a pass from outside]
+        try:
+            self._run_registered(graph_task, graph_root)
+        finally:
+            in_flight.pop(graph_task, None)
+            if deadline:
+                disarm(graph_task)
+
+    def _run_registered(self, graph_task, graph_root) -> None:
+        """``_run_graph_task`` once the pass is in flight.
 
         A thread that drives the pass itself starts with the root instead of pushing it and
         popping it back: nothing in its queue would come first (a nested pass's tasks have the
         greater depth), so the order is the same, minus the queue's cost.
         """
-        if local.ready_queue is None:
-            local.ready_queue = ReadyQueue()
         with graph_task.lock:
             graph_task.outstanding_tasks += 1
         root_task = (graph_root, [])
@@ -199,6 +219,7 @@ class Engine(EngineThreads):
                 local.ready_queue = prev_queue
         else:
             graph_task.owner = local.worker_device
+            cancel_if_outer_cancelled(graph_task)
             if local.current_depth >= self.max_recursion_depth:  # a pool thread adopts the queue
                 graph_task.cpu_ready_queue.push(graph_task, *root_task)
                 self._add_thread_pool_task(graph_task)
