@@ -20,7 +20,8 @@ FOUNDATIONS = {"retrograd._dtype", "retrograd._device", "retrograd._size", "retr
                "retrograd._errors", "retrograd.return_types", "retrograd.utils.hooks", "retrograd._C"}
 AUTOGRAD_CORE = {f"retrograd.autograd.{m}" for m in ("grad_mode", "anomaly_mode", "graph", "accumulate_grad",
                                                     "variable", "saved_variable", "saved_hooks", "input_buffer",
-                                                    "graph_task", "interrupts", "observation", "engine")}
+                                                    "graph_task", "interrupts", "observation", "engine_threads",
+                                                    "engine", "watchdog")}
 ABOVE_OPS = ("retrograd.nn", "retrograd.optim", "retrograd.distributed", "retrograd.distributions",
              "retrograd.utils.checkpoint", "retrograd.serialization", "retrograd.viz", "retrograd.demo",
              "retrograd.data", "retrograd.__main__")

@@ -16,6 +16,12 @@
  *     post-accumulate-grad hooks; register_multi_grad_hook's hooks are tensor hooks),
  *     a node that defines will_release_variables, or an object that is not a Node.
  *
+ * A pass with a timeout, or begun while the backward watchdog is armed, never reaches execute or
+ * backward: Engine.execute and Tensor.backward keep it in Python (Note [Stopping a pass from outside]
+ * in autograd/interrupts.py). A cancelled or timed-out pass has failed, and the loop reads has_error
+ * before each node as it does after any error. execute records its pass in GraphTask.in_flight
+ * (Note [Passes in flight] in autograd/graph_task.py), so that dump_engine_state sees it.
+ *
  * A gradient whose shape, dtype or device differs from the input it flows into goes through
  * the Python validate_outputs, which sums it down, casts it or raises.
  *
@@ -150,7 +156,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
     *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill, *s_graph_root,
-    *s_post_acc_hooks, *s_active;
+    *s_post_acc_hooks, *s_active, *s_in_flight, *s_clock, *s_owner_thread, *s_started;
 
 /* The attributes the loop reads, sets or calls by name, each interned at import, with the
  * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
@@ -178,7 +184,9 @@ static const Interned interned[] = {
     {&s_claimed, "_claimed", "GraphTask"}, {&s_captured_vars, "captured_vars", "GraphTask"},
     {&s_outcome, "_outcome", "GraphTask"}, {&s_completed, "completed", "GraphTask"},
     {&s_owner, "owner", "GraphTask"}, {&s_outcome_method, "outcome", "GraphTask"},
-    {&s_graph_root, "graph_root", "GraphTask"},
+    {&s_graph_root, "graph_root", "GraphTask"}, {&s_in_flight, "in_flight", "GraphTask"},
+    {&s_clock, "clock", "GraphTask"}, {&s_owner_thread, "owner_thread", "GraphTask"},
+    {&s_started, "started", "GraphTask"},
     {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
     {&s_complete, "_complete", "GraphTask"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
     {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading_enabled, "multithreading_enabled", "Engine"},
@@ -1838,7 +1846,8 @@ out:
 static const char *const graph_task_fields[] = {
     "has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready", "dependencies",
     "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error", "_future", "_claimed", "_outcome",
-    "completed", "final_callbacks", "cpu_ready_queue", "graph_root", "_nodes_in_graph"};
+    "completed", "final_callbacks", "cpu_ready_queue", "graph_root", "_nodes_in_graph", "owner_thread", "started",
+    "timeout"};
 #define N_GRAPH_TASK_FIELDS ((int)(sizeof(graph_task_fields) / sizeof(graph_task_fields[0])))
 
 /* graph_task_fields as a tuple, for layout() */
@@ -1879,7 +1888,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         PyObject *values[N_GRAPH_TASK_FIELDS] = {
             Py_False, Py_None, zero_int, keep ? Py_True : Py_False, mode ? Py_True : Py_False, lock, not_ready, deps,
             Py_None, captured, no_device, zero_int, Py_False, Py_None, Py_False, Py_None, Py_False, callbacks, queue,
-            Py_None, Py_None};
+            Py_None, Py_None, Py_None, Py_None, Py_None};
         for (int i = 0; i < N_GRAPH_TASK_FIELDS; i++)
             set_slot(gt, graph_task_slots.offs[i], values[i]);
     }
@@ -1943,6 +1952,45 @@ new_input_buffer_py(PyObject *module, PyObject *size)
     return new_input_buffer(size);
 }
 
+/* What Engine._run_graph_task does first for a pass: owner_thread and started, then the GraphTask
+ * into GraphTask.in_flight (Note [Passes in flight] in graph_task.py). Returns the registry (a new
+ * reference) for in_flight_remove, or NULL on error. */
+static PyObject *
+in_flight_add(PyObject *gt)
+{
+    PyObject *registry = PyObject_GetAttr(GraphTask_cls, s_in_flight), *clock = NULL, *now = NULL;
+    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    int rc = -1;
+    if (registry != NULL && !PyDict_Check(registry))
+        PyErr_SetString(PyExc_TypeError, "GraphTask.in_flight must be a dict");
+    else if (registry != NULL && ident != NULL && (clock = PyObject_GetAttr(GraphTask_cls, s_clock)) != NULL &&
+        (now = PyObject_CallNoArgs(clock)) != NULL && GT_SET(gt, s_owner_thread, ident) == 0 &&
+        GT_SET(gt, s_started, now) == 0)
+        rc = PyDict_SetItem(registry, gt, Py_None);
+    Py_XDECREF(ident);
+    Py_XDECREF(clock);
+    Py_XDECREF(now);
+    if (rc < 0)
+        Py_CLEAR(registry);
+    return registry;
+}
+
+/* Takes the GraphTask out of the registry again, keeping a pending error. Returns -1 on error. */
+static int
+in_flight_remove(PyObject *registry, PyObject *gt)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int rc = PyDict_Contains(registry, gt);
+    if (rc > 0)
+        rc = PyDict_DelItem(registry, gt);
+    if (type != NULL) {
+        PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+    }
+    return rc < 0 ? -1 : 0;
+}
+
 /* execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute for a .backward()
  * pass (nothing captured or pruned) called outside the engine, the thread then driving its
  * CPU work: the same steps as execute, _run_graph_task's owner branch and thread_main. Seeds
@@ -1964,7 +2012,7 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *engine = args[0], *roots = args[1];
     PyObject *edges = PySequence_Tuple(roots), *inputs = PySequence_List(args[2]);
-    PyObject *queue = NULL, *gt = NULL, *root = NULL, *deps = NULL, *first = NULL, *result = NULL;
+    PyObject *queue = NULL, *gt = NULL, *root = NULL, *deps = NULL, *first = NULL, *result = NULL, *registry = NULL;
     if (edges == NULL || inputs == NULL)
         goto done;
     int match = outputs_match(edges, inputs);
@@ -1993,14 +2041,20 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (count_dependencies(root, deps) < 0 || (first = PyList_New(0)) == NULL)
         goto done;
     /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
-    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0)
+    if ((registry = in_flight_add(gt)) == NULL)
         goto done;
+    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0) {
+        in_flight_remove(registry, gt);
+        goto done;
+    }
     PyObject *task_queue = GT_GET(gt, s_cpu_ready_queue);
     int r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
         GT_SET(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
     Py_XDECREF(task_queue);
     if (setattr_keeping_error(worker_state, s_worker_device, no_device) < 0 ||
         setattr_keeping_error(worker_state, s_ready_queue, queue) < 0)
+        r = -1;
+    if (in_flight_remove(registry, gt) < 0)
         r = -1;
     if (r < 0)
         goto done;
@@ -2019,6 +2073,7 @@ done:
     Py_XDECREF(root);
     Py_XDECREF(deps);
     Py_XDECREF(first);
+    Py_XDECREF(registry);
     return result;
 }
 

@@ -11,10 +11,13 @@ from .engine import (Engine, get_default_engine, queue_callback, is_checkpoint_v
                      set_multithreading_enabled)
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
+from .interrupts import BackwardCancelled, BackwardTimeout
+from .watchdog import set_backward_watchdog
 from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "queue_callback", "is_checkpoint_valid", "set_multithreading_enabled",
-           "gradcheck", "gradgradcheck", "graph", "functional", "Engine", "get_default_engine", "Variable"]
+           "gradcheck", "gradgradcheck", "graph", "functional", "Engine", "get_default_engine", "Variable",
+           "BackwardCancelled", "BackwardTimeout", "set_backward_watchdog"]

@@ -6,6 +6,7 @@ an input edge captures (``grad``) or runs (``backward``) what flows into that no
 """
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 
@@ -124,8 +125,19 @@ def _edge_seed(out, grad, outputs, grads):
     return _ones(shape, np_dtype, device)
 
 
+def _check_timeout(timeout):
+    """``timeout=`` of backward and grad: None, or a positive number of seconds."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, but got {type(timeout).__name__}")
+    if not timeout > 0 or timeout == float("inf"):
+        raise ValueError(f"timeout must be a positive, finite number of seconds, but got {timeout}")
+    return float(timeout)
+
+
 def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable,
-                         accumulate_grad):
+                         accumulate_grad, timeout=None):
     """Checks the engine's arguments as PyTorch's engine boundary does, then runs the pass."""
     if len(outputs) != len(grads):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
@@ -165,7 +177,7 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
             acc = None if ref is None else ref()
             output_edges.append(None if acc is None else make_edge(Edge, (acc, 0)))
     result = engine.get_default_engine().execute(roots, grads, keep_graph, create_graph, output_edges,
-                                          accumulate_grad=accumulate_grad)
+                                          accumulate_grad=accumulate_grad, timeout=timeout)
     if not accumulate_grad and not allow_unreachable:
         for i, r in enumerate(result):
             if r is None:
@@ -200,7 +212,8 @@ class _StackBatch(Function):
 vmapped_backward = None  # one pass vmapped over the batch, attached by retrograd.func (see _run_batched_backward)
 
 
-def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad):
+def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad,
+                          timeout=None):
     """``grad(..., is_grads_batched=True)``: the gradients for each entry of the gradients' first dim, stacked.
 
     As PyTorch, one pass vmapped over the batch: ``retrograd.func`` attaches it as
@@ -221,15 +234,16 @@ def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allo
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                          f"{sizes} for the mapped dimension")
     if vmapped_backward is not None and sizes and not any(isinstance(t, GradientEdge) for t in inputs):
-        return vmapped_backward(_engine_run_backward, outputs, grads, keep_graph, create_graph, inputs,
-                                allow_unreachable, accumulate_grad)
+        run = _engine_run_backward if timeout is None else functools.partial(_engine_run_backward, timeout=timeout)
+        return vmapped_backward(run, outputs, grads, keep_graph, create_graph, inputs, allow_unreachable,
+                                accumulate_grad)
     n = sizes[0] if sizes else 0
     passes = []
     for b in range(n):
         seeds = tuple(g[b] if create_graph and g._requires_grad else Tensor._make(g._data[b], g._device)
                       for g in grads)
         passes.append(_engine_run_backward(outputs, seeds, keep_graph or b < n - 1, create_graph, inputs,
-                                           allow_unreachable, accumulate_grad))
+                                           allow_unreachable, accumulate_grad, timeout))
     result = []
     for k in range(len(inputs)):
         parts = [p[k] for p in passes]
@@ -245,7 +259,7 @@ def _run_batched_backward(outputs, grads, keep_graph, create_graph, inputs, allo
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
-             inputs=None):
+             inputs=None, *, timeout=None):
     """Accumulates into ``.grad`` of the leaves the gradients of ``tensors``.
 
     Args:
@@ -257,10 +271,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs (Tensor, GradientEdge, or sequence of them, optional): accumulate only into these
             tensors' ``.grad`` (leaves, or non-leaves, whose gradient is then retained); for an
             edge, run only what leads to its node, and the node itself.
+        timeout (float, optional): retrograd's own: seconds the pass may run; past them it stops at
+            its next node boundary and raises ``BackwardTimeout`` (Note [Stopping a pass from
+            outside] says what is accumulated by then).
 
     Raises:
         RuntimeError: an output does not require grad, or an implicit gradient is asked for a
             non-scalar output.
+        BackwardTimeout: the pass ran longer than ``timeout``.
+        BackwardCancelled: the pass was cancelled from another thread (``graph.current_passes()``).
 
     Example::
         >>> import retrograd as rg
@@ -287,11 +306,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grad_tensors = _make_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs))
+    _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs),
+                         _check_timeout(timeout))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+         allow_unused=None, is_grads_batched=False, materialize_grads=False, *, timeout=None):
     """Returns the gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
 
     Only the nodes on a path from the outputs to the inputs run.
@@ -307,12 +327,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         is_grads_batched (bool): the first dim of every ``grad_outputs`` tensor is a batch: the
             result is the stack of the gradients for each of its entries (one pass, vmapped over it).
         materialize_grads (bool): return zeros instead of None for unused inputs.
+        timeout (float, optional): retrograd's own: seconds the pass may run, as in ``backward``.
 
     Returns:
         tuple of Tensor (or None): one gradient per input.
 
     Raises:
         RuntimeError: an input was not used in the graph (unless ``allow_unused``).
+        BackwardTimeout: the pass ran longer than ``timeout``.
+        BackwardCancelled: the pass was cancelled from another thread.
 
     Example::
         >>> import retrograd as rg
@@ -343,7 +366,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     run = _run_batched_backward if is_grads_batched else _engine_run_backward
-    result = run(t_outputs, grad_outputs, retain_graph, create_graph, t_inputs, allow_unused, False)
+    result = run(t_outputs, grad_outputs, retain_graph, create_graph, t_inputs, allow_unused, False,
+                 _check_timeout(timeout))
     if materialize_grads:
         if any(r is None and isinstance(inp, GradientEdge) for r, inp in zip(result, t_inputs, strict=True)):
             raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
@@ -352,13 +376,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``."""
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, timeout=None):
+    """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``
+    (``timeout=`` too)."""
     loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
-    if (loop is not None and gradient is None and inputs is None and create_graph is False
+    if (loop is not None and gradient is None and inputs is None and create_graph is False and timeout is None
+            and interrupts.Watchdog.seconds is None  # See Note [Stopping a pass from outside]
             and _compiled_backward(loop.backward, engine._default_engine, self, bool(retain_graph))):
         return
-    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs, timeout=timeout)
 
 
 _compiled_backward = interrupts.delivered_on_return(lambda backward, *args: backward(*args))

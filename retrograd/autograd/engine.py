@@ -17,18 +17,10 @@ The algorithm, in five steps (each a function of that name):
    post-processing: final callbacks, captured gradients, and the first error, which
    ``execute`` re-raises in the caller.
 
-What a pass is made of (GraphTask, NodeTask, ReadyQueue, the per-thread state) is in
-graph_task.py; the nodes, edges and hooks in graph.py.
-
-Note [Threads and queues]
-~~~~~~~~~~~~~~~~~~~~~~~~~
-CPU work of a GraphTask runs on the thread that called backward/grad, from that thread's own
-ReadyQueue, so backward calls from different threads never serialize. Every other device has
-one worker thread with one queue, started lazily and once, shared by all GraphTasks. A task
-goes to the queue of its InputBuffer's device (the GraphRoot always goes to the CPU queue).
-Whoever finishes a GraphTask's last task completes it, and wakes the owner with a dummy task
-if the owner is another thread. ``set_multithreading_enabled(False)`` sends every task to the
-caller's queue.
+What a pass is made of (GraphTask, NodeTask, ReadyQueue, the per-thread state, and what a node
+asks of the pass it runs in: ``queue_callback``, ``is_checkpoint_valid``) is in graph_task.py; the
+device worker threads and the reentrant pool in engine_threads.py; the nodes, edges and hooks in
+graph.py.
 
 Note [GraphTask ownership]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -87,7 +79,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import threading
+from threading import get_ident
 
 from .. import _C
 from .._device import cpu as _cpu
@@ -95,29 +87,22 @@ from .._errors import _internal_assert
 from ..backends.numpy_backend import quiet_numpy, quietly
 from . import grad_mode, observation as _obs
 from .anomaly_mode import _Anomaly, check_nan, running
+from .engine_threads import EngineThreads
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
-from .graph_task import CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, local
+from .graph_task import (CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, is_checkpoint_valid,  # noqa: F401
+                         local, queue_callback)
 from .input_buffer import InputBuffer
-from .interrupts import delivered_on_return
+from .interrupts import Watchdog, arm, cancel_if_outer_cancelled, delivered_on_return, disarm
 
 __all__ = ["Engine", "GraphTask", "NodeTask", "ReadyQueue", "get_default_engine", "queue_callback",
            "is_checkpoint_valid", "set_multithreading_enabled", "validate_outputs", "use_compiled_loop",
            "compiled_loop_in_use"]
 
 _grad_state = grad_mode.state
+in_flight = GraphTask.in_flight
 
 
-class _ThreadPoolShared:
-    """Threads that run reentrant GraphTasks past the inline depth. See Note [Reentrant backwards]."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.work = threading.Condition(self.lock)
-        self.graphtasks_queue = []
-        self.num_workers = 0  # idle threads waiting for work
-
-
-class Engine:
+class Engine(EngineThreads):
     """Runs backward passes. One default instance serves the process (``get_default_engine()``)."""
 
     HANDED_OVER_FIELDS = ("node", "inputs")  # what evaluate_function returns: See Note [Handing over the next task]
@@ -126,9 +111,7 @@ class Engine:
         # Each inline level costs about a dozen Python frames; keep well inside the recursion limit.
         self.max_recursion_depth = max_recursion_depth
         self.multithreading_enabled = True
-        self._lock = threading.Lock()
-        self._device_queues = {}
-        self._pool = _ThreadPoolShared()
+        super().__init__()
 
     # -- step 1 --------------------------------------------------------------------------------
     @staticmethod
@@ -150,7 +133,8 @@ class Engine:
 
     # -- step 2 --------------------------------------------------------------------------------
     @delivered_on_return  # See Note [Interrupts during backward]
-    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(), accumulate_grad: bool = False):
+    def execute(self, roots, inputs, keep_graph: bool, create_graph: bool, outputs=(), accumulate_grad: bool = False,
+                timeout=None):
         """Runs the backward pass from ``roots`` (edges) seeded with ``inputs`` (gradients).
 
         Args:
@@ -161,11 +145,13 @@ class Engine:
             outputs: edges whose incoming gradients to return (``autograd.grad``); () for ``.backward()``.
             accumulate_grad: with ``outputs``, run only the nodes leading to them but accumulate
                 into ``.grad`` instead of capturing (``backward(inputs=...)``).
+            timeout: seconds the pass may run before it stops with ``BackwardTimeout``, or None.
 
         Returns:
             The captured gradients, one per entry of ``outputs``.
         """
-        if _loop is not None and not outputs and local.worker_device == NO_DEVICE:
+        if (_loop is not None and not outputs and local.worker_device == NO_DEVICE and timeout is None
+                and Watchdog.seconds is None):  # See Note [Stopping a pass from outside]
             # a .backward() pass driven by this thread: the same steps, compiled (Note [The compiled loop])
             captured = quietly(_loop.execute, self, roots, inputs, keep_graph, create_graph)  # as thread_main
             if captured is not NotImplemented:
@@ -175,6 +161,7 @@ class Engine:
             local.ready_queue = ReadyQueue()
         reentrant = local.worker_device != NO_DEVICE
         graph_task = GraphTask(keep_graph, create_graph, local.total_depth + 1 if reentrant else 0, local.ready_queue)
+        graph_task.timeout = timeout
         graph_root = GraphRoot(roots, inputs)
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
@@ -194,14 +181,29 @@ class Engine:
         return graph_task.future
 
     def _run_graph_task(self, graph_task, graph_root) -> None:
-        """Runs the root task and returns once the GraphTask has completed.
+        """Runs the root task and returns once the GraphTask has completed; the pass is in flight
+        meanwhile (Note [Passes in flight]), with its deadlines armed."""
+        if local.ready_queue is None:
+            local.ready_queue = ReadyQueue()
+        graph_task.owner_thread, graph_task.started = get_ident(), GraphTask.clock()
+        in_flight[graph_task] = None  # See Note [Passes in flight]
+        deadline = graph_task.timeout is not None or Watchdog.seconds is not None
+        if deadline:
+            arm(graph_task)  # See Note [Stopping a pass from outside]
+        try:
+            self._run_registered(graph_task, graph_root)
+        finally:
+            in_flight.pop(graph_task, None)
+            if deadline:
+                disarm(graph_task)
+
+    def _run_registered(self, graph_task, graph_root) -> None:
+        """``_run_graph_task`` once the pass is in flight.
 
         A thread that drives the pass itself starts with the root instead of pushing it and
         popping it back: nothing in its queue would come first (a nested pass's tasks have the
         greater depth), so the order is the same, minus the queue's cost.
         """
-        if local.ready_queue is None:
-            local.ready_queue = ReadyQueue()
         with graph_task.lock:
             graph_task.outstanding_tasks += 1
         root_task = (graph_root, [])
@@ -217,6 +219,7 @@ class Engine:
                 local.ready_queue = prev_queue
         else:
             graph_task.owner = local.worker_device
+            cancel_if_outer_cancelled(graph_task)
             if local.current_depth >= self.max_recursion_depth:  # a pool thread adopts the queue
                 graph_task.cpu_ready_queue.push(graph_task, *root_task)
                 self._add_thread_pool_task(graph_task)
@@ -417,101 +420,10 @@ class Engine:
             outputs = call_post_hooks(node, outputs, inputs)
         return outputs
 
-    # -- queues and threads --------------------------------------------------------------------
-    def _device_queue(self, device):
-        """The worker queue of a non-CPU device, starting its thread on first use."""
-        queue = self._device_queues.get(device)
-        if queue is None:
-            queue = self._start_device_thread(device)
-        return queue
-
-    def _ready_queue_of_owner(self, graph_task):
-        if graph_task.owner == CPU_DEVICE:
-            return graph_task.cpu_ready_queue
-        return self._device_queues[graph_task.owner]
-
     @staticmethod
-    def _wake_owner(owner_queue, graph_task) -> None:
-        """Pushes a wake-up task: the owner, blocked in pop(), then sees its task completed."""
-        owner_queue.push_task(NodeTask(graph_task, None, None))
-
-    def _start_device_thread(self, device):
-        """Starts the one worker thread of ``device`` (once) and returns its queue."""
-        with self._lock:
-            queue = self._device_queues.get(device)
-            if queue is None:
-                queue = ReadyQueue()
-                thread = threading.Thread(target=self._device_thread_main, args=(device, queue),
-                                          name=f"retrograd-{device}", daemon=True)
-                self._device_queues[device] = queue
-                thread.start()
-        return queue
-
-    def _device_thread_main(self, device, queue) -> None:
-        local.worker_device = device
-        local.ready_queue = queue
-        self.thread_main(None)
-
-    def _add_thread_pool_task(self, graph_task) -> None:
-        pool = self._pool
-        with pool.lock:
-            pool.graphtasks_queue.append(graph_task)
-            if pool.num_workers < len(pool.graphtasks_queue):  # every idle thread already has work
-                threading.Thread(target=self._reentrant_thread_main, name="retrograd-reentrant", daemon=True).start()
-            pool.work.notify()
-
-    def _reentrant_thread_main(self) -> None:
-        pool = self._pool
-        while True:
-            with pool.lock:
-                while not pool.graphtasks_queue:
-                    pool.num_workers += 1
-                    pool.work.wait()
-                    pool.num_workers -= 1
-                graph_task = pool.graphtasks_queue.pop(0)
-            local.worker_device = graph_task.owner
-            local.ready_queue = self._ready_queue_of_owner(graph_task)
-            local.total_depth = graph_task.reentrant_depth
-            local.current_depth = 0
-            try:
-                self.thread_main(graph_task)
-            finally:
-                local.worker_device = NO_DEVICE
-                local.ready_queue = None
-                graph_task = None
-
-    def enqueue_blocked_task_on_cpu(self, task: NodeTask) -> None:
-        """Pushes ``task`` on its GraphTask's CPU queue without counting it as outstanding again.
-
-        The caller raised ``outstanding_tasks`` beforehand (for instance when it registered a
-        gradient expected over the network), so the GraphTask could not complete before this
-        task arrives.
-        """
-        task.graph_task.cpu_ready_queue.push_task(task)
-
-    def queue_callback(self, callback) -> None:
+    def queue_callback(callback) -> None:
         """Runs ``callback()`` once the current backward pass has run all its nodes."""
-        graph_task = local.current_graph_task
-        if graph_task is None:
-            raise RuntimeError("Final callbacks can only be installed during backward pass.")
-        with graph_task.lock:
-            graph_task.final_callbacks.append(callback)
-
-    def shutdown(self) -> None:
-        """Stops the device worker threads (they are daemons; this lets them exit cleanly)."""
-        with self._lock:
-            queues = list(self._device_queues.values())
-            self._device_queues.clear()
-        for queue in queues:
-            queue.push_task(NodeTask(None, None, None, is_shutdown=True))
-
-    def _after_fork(self) -> None:
-        """In a forked child, the parent's engine threads do not exist: start afresh."""
-        self._lock = threading.Lock()
-        self._device_queues = {}
-        self._pool = _ThreadPoolShared()
-        local.__dict__.clear()  # back to the class defaults: this thread is not inside the engine
-
+        queue_callback(callback)
 
 _default_engine = Engine()
 
@@ -552,27 +464,6 @@ def compiled_loop_in_use() -> bool:
 def get_default_engine() -> Engine:
     """The process-wide engine that ``backward`` and ``grad`` use."""
     return _default_engine
-
-
-def queue_callback(callback) -> None:
-    """Queues ``callback()`` to run when the current backward pass finishes.
-
-    Callbacks run once each, in FIFO order, on the thread that finishes the pass; a callback
-    may queue another, which runs in the same pass. A callback queued during a nested
-    (reentrant) pass runs when that nested pass ends.
-
-    Raises:
-        RuntimeError: outside a backward pass.
-    """
-    _default_engine.queue_callback(callback)
-
-
-def is_checkpoint_valid() -> bool:
-    """False while a node runs inside ``autograd.grad`` (where reentrant checkpointing cannot work).
-
-    See Note [Checkpoint validity].
-    """
-    return local.checkpoint_valid
 
 
 class set_multithreading_enabled:

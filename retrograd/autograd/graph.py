@@ -37,7 +37,8 @@ from .saved_hooks import (_saved_hooks_state, allow_mutation_on_saved_tensors, b
 
 __all__ = ["Node", "Edge", "GraphRoot", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
            "increment_version", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "allow_mutation_on_saved_tensors"]
+           "allow_mutation_on_saved_tensors", "dump_engine_state", "register_dump_on_signal", "current_passes",
+           "BackwardPass"]
 
 Edge = namedtuple("Edge", ["node", "input_nr"])
 Edge.__doc__ = "Where a gradient goes: input slot ``input_nr`` of ``node``."
@@ -394,3 +395,5 @@ class _MultiHandle(RemovableHandle):
 # ``get_gradient_edge`` and ``register_multi_grad_hook`` are this module's, as in
 # ``torch.autograd.graph``, but they need a leaf's AccumulateGrad, which is made above this module:
 # autograd/variable.py defines them and attaches them here, as it attaches ``Tensor.grad_fn``.
+# Likewise ``dump_engine_state``, ``register_dump_on_signal``, ``current_passes`` and ``BackwardPass``
+# (retrograd's own) read the engine's passes and queues: autograd/watchdog.py attaches them.

@@ -11,6 +11,7 @@ import heapq
 import itertools
 import os
 import threading
+import time
 import warnings
 from concurrent.futures import Future
 
@@ -20,7 +21,8 @@ from .anomaly_mode import _Anomaly, forward_trace_message
 from .graph import node_name
 from .input_buffer import InputBuffer
 
-__all__ = ["GraphTask", "NodeTask", "ReadyQueue", "local", "NO_DEVICE", "CPU_DEVICE"]
+__all__ = ["GraphTask", "NodeTask", "ReadyQueue", "local", "NO_DEVICE", "CPU_DEVICE", "queue_callback",
+           "is_checkpoint_valid"]
 
 NO_DEVICE = -2
 CPU_DEVICE = -1
@@ -40,8 +42,44 @@ class _WorkerState(threading.local):
 local = _WorkerState()
 
 
+def queue_callback(callback) -> None:
+    """Queues ``callback()`` to run when the current backward pass finishes.
+
+    Callbacks run once each, in FIFO order, on the thread that finishes the pass; a callback
+    may queue another, which runs in the same pass. A callback queued during a nested
+    (reentrant) pass runs when that nested pass ends.
+
+    Raises:
+        RuntimeError: outside a backward pass.
+    """
+    graph_task = local.current_graph_task
+    if graph_task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    with graph_task.lock:
+        graph_task.final_callbacks.append(callback)
+
+
+def is_checkpoint_valid() -> bool:
+    """False while a node runs inside ``autograd.grad`` (where reentrant checkpointing cannot work).
+
+    See Note [Checkpoint validity] in engine.py.
+    """
+    return local.checkpoint_valid
+
+
 class GraphTask:
-    """The state of one backward pass. See Note [GraphTask ownership]."""
+    """The state of one backward pass. See Note [GraphTask ownership].
+
+    Note [Passes in flight]
+    ~~~~~~~~~~~~~~~~~~~~~~~
+    ``GraphTask.in_flight`` holds every GraphTask whose pass is running, top-level and nested:
+    the thread that runs a pass (``Engine._run_graph_task``, the compiled ``execute``) records
+    itself in ``owner_thread`` and the time in ``started``, adds the GraphTask, and removes it when
+    the pass returns, errors included. That is one dict insertion and one removal per pass, never
+    per node. ``dump_engine_state``, the watchdog and ``current_passes`` (autograd/watchdog.py) read
+    it from other threads; they copy what they read (a dict copied while another thread changes it
+    is retried), and change nothing but through ``GraphTask.cancel``.
+    """
 
     # exec_info[node] is a list [needed, captures]; _outcome a tuple (captured, error).
     EXEC_INFO_FIELDS = ("needed", "captures")
@@ -49,7 +87,9 @@ class GraphTask:
     __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
                  "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
                  "_future", "_claimed", "_outcome", "completed", "final_callbacks", "cpu_ready_queue",
-                 "graph_root", "_nodes_in_graph", "__weakref__")
+                 "graph_root", "_nodes_in_graph", "owner_thread", "started", "timeout", "__weakref__")
+    in_flight = {}  # GraphTask -> None while its pass runs: See Note [Passes in flight]
+    clock = staticmethod(time.monotonic)  # what ``started`` is read from
 
     def __init__(self, keep_graph: bool, grad_mode: bool, reentrant_depth: int, cpu_ready_queue=None,
                  exit_on_error: bool = False):
@@ -74,6 +114,9 @@ class GraphTask:
         self.cpu_ready_queue = cpu_ready_queue if cpu_ready_queue is not None else ReadyQueue()
         self.graph_root = None  # the node compute_dependencies walked from
         self._nodes_in_graph = None  # the nodes reachable from it, once will_execute has asked
+        self.owner_thread = None  # threading.get_ident() of the thread that runs the pass, once it runs
+        self.started = None  # clock() when the pass began to run
+        self.timeout = None  # seconds the pass may run (backward(timeout=...)), or None
 
     @property
     def future(self) -> Future:
@@ -201,6 +244,19 @@ class GraphTask:
                 warnings.warn(msg, stacklevel=2)
         if self.exit_on_error:
             self.mark_as_completed_and_run_post_processing()
+
+    def cancel(self, exc: BaseException) -> bool:
+        """Fails the pass with ``exc`` from any thread; it stops at its next node boundary, as after an error.
+
+        Returns False, changing nothing, if the pass has already failed or is completing.
+        See Note [Stopping a pass from outside] in interrupts.py.
+        """
+        with self.lock:
+            if self.has_error or self._claimed:
+                return False
+            self.error = exc
+            self.has_error = True
+        return True
 
     def interrupt(self, exc: BaseException) -> None:
         """Fails the pass with ``exc`` from a signal handler, taking no lock. See Note [Interrupts during backward]."""
