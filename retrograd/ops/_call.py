@@ -372,7 +372,8 @@ def _make_node(op, args, vals, inplace):
         return None, None
     cls = op.node_class(*args) if op.node_choices else op.node_cls  # See Note [Node names per call]
     node = cls.__new__(cls)
-    node.next_edges = tuple(edges)
+    keep = cls.edge_formulas
+    node.next_edges = tuple(edges) if keep is None else tuple(edges[k] for k in keep)
     node.sequence_nr = _next_sequence_nr()
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None
     node._metadata = None

@@ -187,11 +187,22 @@ def build_fast_call(op, public_params, names, env):
                   "    else:",
                   f"        {e} = None"]
     lines += [f"    if {' and '.join(f'{e} is None' for e in edge_names)}:",
-              "        return res",
-              # See Note [Node names per call]
-              f"    node = _new(_op.node_class({', '.join(names)}))" if op.node_choices else "    node = _new(_Node)",
-              f"    node.next_edges = ({', '.join(edge_names)}{',' if len(edge_names) == 1 else ''})",
-              "    node.sequence_nr = _seq()",
+              "        return res"]
+    # See Note [Node names per call]
+    all_edges = f"({', '.join(edge_names)}{',' if len(edge_names) == 1 else ''})"
+    if not op.node_choices:
+        lines += ["    node = _new(_Node)", f"    node.next_edges = {all_edges}"]
+    elif not op.node_edges:
+        lines += [f"    node = _new(_op.node_class({', '.join(names)}))", f"    node.next_edges = {all_edges}"]
+    else:
+        lines += [f"    cls = _op.node_class({', '.join(names)})", "    node = _new(cls)"]
+        for j, (cls, keep) in enumerate(op.node_edges.items()):
+            env[f"_Cls{j}"] = cls
+            kept = ", ".join(edge_names[k] for k in keep)
+            lines += [f"    {'if' if j == 0 else 'elif'} cls is _Cls{j}:",
+                      f"        node.next_edges = ({kept}{',' if len(keep) == 1 else ''})"]
+        lines += ["    else:", f"        node.next_edges = {all_edges}"]
+    lines += ["    node.sequence_nr = _seq()",
               "    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None",
               "    node._metadata = None",
               "    if _Anomaly.enabled:",
