@@ -405,6 +405,21 @@ saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyOb
     PyObject *arg = args[pos];
     if (kind == 0)  /* an argument: a SavedTensor for a tensor, else the value itself */
         return PyObject_TypeCheck(arg, Tensor_type) ? new_saved(arg, 0) : Py_NewRef(arg);
+    if (kind == 3) {  /* a sequence of saved_lists: save_list, a list with a SavedTensor per tensor */
+        if (!PyTuple_CheckExact(arg) && !PyList_CheckExact(arg))
+            return Py_NewRef(arg);
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(arg);
+        PyObject *list = PyList_New(n);
+        for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(arg, i);
+            PyObject *value = PyObject_TypeCheck(item, Tensor_type) ? new_saved(item, 0) : Py_NewRef(item);
+            if (value == NULL)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, i, value);
+        }
+        return list;
+    }
     /* an argument's shape, dtype or device: _describe, which the first two cases re-state */
     PyObject *suffix = PyTuple_GET_ITEM(plan, 3);
     int is_tensor = PyObject_TypeCheck(arg, Tensor_type);

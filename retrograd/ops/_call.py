@@ -28,7 +28,7 @@ from ._compiled import compiled_module
 
 __all__ = ["call_op", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
            "forward_wide", "forward_error", "broadcast_error", "mark_views", "describe", "device_error",
-           "NOTHING_SAVED", "VIEW_LINK_FIELDS"]
+           "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
 
 _grad_state = grad_mode.state
 _census = grad_mode.census
@@ -397,6 +397,8 @@ def _make_node(op, args, vals, inplace):
                 value = SavedTensor(a, copy=a is inplace)
             elif name in op.lists and isinstance(a, (list, tuple)):
                 value = [SavedTensor(t, copy=t is inplace) if isinstance(t, Tensor) else t for t in a]
+            elif name in op.saved_lists:
+                value = save_list(a)
             else:
                 value = a
         else:  # <param>_shape, <param>_dtype or <param>_device
@@ -408,6 +410,13 @@ def _make_node(op, args, vals, inplace):
             saved[slots[f"#{pidx}"]] = len(args[pidx])
     node._saved = saved
     return node, saved
+
+
+def save_list(seq):
+    """What a node saves of a ``saved_lists`` argument: a list with a SavedTensor for each tensor of a sequence."""
+    if type(seq) not in (list, tuple):
+        return seq
+    return [SavedTensor(t) if isinstance(t, Tensor) else t for t in seq]
 
 
 def describe(suffix, arg, val, is_list):

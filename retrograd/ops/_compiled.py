@@ -40,7 +40,8 @@ OpSpec.__doc__ = ("What the C op call needs to know of one op (``compiled_spec``
                   "``{node class: indices in formula_pos of the edges it records}`` (Note [Node names per call]).")
 SaveSpec = namedtuple("SaveSpec", ["kind", "position", "users", "suffix"])
 SaveSpec.__doc__ = ("One saved slot: kind 0 an argument, 1 the result, 2 an argument's shape/dtype/device "
-                    "(``suffix``); ``users`` has bit k set if formula k reads it.")
+                    "(``suffix``), 3 an argument of ``saved_lists`` (``save_list``); ``users`` has bit k set if "
+                    "formula k reads it.")
 Kernel = namedtuple("Kernel", ["forward", "kernel", "kwonly"])
 Kernel.__doc__ = "A forward with keyword-only parameters: its positional adapter, itself, and those names."
 UfuncForm = namedtuple("UfuncForm", ["forward", "ufunc", "nargs", "when"])
@@ -81,7 +82,7 @@ def compiled_spec(op) -> OpSpec:
         if name == "result":
             saves.append(SaveSpec(1, -1, users[name], None))
         elif name in op.index:
-            saves.append(SaveSpec(0, op.index[name], users[name], None))
+            saves.append(SaveSpec(3 if name in op.saved_lists else 0, op.index[name], users[name], None))
         else:
             base, _, suffix = name.rpartition("_")
             saves.append(SaveSpec(2, op.index[base], users[name], suffix))

@@ -108,7 +108,7 @@ class OpInfo:
     """Everything the registry knows about one op."""
 
     def __init__(self, name, forward, formulas, *, promote, view, tensors, lists, nondiff_outputs,
-                 node_name, multi_output, device_param=None, node_names=None, node_edges=None):
+                 node_name, multi_output, device_param=None, node_names=None, node_edges=None, saved_lists=()):
         self.name = name
         self.forward = forward
         sig = inspect.signature(forward)
@@ -131,6 +131,7 @@ class OpInfo:
         index = {p: i for i, p in enumerate(self.params)}
         self.index = index
         self.lists = frozenset(lists)
+        self.saved_lists = frozenset(saved_lists)
         if tensors is None:  # formula inputs, and required parameters, may hold tensors
             tensors = [p.name for p in params[1:] if p.name in formulas or p.default is inspect.Parameter.empty]
         self.tensor_pos = tuple(index[p] for p in tensors)
@@ -214,7 +215,7 @@ class OpInfo:
 
 def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
           nondiff_outputs=(), node_name=None, node_names=None, node_edges=None, multi_output=False, public=True,
-          device_param=None, doc=None, jvp=None, **formulas):
+          device_param=None, doc=None, jvp=None, saved_lists=(), **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
@@ -236,6 +237,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
         tensor_args: names of parameters that may hold tensors (default: formula inputs and
             required parameters).
         lists: parameters holding sequences of tensors (their formula returns a list).
+        saved_lists: parameters without formulas holding a sequence, as given to the forward, whose
+            tensors the node saves as saved tensors (released with the graph): a list for the formulas.
         nondiff_outputs: output indices that never require grad.
         multi_output: the forward returns a tuple of arrays.
         device_param: a parameter naming the device the forward moved its result to.
@@ -250,7 +253,7 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     """
     op = OpInfo(name, forward, formulas, promote=promote, view=view, tensors=tensor_args, lists=lists,
                 nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
-                device_param=device_param, node_names=node_names, node_edges=node_edges)
+                device_param=device_param, node_names=node_names, node_edges=node_edges, saved_lists=saved_lists)
     op.index_lists = frozenset(op.index[p] for p in lists)
     op.jvp = op.jvp_names = None
     if jvp is not None:

@@ -155,6 +155,30 @@ _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
     ("embedding", "padding_idx"): lambda value: -1 if value is None else value,
 }
+
+
+def _index_entries(node, entries):
+    """Advanced indexing's saved indices as PyTorch's IndexBackward0 shows them: one entry per dim of the tensor it
+    indexes (its ints select their dims away first, a None adds one), None where no tensor indexes the dim, up to
+    the last tensor."""
+    ndim = len(node.saved_values()["input_shape"])
+    taken = sum(e._data.ndim if isinstance(e, Tensor) and e._data.dtype.kind == "b" else 1 for e in entries
+                if e is not None and e is not Ellipsis)
+    out = []
+    for e in entries:
+        if e is Ellipsis:
+            out.extend([None] * (ndim - taken))
+        elif e is None or isinstance(e, slice):
+            out.append(None)
+        elif isinstance(e, Tensor):
+            out.append(e)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+_PYTORCH_VALUES[("index", "indices")] = _index_entries
+_OF_NODE = frozenset({_index_entries})  # shown as a function of the node and the value
 _NAMES: dict = {}  # op -> ({name: (slot, output or None, tensor-like, shown as)}, [PyTorch's names])
 
 
@@ -214,9 +238,12 @@ def _shown(node, value, tensor_like, shown_as):
     if type(value) is SavedTensor:
         return value.unpack(node)
     if type(value) in (list, tuple) and any(type(v) is SavedTensor for v in value):
-        return tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+        value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+        if shown_as in _OF_NODE:
+            return shown_as(node, value)
+        return value
     if shown_as is not None:
-        value = shown_as(value)
+        value = shown_as(node, value) if shown_as in _OF_NODE else shown_as(value)
     return tuple(value) if type(value) is list else value
 
 
@@ -274,8 +301,8 @@ def build_fast_apply(op, keep=None):
 
     ``keep``: the indices in ``op.formulas`` of the class's edges, where not all (Note [Node names per call]).
     """
-    if op.multi_output or op.lists or any("grads" in argnames for *_, argnames in op.formulas):
-        return None
+    if op.multi_output or op.lists or op.saved_lists or any("grads" in argnames for *_, argnames in op.formulas):
+        return None  # OpNode.apply: it unpacks saved lists
     formulas = op.formulas if keep is None else [op.formulas[k] for k in keep]
     env = {"_ST": SavedTensor}
     n = len(formulas)

@@ -19,7 +19,7 @@ from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._call import (NOTHING_SAVED, call_op, describe, device_error, forward_error, forward_wide, interposition,
-                    mark_views, promote)
+                    mark_views, promote, save_list)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
@@ -88,7 +88,7 @@ def build_fast_call(op, public_params, names, env):
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
-               _describe=describe, _forward_wide=forward_wide, _forward_error=forward_error,
+               _describe=describe, _save_list=save_list, _forward_wide=forward_wide, _forward_error=forward_error,
                _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
@@ -223,6 +223,8 @@ def build_fast_call(op, public_params, names, env):
         cond = " or ".join(f"{e} is not None" for e in dict.fromkeys(es))
         if name == "result":
             expr = "_ST(res, is_output=True)"
+        elif name in op.saved_lists:
+            expr = f"_save_list({name})"
         elif name in op.index:
             expr = f"(_ST({name}) if isinstance({name}, _Tensor) else {name})"
         else:
