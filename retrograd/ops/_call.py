@@ -370,7 +370,10 @@ def _make_node(op, args, vals, inplace):
             needed.append(e is not None)
     if not wanted:
         return None, None
-    cls = op.node_class(*args) if op.node_choices else op.node_cls  # See Note [Node names per call]
+    if inplace is not None and op.inplace_node_cls is not None:  # See Note [Node names per call]
+        cls = op.inplace_node_cls
+    else:
+        cls = op.node_class(*args) if op.node_choices else op.node_cls
     node = cls.__new__(cls)
     keep = cls.edge_formulas
     node.next_edges = tuple(edges) if keep is None else tuple(edges[k] for k in keep)

@@ -70,7 +70,9 @@ An overload that takes an input as a Scalar records no edge for it (``x ** 2``: 
 ("input",)}`` says which formula inputs a node class records edges for (default: all); its
 condition must hold only where the others hold no tensor. Such a class has an ``apply`` of its
 own, over those formulas (``edge_formulas``: their indices in ``op.formulas``), and every path
-keeps only those edges once it has chosen the class (``OpInfo.node_edges``, by class).
+keeps only those edges once it has chosen the class (``OpInfo.node_edges``, by class). An op whose
+in-place form PyTorch records under another name (``threshold_``: ``ThresholdBackward1``) declares
+it, ``inplace_node_name=``; ``call_op``, the only path that writes in place, picks that class then.
 """
 from __future__ import annotations
 
@@ -108,7 +110,8 @@ class OpInfo:
     """Everything the registry knows about one op."""
 
     def __init__(self, name, forward, formulas, *, promote, view, tensors, lists, nondiff_outputs,
-                 node_name, multi_output, device_param=None, node_names=None, node_edges=None, saved_lists=()):
+                 node_name, multi_output, device_param=None, node_names=None, node_edges=None, saved_lists=(),
+                 inplace_node_name=None):
         self.name = name
         self.forward = forward
         sig = inspect.signature(forward)
@@ -173,6 +176,9 @@ class OpInfo:
              tuple(index[a] for a in inspect.signature(when).parameters))
             for full, when in (node_names or {}).items())
         self.node_classes = tuple(dict.fromkeys((self.node_cls,) + tuple(cls for cls, _, _ in self.node_choices)))
+        self.inplace_node_cls = None if inplace_node_name is None else _node_class(inplace_node_name, self)
+        if self.inplace_node_cls is not None:
+            self.node_classes += (self.inplace_node_cls,)
         if self.node_choices:  # the loop of node_class unrolled: it runs for every recorded call
             params = [f"a{i}" for i in range(len(self.params))]
             lines = [f"def node_class({', '.join(params)}):"]
@@ -215,7 +221,7 @@ class OpInfo:
 
 def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
           nondiff_outputs=(), node_name=None, node_names=None, node_edges=None, multi_output=False, public=True,
-          device_param=None, doc=None, jvp=None, saved_lists=(), **formulas):
+          device_param=None, doc=None, jvp=None, saved_lists=(), inplace_node_name=None, **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
@@ -226,6 +232,7 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
             [Node names per call].
         node_edges: ``{name: inputs}``, the formula inputs whose edges a node class of ``node_names``
             records, where not all (PyTorch's Scalar overloads); see Note [Node names per call].
+        inplace_node_name: the full name of the node of an in-place call, where PyTorch's differs.
         forward: ``forward(xp, <params>)`` on backend arrays; its parameters after ``xp`` define
             the public signature, with PyTorch's names and defaults.
         method: also attach as ``Tensor.<method>`` (True: same name).
@@ -253,7 +260,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     """
     op = OpInfo(name, forward, formulas, promote=promote, view=view, tensors=tensor_args, lists=lists,
                 nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
-                device_param=device_param, node_names=node_names, node_edges=node_edges, saved_lists=saved_lists)
+                device_param=device_param, node_names=node_names, node_edges=node_edges, saved_lists=saved_lists,
+                inplace_node_name=inplace_node_name)
     op.index_lists = frozenset(op.index[p] for p in lists)
     op.jvp = op.jvp_names = None
     if jvp is not None:
