@@ -117,10 +117,10 @@ static const FieldTable field_tables[] = {
 
 /* The spec tuple's fields, in the order of OpSpec in ops/_compiled.py. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
-       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_UFUNC, S_COUNT };
+       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_UFUNC, S_NODE_EDGES, S_COUNT };
 static const char *const spec_fields[S_COUNT] = {
     "op", "tensor_pos", "promote", "differentiable", "node_cls", "formula_pos", "saves", "nondiff_output", "view",
-    "kernel", "ufunc"};
+    "kernel", "ufunc", "node_edges"};
 /* The fields of the other tuples the call reads by position. */
 static const char *const save_fields[] = {"kind", "position", "users", "suffix"};
 static const char *const kernel_fields[] = {"forward", "kernel", "kwonly"};
@@ -405,6 +405,21 @@ saved_value(PyObject *plan, PyObject *const *args, PyObject *const *arrays, PyOb
     PyObject *arg = args[pos];
     if (kind == 0)  /* an argument: a SavedTensor for a tensor, else the value itself */
         return PyObject_TypeCheck(arg, Tensor_type) ? new_saved(arg, 0) : Py_NewRef(arg);
+    if (kind == 3) {  /* a sequence of saved_lists: save_list, a list with a SavedTensor per tensor */
+        if (!PyTuple_CheckExact(arg) && !PyList_CheckExact(arg))
+            return Py_NewRef(arg);
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(arg);
+        PyObject *list = PyList_New(n);
+        for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(arg, i);
+            PyObject *value = PyObject_TypeCheck(item, Tensor_type) ? new_saved(item, 0) : Py_NewRef(item);
+            if (value == NULL)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, i, value);
+        }
+        return list;
+    }
     /* an argument's shape, dtype or device: _describe, which the first two cases re-state */
     PyObject *suffix = PyTuple_GET_ITEM(plan, 3);
     int is_tensor = PyObject_TypeCheck(arg, Tensor_type);
@@ -590,6 +605,21 @@ spec_is_plain(PyObject *spec)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(formula_pos); i++)
         if (!PyLong_Check(PyTuple_GET_ITEM(formula_pos, i)))
             return 0;
+    PyObject *node_edges = PyTuple_GET_ITEM(spec, S_NODE_EDGES), *cls, *keep;
+    if (node_edges != Py_None && !PyDict_CheckExact(node_edges))
+        return 0;
+    for (Py_ssize_t pos = 0; node_edges != Py_None && PyDict_Next(node_edges, &pos, &cls, &keep);) {
+        if (!PyType_Check(cls) || !PyTuple_CheckExact(keep))  /* class: indices in formula_pos */
+            return 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keep); i++) {
+            PyObject *k = PyTuple_GET_ITEM(keep, i);
+            Py_ssize_t v = PyLong_Check(k) ? PyLong_AsSsize_t(k) : -1;
+            if (v < 0 || v >= PyTuple_GET_SIZE(formula_pos)) {
+                PyErr_Clear();
+                return 0;
+            }
+        }
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saves); i++) {
         PyObject *save = PyTuple_GET_ITEM(saves, i);
         if (!PyTuple_Check(save) || PyTuple_GET_SIZE(save) != 4 || !PyLong_Check(PyTuple_GET_ITEM(save, 0)) ||
@@ -840,6 +870,21 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         }
     }
     PyTypeObject *node_cls = (PyTypeObject *)(chosen != NULL ? chosen : node_entry);
+    PyObject *node_edges = PyTuple_GET_ITEM(spec, S_NODE_EDGES);
+    if (chosen != NULL && node_edges != Py_None) {  /* a class that records some of the edges: those */
+        PyObject *keep = PyDict_GetItemWithError(node_edges, chosen);  /* indices in range: spec_is_plain */
+        PyObject *kept = keep == NULL ? NULL : PyTuple_New(PyTuple_GET_SIZE(keep));
+        if (kept != NULL) {
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keep); i++) {
+                Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(keep, i));
+                PyTuple_SET_ITEM(kept, i, Py_NewRef(PyTuple_GET_ITEM(edges, k)));
+            }
+            Py_SETREF(edges, kept);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(chosen);
+            goto fail_edges;
+        }
+    }
     node = node_cls->tp_alloc(node_cls, 0);
     Py_XDECREF(chosen);  /* the node holds its (heap) type; the op holds its classes */
     if (node == NULL)

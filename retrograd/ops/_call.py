@@ -29,7 +29,7 @@ from ._compiled import compiled_module
 
 __all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
            "forward_wide", "forward_error", "broadcast_error", "mark_views", "describe", "device_error",
-           "NOTHING_SAVED", "VIEW_LINK_FIELDS"]
+           "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
 
 _grad_state = grad_mode.state
 _census = grad_mode.census
@@ -371,9 +371,13 @@ def _make_node(op, args, vals, inplace):
             needed.append(e is not None)
     if not wanted:
         return None, None
-    cls = op.node_class(*args) if op.node_choices else op.node_cls  # See Note [Node names per call]
+    if inplace is not None and op.inplace_node_cls is not None:  # See Note [Node names per call]
+        cls = op.inplace_node_cls
+    else:
+        cls = op.node_class(*args) if op.node_choices else op.node_cls
     node = cls.__new__(cls)
-    node.next_edges = tuple(edges)
+    keep = cls.edge_formulas
+    node.next_edges = tuple(edges) if keep is None else tuple(edges[k] for k in keep)
     node.sequence_nr = _next_sequence_nr()
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None
     node._metadata = None
@@ -397,6 +401,8 @@ def _make_node(op, args, vals, inplace):
                 value = SavedTensor(a, copy=a is inplace)
             elif name in op.lists and isinstance(a, (list, tuple)):
                 value = [SavedTensor(t, copy=t is inplace) if isinstance(t, Tensor) else t for t in a]
+            elif name in op.saved_lists:
+                value = save_list(a)
             else:
                 value = a
         else:  # <param>_shape, <param>_dtype or <param>_device
@@ -408,6 +414,13 @@ def _make_node(op, args, vals, inplace):
             saved[slots[f"#{pidx}"]] = len(args[pidx])
     node._saved = saved
     return node, saved
+
+
+def save_list(seq):
+    """What a node saves of a ``saved_lists`` argument: a list with a SavedTensor for each tensor of a sequence."""
+    if type(seq) not in (list, tuple):
+        return seq
+    return [SavedTensor(t) if isinstance(t, Tensor) else t for t in seq]
 
 
 def describe(suffix, arg, val, is_list):

@@ -35,11 +35,13 @@ __all__ = ["OpSpec", "SaveSpec", "Kernel", "UfuncForm", "DirectForm", "PlanEntry
 # The tuples the C reads by position; their fields are the C's own tables (layout(), checked by
 # tests/test_compiled_layout.py).
 OpSpec = namedtuple("OpSpec", ["op", "tensor_pos", "promote", "differentiable", "node_cls", "formula_pos", "saves",
-                               "nondiff_output", "view", "kernel", "ufunc"])
-OpSpec.__doc__ = "What the C op call needs to know of one op (``compiled_spec``)."
+                               "nondiff_output", "view", "kernel", "ufunc", "node_edges"])
+OpSpec.__doc__ = ("What the C op call needs to know of one op (``compiled_spec``); ``node_edges`` is None or "
+                  "``{node class: indices in formula_pos of the edges it records}`` (Note [Node names per call]).")
 SaveSpec = namedtuple("SaveSpec", ["kind", "position", "users", "suffix"])
 SaveSpec.__doc__ = ("One saved slot: kind 0 an argument, 1 the result, 2 an argument's shape/dtype/device "
-                    "(``suffix``); ``users`` has bit k set if formula k reads it.")
+                    "(``suffix``), 3 an argument of ``saved_lists`` (``save_list``); ``users`` has bit k set if "
+                    "formula k reads it.")
 Kernel = namedtuple("Kernel", ["forward", "kernel", "kwonly"])
 Kernel.__doc__ = "A forward with keyword-only parameters: its positional adapter, itself, and those names."
 UfuncForm = namedtuple("UfuncForm", ["forward", "ufunc", "nargs", "when"])
@@ -80,7 +82,7 @@ def compiled_spec(op) -> OpSpec:
         if name == "result":
             saves.append(SaveSpec(1, -1, users[name], None))
         elif name in op.index:
-            saves.append(SaveSpec(0, op.index[name], users[name], None))
+            saves.append(SaveSpec(3 if name in op.saved_lists else 0, op.index[name], users[name], None))
         else:
             base, _, suffix = name.rpartition("_")
             saves.append(SaveSpec(2, op.index[base], users[name], suffix))
@@ -95,7 +97,7 @@ def compiled_spec(op) -> OpSpec:
         op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable),
         op.node_class if op.node_choices else op.node_cls,  # See Note [Node names per call]
         tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view), kernel,
-        ufunc)
+        ufunc, dict(op.node_edges) if op.node_edges else None)
     return spec
 
 
@@ -122,10 +124,14 @@ def link_direct_formulas(registry) -> None:
     """
     module = compiled_module()
     for op in registry.values():
-        apply = getattr(op.node_cls, "apply", None)
-        plan = getattr(apply, "plan", None)
-        if plan is None:
-            continue
+        for apply in dict.fromkeys(getattr(cls, "apply", None) for cls in op.node_classes):
+            _link_plan(registry, module, apply)
+
+
+def _link_plan(registry, module, apply):
+    """Fills in the direct forms of one apply's plan (see ``link_direct_formulas``)."""
+    plan = getattr(apply, "plan", None)
+    if plan is not None:
         entries = []
         for entry in plan:
             direct = None

@@ -64,6 +64,15 @@ names the node, else the op's own name. Each name is a node class of its own (as
 picks one, and every path that builds the op's nodes calls it: ``call_op``, the generated
 public function, and the C op call, which finds that method in its spec where an op has such
 names (Note [The compiled op call]).
+
+An overload that takes an input as a Scalar records no edge for it (``x ** 2``: PyTorch's
+``PowBackward0`` has one edge, and ``grad_fn(g)`` returns one gradient). ``node_edges={"PowBackward0":
+("input",)}`` says which formula inputs a node class records edges for (default: all); its
+condition must hold only where the others hold no tensor. Such a class has an ``apply`` of its
+own, over those formulas (``edge_formulas``: their indices in ``op.formulas``), and every path
+keeps only those edges once it has chosen the class (``OpInfo.node_edges``, by class). An op whose
+in-place form PyTorch records under another name (``threshold_``: ``ThresholdBackward1``) declares
+it, ``inplace_node_name=``; ``call_op``, the only path that writes in place, picks that class then.
 """
 from __future__ import annotations
 
@@ -101,7 +110,8 @@ class OpInfo:
     """Everything the registry knows about one op."""
 
     def __init__(self, name, forward, formulas, *, promote, view, tensors, lists, nondiff_outputs,
-                 node_name, multi_output, device_param=None, node_names=None):
+                 node_name, multi_output, device_param=None, node_names=None, node_edges=None, saved_lists=(),
+                 inplace_node_name=None):
         self.name = name
         self.forward = forward
         sig = inspect.signature(forward)
@@ -124,6 +134,7 @@ class OpInfo:
         index = {p: i for i, p in enumerate(self.params)}
         self.index = index
         self.lists = frozenset(lists)
+        self.saved_lists = frozenset(saved_lists)
         if tensors is None:  # formula inputs, and required parameters, may hold tensors
             tensors = [p.name for p in params[1:] if p.name in formulas or p.default is inspect.Parameter.empty]
         self.tensor_pos = tuple(index[p] for p in tensors)
@@ -165,6 +176,9 @@ class OpInfo:
              tuple(index[a] for a in inspect.signature(when).parameters))
             for full, when in (node_names or {}).items())
         self.node_classes = tuple(dict.fromkeys((self.node_cls,) + tuple(cls for cls, _, _ in self.node_choices)))
+        self.inplace_node_cls = None if inplace_node_name is None else _node_class(inplace_node_name, self)
+        if self.inplace_node_cls is not None:
+            self.node_classes += (self.inplace_node_cls,)
         if self.node_choices:  # the loop of node_class unrolled: it runs for every recorded call
             params = [f"a{i}" for i in range(len(self.params))]
             lines = [f"def node_class({', '.join(params)}):"]
@@ -174,6 +188,18 @@ class OpInfo:
                 lines += [f"    if _when{k}({', '.join(params[i] for i in pos)}):", f"        return _cls{k}"]
             lines.append("    return _default")
             self.node_class = define("\n".join(lines) + "\n", f"{name}.node_class", env, "node_class")
+        self.node_edges = None  # {node class: indices in self.formulas of the edges it records}, where not all
+        if node_edges:
+            by_name = {cls.__name__: cls for cls in self.node_classes}
+            formula_params = [self.params[pidx] for pidx, _, _, _ in self.formulas]
+            self.node_edges = {}
+            for full, inputs in node_edges.items():
+                cls = by_name.get(full.rpartition("::")[2])
+                if cls is None or set(inputs) - set(formula_params) or self.lists:
+                    raise TypeError(f"defop({name!r}): node_edges names a node class of node_names and formula "
+                                    f"inputs of an op without tensor lists, not {full!r}: {inputs!r}")
+                cls.edge_formulas = tuple(k for k, p in enumerate(formula_params) if p in inputs)
+                self.node_edges[cls] = cls.edge_formulas
 
     def node_class(self, *args):
         """The node class of a call with these arguments (all, positionally). See Note [Node names per call].
@@ -194,8 +220,8 @@ class OpInfo:
 
 
 def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
-          nondiff_outputs=(), node_name=None, node_names=None, multi_output=False, public=True, device_param=None,
-          doc=None, jvp=None, **formulas):
+          nondiff_outputs=(), node_name=None, node_names=None, node_edges=None, multi_output=False, public=True,
+          device_param=None, doc=None, jvp=None, saved_lists=(), inplace_node_name=None, **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
@@ -204,6 +230,9 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
             a full name (``"MaxBackward1"``), or PyTorch's ``ns::Name`` of a hand-written node.
         node_names: ``{name: condition}``, the names a call may give its node instead; see Note
             [Node names per call].
+        node_edges: ``{name: inputs}``, the formula inputs whose edges a node class of ``node_names``
+            records, where not all (PyTorch's Scalar overloads); see Note [Node names per call].
+        inplace_node_name: the full name of the node of an in-place call, where PyTorch's differs.
         forward: ``forward(xp, <params>)`` on backend arrays; its parameters after ``xp`` define
             the public signature, with PyTorch's names and defaults.
         method: also attach as ``Tensor.<method>`` (True: same name).
@@ -215,6 +244,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
         tensor_args: names of parameters that may hold tensors (default: formula inputs and
             required parameters).
         lists: parameters holding sequences of tensors (their formula returns a list).
+        saved_lists: parameters without formulas holding a sequence, as given to the forward, whose
+            tensors the node saves as saved tensors (released with the graph): a list for the formulas.
         nondiff_outputs: output indices that never require grad.
         multi_output: the forward returns a tuple of arrays.
         device_param: a parameter naming the device the forward moved its result to.
@@ -229,7 +260,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     """
     op = OpInfo(name, forward, formulas, promote=promote, view=view, tensors=tensor_args, lists=lists,
                 nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
-                device_param=device_param, node_names=node_names)
+                device_param=device_param, node_names=node_names, node_edges=node_edges, saved_lists=saved_lists,
+                inplace_node_name=inplace_node_name)
     op.index_lists = frozenset(op.index[p] for p in lists)
     op.jvp = op.jvp_names = None
     if jvp is not None:
@@ -239,6 +271,10 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     if fast_apply is not None:
         for cls in op.node_classes:
             cls.apply = fast_apply
+    for cls, keep in (op.node_edges or {}).items():  # See Note [Node names per call]
+        cls.apply = build_fast_apply(op, keep)
+        if cls.apply is None:
+            raise TypeError(f"defop({name!r}): node_edges needs an op of one output whose formulas take one gradient")
     fn = make_public(op)
     if doc is not None:
         fn.__doc__ = doc

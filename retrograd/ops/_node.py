@@ -33,6 +33,7 @@ class OpNode(Node):
 
     __slots__ = ("_saved",)
     op = None  # the OpInfo of the op (each op's node class sets it)
+    edge_formulas = None  # the indices in op.formulas of this class's edges, where not all (Note [Node names per call])
 
     def saved_values(self) -> dict:
         """What the node saved for backward, by formula name (SavedTensor objects for tensors)."""
@@ -75,7 +76,8 @@ class OpNode(Node):
         out = []
         k = 0
         unpacked = {}  # See Note [One unpack per saved tensor and apply]
-        for pidx, is_list, fn, argnames in op.formulas:
+        keep = self.edge_formulas
+        for pidx, is_list, fn, argnames in op.formulas if keep is None else [op.formulas[i] for i in keep]:
             n = saved[op.save_index[f"#{pidx}"]] if is_list else 1
             if all(e is None for e in edges[k:k + n]):
                 out.extend([None] * n)
@@ -153,6 +155,30 @@ _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
     ("embedding", "padding_idx"): lambda value: -1 if value is None else value,
 }
+
+
+def _index_entries(node, entries):
+    """Advanced indexing's saved indices as PyTorch's IndexBackward0 shows them: one entry per dim of the tensor it
+    indexes (its ints select their dims away first, a None adds one), None where no tensor indexes the dim, up to
+    the last tensor."""
+    ndim = len(node.saved_values()["input_shape"])
+    taken = sum(e._data.ndim if isinstance(e, Tensor) and e._data.dtype.kind == "b" else 1 for e in entries
+                if e is not None and e is not Ellipsis)
+    out = []
+    for e in entries:
+        if e is Ellipsis:
+            out.extend([None] * (ndim - taken))
+        elif e is None or isinstance(e, slice):
+            out.append(None)
+        elif isinstance(e, Tensor):
+            out.append(e)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+_PYTORCH_VALUES[("index", "indices")] = _index_entries
+_OF_NODE = frozenset({_index_entries})  # shown as a function of the node and the value
 _NAMES: dict = {}  # op -> ({name: (slot, output or None, tensor-like, shown as)}, [PyTorch's names])
 
 
@@ -212,9 +238,12 @@ def _shown(node, value, tensor_like, shown_as):
     if type(value) is SavedTensor:
         return value.unpack(node)
     if type(value) in (list, tuple) and any(type(v) is SavedTensor for v in value):
-        return tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+        value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+        if shown_as in _OF_NODE:
+            return shown_as(node, value)
+        return value
     if shown_as is not None:
-        value = shown_as(value)
+        value = shown_as(node, value) if shown_as in _OF_NODE else shown_as(value)
     return tuple(value) if type(value) is list else value
 
 
@@ -267,12 +296,16 @@ def _resolve(node, saved, index, name, grad, grads, unpacked):
     return value
 
 
-def build_fast_apply(op):
-    """Returns an ``apply`` for the node class of a single-output op, with the formula loop unrolled."""
-    if op.multi_output or op.lists or any("grads" in argnames for *_, argnames in op.formulas):
-        return None
+def build_fast_apply(op, keep=None):
+    """Returns an ``apply`` for the node class of a single-output op, with the formula loop unrolled.
+
+    ``keep``: the indices in ``op.formulas`` of the class's edges, where not all (Note [Node names per call]).
+    """
+    if op.multi_output or op.lists or op.saved_lists or any("grads" in argnames for *_, argnames in op.formulas):
+        return None  # OpNode.apply: it unpacks saved lists
+    formulas = op.formulas if keep is None else [op.formulas[k] for k in keep]
     env = {"_ST": SavedTensor}
-    n = len(op.formulas)
+    n = len(formulas)
     lines = ["def apply(self, grads):",
              "    saved = self._saved  # released SavedTensors raise on unpack",
              "    grad = grads[0]",
@@ -281,7 +314,7 @@ def build_fast_apply(op):
              "    edges = self.next_edges"]
     results = []
     uses = {}  # saved name -> the formulas reading it, once per reading
-    for k, (_, _, _, argnames) in enumerate(op.formulas):
+    for k, (_, _, _, argnames) in enumerate(formulas):
         for a in argnames:
             if a != "grad":
                 uses.setdefault(a, []).append(k)
@@ -291,7 +324,7 @@ def build_fast_apply(op):
                   f"        v_{a} = saved[{op.save_index[a]}]",
                   f"        if type(v_{a}) is _ST:",
                   f"            v_{a} = v_{a}.unpack({'self' if a == 'result' else ''})"]
-    for k, (_, _, fn, argnames) in enumerate(op.formulas):
+    for k, (_, _, fn, argnames) in enumerate(formulas):
         env[f"_f{k}"] = fn
         r = f"r{k}"
         results.append(r)
@@ -312,10 +345,11 @@ def build_fast_apply(op):
                   "    else:",
                   f"        {r} = None"]
     lines.append(f"    return [{', '.join(results)}]")
-    apply = define("\n".join(lines) + "\n", f"{op.name}.apply", env, "apply")
+    where = "" if keep is None else "." + "_".join(op.params[formulas[k][0]] for k in range(n))
+    apply = define("\n".join(lines) + "\n", f"{op.name}.apply{where}", env, "apply")
     # The same table for the compiled engine loop (Note [The compiled loop]): per formula, the
     # function, where each argument comes from (-1: the gradient, else a saved slot), and its
     # direct form (see formula_is_op), which link_direct_formulas fills in once every op exists.
     apply.plan = tuple(PlanEntry(fn, tuple(-1 if a == "grad" else op.save_index[a] for a in argnames), None)
-                       for _, _, fn, argnames in op.formulas)
+                       for _, _, fn, argnames in formulas)
     return apply

@@ -19,7 +19,7 @@ from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._call import (NOTHING_SAVED, call_op, call_out, describe, device_error, forward_error, forward_wide,
-                    interposition, mark_views, promote)
+                    interposition, mark_views, promote, save_list)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
@@ -116,7 +116,7 @@ def build_fast_call(op, public_params, names, env, out=False):
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
-               _describe=describe, _forward_wide=forward_wide, _forward_error=forward_error,
+               _describe=describe, _save_list=save_list, _forward_wide=forward_wide, _forward_error=forward_error,
                _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
@@ -218,11 +218,22 @@ def build_fast_call(op, public_params, names, env, out=False):
                   "    else:",
                   f"        {e} = None"]
     lines += [f"    if {' and '.join(f'{e} is None' for e in edge_names)}:",
-              "        return res",
-              # See Note [Node names per call]
-              f"    node = _new(_op.node_class({', '.join(names)}))" if op.node_choices else "    node = _new(_Node)",
-              f"    node.next_edges = ({', '.join(edge_names)}{',' if len(edge_names) == 1 else ''})",
-              "    node.sequence_nr = _seq()",
+              "        return res"]
+    # See Note [Node names per call]
+    all_edges = f"({', '.join(edge_names)}{',' if len(edge_names) == 1 else ''})"
+    if not op.node_choices:
+        lines += ["    node = _new(_Node)", f"    node.next_edges = {all_edges}"]
+    elif not op.node_edges:
+        lines += [f"    node = _new(_op.node_class({', '.join(names)}))", f"    node.next_edges = {all_edges}"]
+    else:
+        lines += [f"    cls = _op.node_class({', '.join(names)})", "    node = _new(cls)"]
+        for j, (cls, keep) in enumerate(op.node_edges.items()):
+            env[f"_Cls{j}"] = cls
+            kept = ", ".join(edge_names[k] for k in keep)
+            lines += [f"    {'if' if j == 0 else 'elif'} cls is _Cls{j}:",
+                      f"        node.next_edges = ({kept}{',' if len(keep) == 1 else ''})"]
+        lines += ["    else:", f"        node.next_edges = {all_edges}"]
+    lines += ["    node.sequence_nr = _seq()",
               "    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None",
               "    node._metadata = None",
               "    if _Anomaly.enabled:",
@@ -243,6 +254,8 @@ def build_fast_call(op, public_params, names, env, out=False):
         cond = " or ".join(f"{e} is not None" for e in dict.fromkeys(es))
         if name == "result":
             expr = "_ST(res, is_output=True)"
+        elif name in op.saved_lists:
+            expr = f"_save_list({name})"
         elif name in op.index:
             expr = f"(_ST({name}) if isinstance({name}, _Tensor) else {name})"
         else:

@@ -104,15 +104,29 @@ _select = defop("select_index", _index_forward, view=True, public=False, node_na
 _slice = defop("slice_index", _index_forward, view=True, public=False, node_name="Slice",
                node_names=_BASIC_INDEX_NODES,
                input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, False))
-_advanced = defop("index", _index_forward, public=False,
-                  input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, True))
+
+def _advanced_forward(xp, input, indices):
+    return _check_bounds(input, tuple(i._data if isinstance(i, Tensor) else i for i in indices))
+
+
+# Its indices hold a tensor for each array index (a list or array made one); its node saves them as
+# PyTorch's IndexBackward0 does, so that a freed graph releases them.
+_advanced = defop("index", _advanced_forward, public=False, saved_lists=("indices",),
+                  input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, tuple(indices), True))
+
+
+def _index_tensors(index, indices):
+    """``indices`` (``convert_index(index)``) with a tensor for each array: the one given, or one made of a list."""
+    given = index if isinstance(index, tuple) else (index,)
+    return tuple(given[k] if k < len(given) and isinstance(given[k], Tensor) else
+                 Tensor._make(i) if isinstance(i, np.ndarray) else i for k, i in enumerate(indices))
 
 
 def getitem(self, index):
     """``self[index]``: basic indexing gives a view, advanced indexing a copy, as PyTorch."""
     indices, basic = convert_index(index)
     if not basic:
-        return _advanced(self, indices)
+        return _advanced(self, _index_tensors(index, indices))
     if any(isinstance(i, int) for i in indices):
         return _select(self, indices)
     return _slice(self, indices)

@@ -940,9 +940,11 @@ hardtanh = defop("hardtanh", lambda xp, input, min_val=-1.0, max_val=1.0: _cast(
                                                                                 input),
                  public=False,
                  input=lambda grad, input, min_val, max_val: where(_inside(input, min_val, max_val), grad, 0.))
+# As PyTorch's, x <= threshold ? value : x: a NaN input, or threshold, keeps x and its gradient.
 threshold = defop("threshold", lambda xp, input, threshold, value:
-                  _cast(xp, xp.where(input > threshold, input, value), input), public=False,
-                  input=lambda grad, input, threshold: where(input > threshold, grad, 0.))
+                  _cast(xp, xp.where(input <= threshold, value, input), input), public=False,
+                  inplace_node_name="ThresholdBackward1",
+                  input=lambda grad, input, threshold: where(input <= threshold, 0., grad))
 hardshrink = defop("hardshrink", lambda xp, input, lambd=0.5:
                    _cast(xp, xp.where(xp.abs(input) > lambd, input, 0), input), public=False,
                    input=lambda grad, input, lambd: where(_inside(input, -lambd, lambd), 0., grad))

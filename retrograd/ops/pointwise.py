@@ -182,6 +182,7 @@ def _pow_exponent_grad(grad, input, exponent, result):
 pow = defop("pow", _pow_forward, method=True, inplace=True, promote="binary",  # noqa: A001
             node_names={"PowBackward2": lambda input: not isinstance(input, Tensor),  # See Note [Node names per call]
                         "PowBackward1": lambda exponent: isinstance(exponent, Tensor)},
+            node_edges={"PowBackward0": ("input",), "PowBackward2": ("exponent",)},  # the number: no edge
             input=_pow_input_grad, exponent=_pow_exponent_grad)
 
 # -- exponentials and logarithms ----------------------------------------------------------------

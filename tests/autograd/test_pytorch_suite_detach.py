@@ -9,25 +9,32 @@ from .test_pytorch_suite_basics import function, ones, randn, same_in_both
 torch = pytest.importorskip("torch")
 
 
-@pytest.mark.xfail(strict=True, reason="a custom Function's ctx is its node here: a stashed ctx keeps the graph, and "
-                                       "its saved tensors, alive; PyTorch frees the C++ node under it")
-def test_stashed_ctx_refuses_its_saved_tensors_once_the_graph_is_gone():
+@pytest.mark.parametrize("stashed_in", ["forward", "backward"])
+@pytest.mark.parametrize("then", ["backward", "backward_retained", "backward_retained_and_deleted"])
+def test_stashed_ctx_keeps_its_saved_tensors_until_backward_frees_them(stashed_in, then):
+    # PyTorch 2.13 keeps a stashed ctx's saved tensors once the graph is gone (del loss after a retained
+    # backward); a backward that frees the graph frees them, and the ctx then raises "backward ... second time".
     def scenario(lib):
         stash = []
 
         def forward(ctx, x):
             ctx.save_for_backward(x)
+            if stashed_in == "forward":
+                stash.append(ctx)
             return x
 
         def backward(ctx, g):
-            stash.append(ctx)
+            if stashed_in == "backward":
+                stash.append(ctx)
             return ctx.saved_tensors
         p = lib.zeros(1, requires_grad=True)
         loss = function(lib, forward, backward, name="Id").apply(p)
-        loss.backward(retain_graph=True)
-        del loss
-        stash[0].saved_tensors
-    assert same_in_both(scenario)[0] == "RuntimeError"
+        loss.backward(retain_graph=then != "backward")
+        if then == "backward_retained_and_deleted":
+            del loss
+        return stash[0].saved_tensors, len(stash[0]._raw_saved_tensors)
+    result = same_in_both(scenario)
+    assert result[0] == ("RuntimeError" if then == "backward" else "ok")
 
 
 def test_repeated_double_backward_of_a_custom_product():

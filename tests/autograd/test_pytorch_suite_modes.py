@@ -264,10 +264,7 @@ def test_backward_of_a_non_scalar_without_grad_output_raises():
     assert same_in_both(scenario)[0] == "RuntimeError"
 
 
-@pytest.mark.parametrize("retain", [pytest.param(False, marks=pytest.mark.xfail(
-    strict=True, reason="indexing with a list saves the indices as a Python list here, which a freed graph does not "
-                        "miss; PyTorch saves index tensors and raises 'backward through the graph a second time'")),
-    True])
+@pytest.mark.parametrize("retain", [False, True])
 def test_backward_twice_through_saved_values(retain):
     def scenario(lib):
         b = randn(lib, 3, requires_grad=True)
@@ -277,6 +274,28 @@ def test_backward_twice_through_saved_values(retain):
         c.backward(go, retain_graph=retain)
         c.backward(go)
         return b.grad
+    same_in_both(scenario)
+
+
+@pytest.mark.parametrize("kind", ["list", "array", "tensor", "bool"])
+def test_backward_twice_through_advanced_indexing_raises(kind):
+    def scenario(lib):
+        b = randn(lib, 3, requires_grad=True)
+        index = {"list": [1, 1], "array": np.array([2, 0]), "tensor": lib.tensor([1, 2]),
+                 "bool": lib.tensor([True, False, True])}[kind]
+        y = b[index].sum()
+        y.backward()
+        y.backward()
+    assert same_in_both(scenario)[0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("index", ["x[[0], :]", "x[..., [0]]", "x[None, [0]]", "x[[0], 1]", "x[[0], [1]]",
+                                   "x[1:, [0]]", "x[[0], ..., [1]]", "x[torch.tensor([True, False, True])]"])
+def test_advanced_indexing_saves_its_indices_as_pytorch(index):
+    def scenario(lib):
+        x = randn(lib, 3, 3, 3, requires_grad=True)
+        node = eval(index, {"x": x, "torch": lib}).grad_fn
+        return node.name(), node._saved_indices
     same_in_both(scenario)
 
 

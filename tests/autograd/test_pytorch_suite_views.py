@@ -2,6 +2,7 @@
 dtype, in-place ops on views, out= arguments, diagonal. See test_pytorch_suite_basics.py for the method.
 """
 import gc
+import math
 
 import pytest
 
@@ -146,6 +147,38 @@ def test_data_ptr_of_views_is_the_base_pointer_plus_the_offset():
                 x.view(-1).data_ptr() == base, x.detach().data_ptr() == base, x.clone().data_ptr() == base,
                 lib.zeros(0).data_ptr())
     assert same_in_both(scenario) == ("ok", (32, 16, True, True, True, False, 0))
+
+
+@pytest.mark.parametrize("call", ["threshold_", "inplace=True", "out of place"])
+def test_threshold_in_place_records_threshold_backward1(call):
+    def scenario(lib):
+        F = lib.nn.functional
+        x = lib.tensor([-1.0, 0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        y = {"threshold_": lambda t: F.threshold_(t, 0.0, 5.0), "inplace=True": lambda t: F.threshold(t, 0.0, 5.0, True),
+             "out of place": lambda t: F.threshold(t, 0.0, 5.0)}[call](x.clone())
+        node = y.grad_fn
+        return node.name(), [n.name() for n, _ in node.next_functions], node._saved_self, node._saved_threshold
+    same_in_both(scenario)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("threshold,value", [(0.5, 7.0), (0.5, math.nan), (math.nan, 7.0)])
+def test_threshold_keeps_a_nan_input_and_its_gradient(threshold, value, inplace):
+    # PyTorch's threshold is x <= threshold ? value : x: a NaN input, or threshold, is not below the threshold
+    def scenario(lib):
+        x = lib.tensor([math.nan, -1.0, 0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.threshold(x.clone(), threshold, value, inplace)
+        y.backward(lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64))
+        return str(y.tolist()), x.grad  # NaN is not equal to itself: compared as text
+    same_in_both(scenario)
+
+
+def test_threshold_gradcheck():
+    F = rg.nn.functional
+    x = rg.tensor([-1.5, -0.2, 0.7, 2.0], dtype=rg.float64, requires_grad=True)
+    assert rg.autograd.gradcheck(lambda t: F.threshold(t, 0.3, -2.0), (x,))
+    assert rg.autograd.gradgradcheck(lambda t: F.threshold(t, 0.3, -2.0), (x,))
+    assert rg.autograd.gradcheck(lambda t: F.threshold_(t * 1, 0.3, -2.0), (x,))
 
 
 def test_threshold_in_place_gradient_masks_by_the_old_value():

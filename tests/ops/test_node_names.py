@@ -192,3 +192,37 @@ def test_type_name_is_the_node_name():
     node = x.sum(1).grad_fn
     assert type(node).__name__ == "SumBackward1"
     assert repr(x.sum(0)).endswith("grad_fn=<SumBackward1>)")
+
+
+def _pow_paths():
+    """Every path that records pow's node: the public function (the C op call where built), the
+    generated Python function, and ``call_op``."""
+    public = rg.pow
+    return {"public": public, "python": getattr(public, "python_call", public),
+            "call_op": lambda input, exponent: REGISTRY["pow"](input, exponent)}
+
+
+@pytest.mark.parametrize("path", ["public", "python", "call_op"])
+@pytest.mark.parametrize("input,exponent", [("x", 2), ("x", 0.5), (2., "x"), ("x", "e"), ("x", "t"), ("t", "x")])
+def test_pow_records_an_edge_per_tensor_operand_as_torch(path, input, exponent):
+    # PowBackward0 (tensor ** number) and PowBackward2 (number ** tensor) have one edge; PowBackward1 two,
+    # also for a 0-d exponent that does not require grad.
+    seen = []
+    for lib in (rg, torch):
+        values = {"x": lib.tensor([0.5, 1.5, 2.], dtype=lib.float64, requires_grad=True),
+                  "e": lib.tensor(3., dtype=lib.float64),
+                  "t": lib.tensor(1.5, dtype=lib.float64, requires_grad=True)}
+        args = [values.get(a, a) if isinstance(a, str) else a for a in (input, exponent)]
+        y = (_pow_paths()[path] if lib is rg else torch.pow)(*args)
+        node = y.grad_fn
+        edges = [(None if n is None else n.name(), i) for n, i in node.next_functions]
+        called = node(lib.ones(3, dtype=lib.float64))
+        called = [called] if isinstance(called, lib.Tensor) else list(called)
+        y.sum().backward()
+        grads = [values[a].grad for a in (input, exponent) if isinstance(a, str) and a != "e"]
+        seen.append((node.name(), edges, [None if g is None else g.detach().numpy() for g in called + grads]))
+    (ours_name, ours_edges, ours), (name, edges, theirs) = seen
+    assert (ours_name, ours_edges, [g is None for g in ours]) == (name, edges, [g is None for g in theirs])
+    for a, b in zip(ours, theirs):
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12)
