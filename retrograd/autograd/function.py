@@ -259,7 +259,7 @@ class Function(metaclass=FunctionMeta):
         ctx._saved_variables = _NOT_CONVERTED
         is_tensor = tuple(isinstance(a, Tensor) for a in inputs)
         ctx._is_tensor_arg = is_tensor
-        ctx.needs_input_grad = tuple(t and a._requires_grad for a, t in zip(inputs, is_tensor, strict=True))
+        ctx.needs_input_grad = tuple(t and _requires_grad(a) for a, t in zip(inputs, is_tensor, strict=True))
         record = grad_mode.state.grad_enabled and any(ctx.needs_input_grad)
         forward_mode = forward_mode_hook if forward_mode_hook is not None and forward_mode_hook.has_tangents(
             inputs) else None  # the forward runs without tangents; jvp gives the outputs theirs
@@ -328,7 +328,7 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
                 outs[i] = _not_differentiable(o, id(o) in inputs, id(o) in dirty)
         ctx.to_save = None
         return tuple(outs) if is_tuple else outs[0]
-    ctx.next_edges = tuple(gradient_edge(a) if a._requires_grad else None for a in tensor_args)
+    ctx.next_edges = tuple(gradient_edge(a) if _requires_grad(a) else None for a in tensor_args)
     nondiff = {id(t) for t in ctx.non_differentiable}
     saved_ids = {id(t) for t in ctx.to_save or () if t is not None} if custom_setup else ()
     metadata = []
@@ -395,6 +395,11 @@ def _view_of_self(t):
     """A new tensor viewing all of ``t``, with no history of its own yet (PyTorch's view_as_self)."""
     with grad_mode.no_grad():
         return t.view_as(t)
+
+
+def _requires_grad(a) -> bool:
+    """``a.requires_grad`` for a tensor argument: a view's through its base (Note [The autograd state of views])."""
+    return a._requires_grad or (a._base is not None and a._base._requires_grad)
 
 
 def _not_differentiable(o, is_input, is_modified):
@@ -505,7 +510,7 @@ def once_differentiable(fn):
             outputs = fn(ctx, *args, **kwargs)
         if not grad_mode.state.grad_enabled:
             return outputs
-        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        if not any(isinstance(a, Tensor) and _requires_grad(a) for a in args):
             return outputs
         is_tuple = isinstance(outputs, tuple)
         outs = list(outputs) if is_tuple else [outputs]
