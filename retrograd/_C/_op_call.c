@@ -739,7 +739,9 @@ fp_restore(PyObject *token)
         rc = PyContext_Exit(token);
 #ifdef FP_FAST
         PyThreadState *ts = PyThreadState_Get();
-        fp_left_quiet = rc == 0 ? token : NULL;
+        /* only a context the thread-state dict's list still holds (that reference and this one): one that was
+         * never cached, or was replaced while entered, is freed below */
+        fp_left_quiet = rc == 0 && Py_REFCNT(token) > 1 ? token : NULL;
         fp_left_for = ts->context;
         fp_left_ver = ts->context_ver;
 #endif
