@@ -642,17 +642,112 @@ ufunc_args(PyObject *entry, PyObject *forward, PyObject *const *args, Py_ssize_t
     return declared_args(entry, args, nargs);  /* which also checks the entry's form */
 }
 
-/* Sets NumPy's error state to FP_QUIET for the forward: a token for fp_restore (Py_None where it already is,
- * inside a backward pass), or NULL with an error set. See Note [NumPy's floating-point warnings]. */
+/* The quiet context of this thread, kept in its thread-state dict under fp_cache_key as a list [snapshot,
+ * quiet]: `quiet` is a copy of the context `snapshot` with NumPy's error state set to FP_QUIET. A forward runs
+ * inside `quiet` (PyContext_Enter, no allocation) while the thread's current context still equals `snapshot`
+ * (the same variables with the same values: a Context compares its variables, at once where they are the very
+ * same mapping), so each call costs a context copy from the free list and an identity check instead of the
+ * three objects of a ContextVar set and reset. See Note [NumPy's floating-point warnings]. */
+static PyObject *fp_cache_key;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+/* Where the thread left its quiet context last: the context it was in and CPython's count of the thread's context
+ * changes (every ContextVar set or reset and every context entered or left adds one), so that the same context at
+ * the same count proves nothing changed since and the quiet context is entered without a look-up. */
+#define FP_FAST 1
+static _Thread_local PyObject *fp_left_quiet;  /* borrowed: the thread-state dict's list owns it */
+static _Thread_local PyObject *fp_left_for;    /* compared only */
+static _Thread_local uint64_t fp_left_ver;
+#endif
+
+/* A new reference to the current thread's quiet context for the current context (see above), built where the
+ * cache is missing or stale; NULL with an error set. */
+static PyObject *
+fp_quiet_context(void)
+{
+    PyObject *now = PyContext_CopyCurrent();
+    if (now == NULL)
+        return NULL;
+    PyObject *tdict = PyThreadState_GetDict();  /* borrowed */
+    PyObject *entry = tdict == NULL ? NULL : PyDict_GetItemWithError(tdict, fp_cache_key);  /* borrowed */
+    if (entry == NULL && PyErr_Occurred())
+        goto fail;
+    if (entry != NULL && PyList_CheckExact(entry) && PyList_GET_SIZE(entry) == 2) {
+        int same = PyObject_RichCompareBool(PyList_GET_ITEM(entry, 0), now, Py_EQ);
+        if (same < 0)
+            goto fail;
+        if (same) {
+            PyObject *quiet = Py_NewRef(PyList_GET_ITEM(entry, 1));
+            PyList_SetItem(entry, 0, now);  /* steals `now`; the next compare finds the same mapping at once */
+            return quiet;
+        }
+    }
+    PyObject *quiet = PyContext_Copy(now);
+    if (quiet == NULL)
+        goto fail;
+    if (PyContext_Enter(quiet) < 0) {
+        Py_DECREF(quiet);
+        goto fail;
+    }
+    PyObject *token = PyContextVar_Set(fp_state, fp_quiet);
+    if (PyContext_Exit(quiet) < 0 || token == NULL) {
+        Py_XDECREF(token);
+        Py_DECREF(quiet);
+        goto fail;
+    }
+    Py_DECREF(token);
+    if (tdict != NULL) {
+        PyObject *fresh = PyList_New(2);
+        if (fresh == NULL) {
+            Py_DECREF(quiet);
+            goto fail;
+        }
+        PyList_SET_ITEM(fresh, 0, now);
+        PyList_SET_ITEM(fresh, 1, Py_NewRef(quiet));
+        int rc = PyDict_SetItem(tdict, fp_cache_key, fresh);
+        Py_DECREF(fresh);
+        if (rc < 0) {
+            Py_DECREF(quiet);
+            return NULL;
+        }
+        return quiet;
+    }
+    Py_DECREF(now);
+    return quiet;
+fail:
+    Py_DECREF(now);
+    return NULL;
+}
+
+/* Sets NumPy's error state to FP_QUIET for the forward: a token for fp_restore, which is Py_None where it already
+ * is (inside a backward pass), the entered quiet context (see fp_quiet_context), or, where that context is already
+ * entered (a forward's own op calls under a state it set), a ContextVar token; NULL with an error set. See Note
+ * [NumPy's floating-point warnings]. */
 static PyObject *
 fp_quiet_on(void)
 {
+#ifdef FP_FAST
+    PyThreadState *ts = PyThreadState_Get();
+    if (fp_left_quiet != NULL && ts->context == fp_left_for && ts->context_ver == fp_left_ver) {
+        if (PyContext_Enter(fp_left_quiet) == 0)
+            return Py_NewRef(fp_left_quiet);
+        PyErr_Clear();  /* entered further up: the look-up below finds the state quiet */
+    }
+#endif
     PyObject *current;
     if (PyContextVar_Get(fp_state, NULL, &current) < 0)
         return NULL;
     Py_XDECREF(current);  /* only compared: FP_QUIET stays bound here */
     if (current == fp_quiet)
         Py_RETURN_NONE;
+    PyObject *quiet = fp_quiet_context();
+    if (quiet == NULL)
+        return NULL;
+    if (PyContext_Enter(quiet) == 0)
+        return quiet;
+    Py_DECREF(quiet);
+    if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
+        return NULL;
+    PyErr_Clear();  /* already entered further up this thread's stack */
     return PyContextVar_Set(fp_state, fp_quiet);
 }
 
@@ -669,7 +764,20 @@ fp_restore(PyObject *token)
     }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    int rc = PyContextVar_Reset(fp_state, token);
+    int rc;
+    if (PyContext_CheckExact(token)) {
+        rc = PyContext_Exit(token);
+#ifdef FP_FAST
+        PyThreadState *ts = PyThreadState_Get();
+        /* only a context the thread-state dict's list still holds (that reference and this one): one that was
+         * never cached, or was replaced while entered, is freed below */
+        fp_left_quiet = rc == 0 && Py_REFCNT(token) > 1 ? token : NULL;
+        fp_left_for = ts->context;
+        fp_left_ver = ts->context_ver;
+#endif
+    } else {
+        rc = PyContextVar_Reset(fp_state, token);
+    }
     Py_DECREF(token);
     if (type != NULL) {
         if (rc < 0)
@@ -1177,7 +1285,8 @@ PyInit__op_call(void)
     if (intern_all(interned, N_INTERNED) < 0)
         return NULL;
     if ((empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
-        (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0)
+        (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0 ||
+        (fp_cache_key = PyUnicode_InternFromString("retrograd._C._op_call.quiet_context")) == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module != NULL && PyModule_AddObjectRef(module, "OpFunction", (PyObject *)&OpFunction_type) < 0)

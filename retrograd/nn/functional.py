@@ -957,7 +957,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if t is not None and tuple(t.shape) != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
-    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)[0]  # native_layer_norm's output
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):

@@ -29,6 +29,9 @@ CASES = [
     ("addmm", lambda m, b, x, w: m.addmm(b, x, w), [(4,), (3, 2), (2, 4)]),
     ("addmm_matrix_input", lambda m, b, x, w: m.addmm(b, x, w), [(3, 4), (3, 2), (2, 4)]),
     ("addmm_scaled", lambda m, b, x, w: m.addmm(b, x, w, beta=0.5, alpha=2.0), [(4,), (3, 2), (2, 4)]),
+    ("layer_norm_affine", lambda m, x, w, b: m.nn.functional.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
+    ("layer_norm_two_dims_no_affine", lambda m, x: m.nn.functional.layer_norm(x, (3, 4)), [(2, 3, 4)]),
+    ("gelu", lambda m, x: m.nn.functional.gelu(x), [(3, 4)]),
 ]
 
 
@@ -99,3 +102,19 @@ def test_a_hook_sees_the_array_formulas_gradient_and_can_replace_it():
     x.register_hook(lambda g: seen.append(g.clone()) or g * 2)
     rg.softmax(x, -1).mul(rg.tensor(_rng.standard_normal((2, 3)))).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * seen[0].numpy(), rtol=1e-15)
+
+
+def test_float32_gelu_and_its_gradient_are_within_float32_rounding_of_the_exact_ones():
+    # See Note [float32 GELU]: PyTorch's own float32 erf; compared here with the float64 (SciPy) gelu
+    x = np.concatenate([np.linspace(-9, 9, 721), [0.0, -0.0, 1e-30, -1e-30, 50.0, -50.0]])
+    exact = rg.tensor(x, requires_grad=True)
+    rg.nn.functional.gelu(exact).sum().backward()
+    ours = rg.tensor(x, dtype=rg.float32, requires_grad=True)
+    out = rg.nn.functional.gelu(ours)
+    out.sum().backward()
+    assert out.dtype == rg.float32 and ours.grad.dtype == rg.float32
+    want = rg.nn.functional.gelu(exact).detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-6, atol=5e-7)
+    np.testing.assert_allclose(ours.grad.numpy(), exact.grad.numpy(), rtol=1e-6, atol=5e-7)
+    special = rg.nn.functional.gelu(rg.tensor([float("inf"), float("nan")])).tolist()
+    assert special[0] == float("inf") and special[1] != special[1]
