@@ -16,22 +16,26 @@ the result lives (as a graph would).
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
+import types
 import weakref
 
 import numpy as np
 
 from .. import autograd as _autograd_package
 from .._tensor import Tensor
+from ..nn.modules import module as _nn_module
 from ..ops._call import interposed
 from . import grad_mode, graph as _graph_module
 from .accumulate_grad import AccumulateGrad
 from .saved_variable import SavedTensor
 from .variable import gradient_edge
 
-__all__ = ["explain", "explain_mode", "Explanation", "memory_summary", "MemorySummary"]
+__all__ = ["explain", "explain_mode", "Explanation", "memory_summary", "MemorySummary", "record_module_paths",
+           "ModulePaths"]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -416,14 +420,18 @@ class MemorySummary:
     """What a graph holds: per node (``nodes``: name, saved bytes, gradient bytes), per node type
     (``by_type``: name -> [count, saved bytes, gradient bytes]), totals, and the largest holders."""
 
-    def __init__(self, nodes, unique_saved):
+    def __init__(self, nodes, unique_saved, cycles=()):
         self.nodes = nodes
-        self.by_type = {}
+        self.by_type, self.by_module = {}, {}
         for n in nodes:
-            row = self.by_type.setdefault(n["name"], [0, 0, 0])
-            row[0] += 1
-            row[1] += n["saved_bytes"]
-            row[2] += n["grad_bytes"]
+            for table, key in ((self.by_type, n["name"]), (self.by_module, n["module"])):
+                if key is None:
+                    continue
+                row = table.setdefault(key, [0, 0, 0])
+                row[0] += 1
+                row[1] += n["saved_bytes"]
+                row[2] += n["grad_bytes"]
+        self.cycles = list(cycles)
         self.total_saved_bytes = sum(n["saved_bytes"] for n in nodes)
         self.unique_saved_bytes = unique_saved
         self.total_grad_bytes = sum(n["grad_bytes"] for n in nodes)
@@ -438,12 +446,79 @@ class MemorySummary:
             lines.append(f"{name:<40}{count:>8}{saved:>12}{grad:>12}")
         lines.append("largest holders: " + ", ".join(f"{n['name']} (seq {n['sequence_nr']}): "
                                                       f"{n['saved_bytes'] + n['grad_bytes']} B" for n in self.largest))
+        if self.by_module:
+            lines.append(f"{'module':<40}{'nodes':>8}{'saved B':>12}{'grad B':>12}")
+            for name, (count, saved, grad) in sorted(self.by_module.items(), key=lambda kv: -(kv[1][1] + kv[1][2])):
+                lines.append(f"{name:<40}{count:>8}{saved:>12}{grad:>12}")
+        for cycle in self.cycles:
+            lines.append(f"held by a reference cycle: {', '.join(cycle['nodes'])} (the cycle: "
+                         f"{' -> '.join(cycle['objects'])})")
         return "\n".join(lines)
 
 
-def memory_summary(output) -> MemorySummary:
+# Objects whose references memory_summary's cycle search does not follow: a graph's cycles run through
+# nodes, tensors, saved values, containers and the objects users hang on a ctx, never through these.
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+           types.CodeType, types.FrameType, np.ndarray, str, bytes, int, float, bool, type(None))
+
+
+def _cycles(roots, nodes) -> list:
+    """The reference cycles through the graph's nodes: each strongly connected component of the objects
+    reachable from ``roots`` (Tarjan's algorithm with an explicit stack) that holds a node, as
+    ``{"nodes": names, "objects": type names}``. Those objects outlive their last outside reference until
+    the garbage collector runs."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    objects = {}
+    for root in roots:
+        if id(root) in index:
+            continue
+        work = [(root, None)]
+        while work:
+            obj, it = work.pop()
+            key = id(obj)
+            if it is None:
+                objects[key] = obj
+                index[key] = low[key] = len(index)
+                stack.append(obj)
+                on_stack.add(key)
+                it = iter([r for r in gc.get_referents(obj) if not isinstance(r, _OPAQUE)])
+            advanced = False
+            for child in it:
+                ckey = id(child)
+                if ckey not in index:
+                    work.append((obj, it))
+                    work.append((child, None))
+                    advanced = True
+                    break
+                if ckey in on_stack:
+                    low[key] = min(low[key], index[ckey])
+            if advanced:
+                continue
+            if work:
+                parent = id(work[-1][0])
+                low[parent] = min(low[parent], low[key])
+            if low[key] == index[key]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(id(member))
+                    component.append(member)
+                    if member is obj:
+                        break
+                held = [m for m in component if id(m) in nodes]
+                if held and (len(component) > 1 or any(r is obj for r in gc.get_referents(obj))):
+                    found.append({"nodes": [m.name() for m in held],
+                                  "objects": [type(m).__name__ for m in reversed(component)]})
+    return found
+
+
+def memory_summary(output, find_cycles: bool = True) -> MemorySummary:
     """Bytes the graph of ``output`` holds: saved tensors per node, per node type and in total (each array
-    once in ``unique_saved_bytes``), the gradient buffers of its leaves (``.grad``), and the largest holders.
+    once in ``unique_saved_bytes``), the gradient buffers of its leaves (``.grad``), and the largest holders;
+    per module (``by_module``) for the nodes recorded under ``record_module_paths()``; and the reference cycles
+    through its nodes (``cycles``), which keep them alive after the last outside reference until the garbage
+    collector runs. The cycle search walks every object the graph holds: ``find_cycles=False`` skips it on a
+    large graph (it costs about 0.1 ms per node).
 
     Example::
         >>> import retrograd as rg
@@ -465,9 +540,97 @@ def memory_summary(output) -> MemorySummary:
             arrays[id(a)] = a.nbytes
         seq = node.sequence_nr if node.sequence_nr < _graph_module.MAX_SEQUENCE_NR else -1
         nodes.append({"name": node.name(), "sequence_nr": seq, "saved_bytes": sum(a.nbytes for a in saved),
-                      "grad_bytes": _grad_bytes(node)})
+                      "grad_bytes": _grad_bytes(node), "module": (node._metadata or {}).get(MODULE_KEY)})
         stack.extend(edge[0] for edge in node.next_edges if edge is not None)
-    return MemorySummary(nodes, sum(arrays.values()))
+    roots = [output] if isinstance(output, Tensor) else [root] if root is not None else []
+    cycles = _cycles(roots, {id(n) for n in seen}) if find_cycles else []
+    return MemorySummary(nodes, sum(arrays.values()), cycles)
+
+
+MODULE_KEY = "module_path_"
+
+
+class ModulePaths:
+    """The path of the ``nn.Module`` forwards running on each thread (``"Net/encoder:Linear"``), kept by global
+    module hooks while entered."""
+
+    def __init__(self):
+        self._local = threading.local()
+        self._handles = []
+
+    def _enter(self, module, args):
+        stack = getattr(self._local, "modules", None)
+        if stack is None:
+            stack = self._local.modules = []
+        name = type(module).__name__
+        if stack:
+            attr = next((k for k, m in stack[-1][0]._modules.items() if m is module), None)
+            if attr is not None:
+                name = f"{attr}:{name}"
+        stack.append((module, name))
+
+    def _leave(self, module, args, output):
+        stack = getattr(self._local, "modules", None)
+        if stack:
+            stack.pop()
+
+    def path(self):
+        """This thread's module path, or None outside every module."""
+        stack = getattr(self._local, "modules", None)
+        return "/".join(name for _, name in stack) if stack else None
+
+    def __enter__(self):
+        self._handles = [_nn_module.register_module_forward_pre_hook(self._enter),
+                         _nn_module.register_module_forward_hook(self._leave, always_call=True)]
+        return self
+
+    def __exit__(self, *exc):
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        return False
+
+
+class _ModuleRecorder:
+    """An interposer that writes the running module path on the node each op call records."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def interpose(self, op, args, inplace, proceed):
+        out = proceed(op, args, inplace)
+        path = self.paths.path()
+        if path is not None:
+            for r in out if isinstance(out, tuple) else (out,):
+                if isinstance(r, Tensor) and r._grad_fn is not None:
+                    r._grad_fn.metadata.setdefault(MODULE_KEY, path)
+        return out
+
+
+class record_module_paths:
+    """Within it, each node the forward records carries the path of the ``nn.Module`` whose forward made it, so
+    that ``memory_summary`` counts bytes per module (``by_module``) too.
+
+    Example::
+        >>> import retrograd as rg
+        >>> net = rg.nn.Sequential(rg.nn.Linear(3, 2), rg.nn.Tanh())
+        >>> with rg.autograd.graph.record_module_paths():
+        ...     out = net(rg.ones(4, 3)).sum()
+        >>> sorted(rg.autograd.graph.memory_summary(out).by_module)
+        ['Sequential/0:Linear', 'Sequential/1:Tanh']
+    """
+
+    def __enter__(self):
+        self._paths = ModulePaths().__enter__()
+        self._interposed = interposed(_ModuleRecorder(self._paths))
+        self._interposed.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._interposed.__exit__(*exc)
+        self._paths.__exit__(*exc)
+        return False
 
 
 _graph_module.memory_summary = memory_summary
+_graph_module.record_module_paths = record_module_paths

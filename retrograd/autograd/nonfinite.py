@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import traceback
 
 import numpy as np
 
 from .. import autograd as _autograd_package
 from .._tensor import Tensor
-from ..nn.modules import module as _module
 from ..ops._call import pop_interposer, push_interposer
 from . import observation
+from .debug import ModulePaths
 from .graph import node_name
 from .graph_task import NO_DEVICE, local as _worker
 
@@ -105,30 +104,7 @@ class detect_nonfinite:
         self.raise_error = raise_error
         self.forward = None
         self.backward = None
-        self._local = threading.local()
-        self._handles = []
-
-    # -- module paths ----------------------------------------------------------------------------
-    def _enter_module(self, module, args):
-        stack = getattr(self._local, "modules", None)
-        if stack is None:
-            stack = self._local.modules = []
-        name = type(module).__name__
-        if stack:
-            parent = stack[-1][0]
-            attr = next((k for k, m in parent._modules.items() if m is module), None)
-            if attr is not None:
-                name = f"{attr}:{name}"
-        stack.append((module, name))
-
-    def _leave_module(self, module, args, output):
-        stack = getattr(self._local, "modules", None)
-        if stack:
-            stack.pop()
-
-    def _module_path(self):
-        stack = getattr(self._local, "modules", None)
-        return "/".join(name for _, name in stack) if stack else None
+        self._paths = ModulePaths()
 
     # -- forward: the interposer -----------------------------------------------------------------
     def interpose(self, op, args, inplace, proceed):
@@ -140,9 +116,9 @@ class detect_nonfinite:
             if isinstance(r, Tensor) and r._grad_fn is not None:
                 meta = r._grad_fn.metadata
                 if _TRACE_KEY not in meta:
-                    meta[_TRACE_KEY] = (_user_stack(), self._module_path())
+                    meta[_TRACE_KEY] = (_user_stack(), self._paths.path())
         if self.forward is None and _worker.worker_device == NO_DEVICE and not all(_finite(r) for r in results):
-            self._found("forward", op.name, _user_stack(), _stats(args), self._module_path())
+            self._found("forward", op.name, _user_stack(), _stats(args), self._paths.path())
         return out
 
     # -- backward: the engine observer -----------------------------------------------------------
@@ -164,8 +140,7 @@ class detect_nonfinite:
             raise RuntimeError(str(finding))
 
     def __enter__(self):
-        self._handles = [_module.register_module_forward_pre_hook(self._enter_module),
-                         _module.register_module_forward_hook(self._leave_module, always_call=True)]
+        self._paths.__enter__()
         push_interposer(self)
         observation.add_observer(self)
         return self
@@ -173,8 +148,7 @@ class detect_nonfinite:
     def __exit__(self, *exc):
         observation.remove_observer(self)
         pop_interposer(self)
-        for h in self._handles:
-            h.remove()
+        self._paths.__exit__(*exc)
         return False
 
 

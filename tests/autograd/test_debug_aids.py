@@ -239,3 +239,42 @@ def test_memory_summary_counts_saved_tensors_per_node_and_type_and_gradient_buff
     assert str(s).startswith("4 nodes; saved tensors 48 B (32 B in distinct arrays); gradient buffers 16 B")
     loss.backward()  # frees the graph: nothing saved is held any more
     assert rg.autograd.graph.memory_summary(loss).total_saved_bytes == 0
+
+
+def test_memory_summary_counts_bytes_per_module_recorded_under_record_module_paths():
+    net = rg.nn.Sequential(rg.nn.Linear(3, 2), rg.nn.Tanh())
+    x = rg.ones(4, 3)
+    out = net(x).sum()  # recorded outside: no module rows
+    assert rg.autograd.graph.memory_summary(out).by_module == {}
+    with rg.autograd.graph.record_module_paths():
+        out = net(x).sum()
+    s = rg.autograd.graph.memory_summary(out)
+    # Linear: AddmmBackward0 saves its input (4x3 float32, for the weight's gradient), and TBackward0 nothing;
+    # Tanh saves its result (4x2)
+    assert s.by_module == {"Sequential/0:Linear": [2, 4 * 12, 0], "Sequential/1:Tanh": [1, 4 * 8, 0]}
+    assert "Sequential/0:Linear" in str(s)
+    with rg.autograd.graph.record_module_paths(), rg.autograd.detect_nonfinite() as found:
+        rg.nn.Sequential(rg.nn.Linear(3, 2))(rg.full((1, 3), float("inf"))).sum()
+    assert found.forward.module == "Sequential/0:Linear"  # detect_nonfinite shares the module paths
+
+
+class _KeepsItsOutput(rg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_memory_summary_names_the_nodes_a_reference_cycle_keeps_alive():
+    x = rg.ones(3, requires_grad=True)
+    plain = (x * x).sum()
+    assert rg.autograd.graph.memory_summary(plain).cycles == []
+    y = _KeepsItsOutput.apply(x)
+    y.grad_fn.kept = y  # the node holds its own output: output -> node -> output
+    s = rg.autograd.graph.memory_summary((y * y).sum())
+    assert s.cycles == [{"nodes": ["_KeepsItsOutputBackward"], "objects": ["_KeepsItsOutputBackward", "Tensor"]}]
+    assert "held by a reference cycle: _KeepsItsOutputBackward (the cycle: _KeepsItsOutputBackward -> Tensor)" in str(s)
+    assert rg.autograd.graph.memory_summary((y * y).sum(), find_cycles=False).cycles == []
