@@ -20,10 +20,12 @@ gradient gets its tangent (``jvp(grad(f))``, ``jacfwd(jacrev(f))``). Where nothi
 graph (no transform outside, no input requiring grad), ``grad``'s results are detached, keeping
 their tangents, detached too: the caller gets plain tensors, as torch.func's. Tangents are
 recorded on the tensors a function sees, batched ones under vmap, while the reverse pass runs on
-the physical tensors underneath: a reverse transform whose input is batched (at a vmap level) and
-has a tangent, on itself or on its physical tensor (``vmap(jvp(grad(f)))``, ``jvp(vmap(grad(f)))``,
-``vmap(hessian(f))``) would give wrong numbers silently, so it raises NotImplementedError instead.
-The tangents-only level of Note [Batched tangents] is no such level: ``hessian`` alone works.
+the physical tensors underneath: a reverse transform whose input has a tangent and is batched (at
+a vmap level), or whose dual level was entered inside a vmap level its pass runs under
+(``vmap(jvp(grad(f)))``, ``jvp(vmap(grad(f)))``, ``vmap(hessian(f))``), would give wrong numbers
+silently, so it raises NotImplementedError instead. A dual level entered outside the vmap levels,
+with unbatched dual inputs (``jvp`` of ``vmap(grad(f), in_dims=(None, 0))`` in its first
+argument), works; so does the tangents-only level of Note [Batched tangents] (``hessian``).
 """
 from __future__ import annotations
 
@@ -88,13 +90,26 @@ def _wants_graph(leaves) -> bool:
     return is_grad_enabled() and (_depth.n > 0 or any(t.requires_grad or _has_tangent(t) for t in leaves))
 
 
+def _dual_inside_vmap(active) -> bool:
+    """Whether the current dual level was entered inside one of the vmap levels ``active``."""
+    stack = _call.interposition.stack
+    interposer = current_level().interposer
+    for entry in stack:
+        if entry is interposer:
+            return False
+        if isinstance(entry, _VmapInterposer) and any(entry.level is lv for lv in active):
+            return True
+    return False
+
+
 def _mark(t, active, graph):
     """The differentiation leaf of tensor ``t`` (its full physical tensor) and what the function sees of it.
 
     A tensor that requires grad, or has a tangent, is marked through a view, which keeps its history
     and its tangent; any other is detached."""
     full = to_full_physical(t, active)
-    if type(t) is BatchedTensor and (_has_tangent(t) or _has_tangent(full)):  # See Note [Reverse transforms of dual tensors]
+    if (_has_tangent(t) or _has_tangent(full)) and (type(t) is BatchedTensor or _dual_inside_vmap(active)):
+        # See Note [Reverse transforms of dual tensors]
         raise NotImplementedError("jvp (forward-mode AD) of grad, vjp or jacrev under vmap is not supported yet: "
                                   "the reverse pass runs on the tensors underneath the batch, and the tangents "
                                   "recorded on the batched ones would be lost (this covers vmap(jvp(grad(f))), "

@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 _rng = np.random.default_rng(5)
 X = _rng.standard_normal((3, 4))
 V = _rng.standard_normal(4)
+W = _rng.standard_normal(4)
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +24,10 @@ def _no_level_left():
 
 def _f(x):
     return (x.sin() * x).sum()
+
+
+def _g(w, x):
+    return (x.sin() * w * w).sum()
 
 
 def test_jvp_of_grad_returns_plain_tensors_with_torch_funcs_numbers():
@@ -50,7 +55,8 @@ def test_grad_of_jvp_of_grad_matches_torch_func():
     np.testing.assert_allclose(run(rg), run(torch), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("composition", ["vmap_jvp_grad", "jvp_vmap_grad", "vmap_hessian", "vmap_jacfwd_jacrev"])
+@pytest.mark.parametrize("composition", ["vmap_jvp_grad", "jvp_vmap_grad", "vmap_hessian", "vmap_jacfwd_jacrev",
+                                         "vmap_jvp_grad_of_unbatched_primal"])
 def test_forward_over_reverse_under_vmap_raises_not_implemented(composition):
     x, v = rg.tensor(X), rg.tensor(V)
     run = {
@@ -58,6 +64,8 @@ def test_forward_over_reverse_under_vmap_raises_not_implemented(composition):
         "jvp_vmap_grad": lambda: jvp(vmap(grad(_f)), (x,), (rg.tensor(np.tile(V, (3, 1))),)),
         "vmap_hessian": lambda: vmap(hessian(_f))(x),
         "vmap_jacfwd_jacrev": lambda: vmap(jacfwd(jacrev(_f)))(x),
+        "vmap_jvp_grad_of_unbatched_primal": lambda: vmap(lambda a: jvp(lambda w: grad(_g)(w, a), (rg.tensor(W),),
+                                                                        (v,))[1])(x),
     }[composition]
     with pytest.raises(NotImplementedError, match=r"^jvp \(forward-mode AD\) of grad, vjp or jacrev under vmap is "
                                                   r"not supported yet"):
@@ -76,3 +84,10 @@ def test_vmap_of_grad_and_vmap_of_jvp_still_match_torch_func():
         return g.detach().numpy(), j.detach().numpy()
     for ours, theirs in zip(run(rg), run(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_jvp_of_vmap_of_grad_in_an_unbatched_argument_matches_torch_func():
+    def run(lib):
+        per_sample = lib.func.vmap(lib.func.grad(_g), in_dims=(None, 0))
+        return lib.func.jvp(lambda w: per_sample(w, lib.tensor(X)), (lib.tensor(W),), (lib.tensor(V),))[1].numpy()
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-12, atol=1e-12)
