@@ -11,6 +11,21 @@ transform outside) where grad mode is on and a transform is already running or a
 grad. A ``vjp_fn`` called with cotangents batched at a vmap level newer than its ``vjp`` (vmap of
 a vjp, as ``jacrev`` does) runs the function again with its primals lifted to the new level: the
 engine's passes are never batched themselves.
+
+Note [Reverse transforms of dual tensors]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Under ``jvp`` (a dual level), a reverse transform whose inputs carry tangents records its pass
+and differentiates it with ``create_graph``, so that forward mode sees the backward's ops and the
+gradient gets its tangent (``jvp(grad(f))``, ``jacfwd(jacrev(f))``). Where nothing else wants that
+graph (no transform outside, no input requiring grad), ``grad``'s results are detached, keeping
+their tangents, detached too: the caller gets plain tensors, as torch.func's. Tangents are
+recorded on the tensors a function sees, batched ones under vmap, while the reverse pass runs on
+the physical tensors underneath: a reverse transform whose input has a tangent and is batched (at
+a vmap level), or whose dual level was entered inside a vmap level its pass runs under
+(``vmap(jvp(grad(f)))``, ``jvp(vmap(grad(f)))``, ``vmap(hessian(f))``), would give wrong numbers
+silently, so it raises NotImplementedError instead. A dual level entered outside the vmap levels,
+with unbatched dual inputs (``jvp`` of ``vmap(grad(f), in_dims=(None, 0))`` in its first
+argument), works; so does the tangents-only level of Note [Batched tangents] (``hessian``).
 """
 from __future__ import annotations
 
@@ -19,6 +34,7 @@ import threading
 
 from .._creation import eye, ones_like, zeros_like
 from .._tensor import Tensor
+from ..autograd import forward_ad as _fwad
 from ..autograd._api import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import _call
@@ -74,12 +90,30 @@ def _wants_graph(leaves) -> bool:
     return is_grad_enabled() and (_depth.n > 0 or any(t.requires_grad or _has_tangent(t) for t in leaves))
 
 
+def _dual_inside_vmap(active) -> bool:
+    """Whether the current dual level was entered inside one of the vmap levels ``active``."""
+    stack = _call.interposition.stack
+    interposer = current_level().interposer
+    for entry in stack:
+        if entry is interposer:
+            return False
+        if isinstance(entry, _VmapInterposer) and any(entry.level is lv for lv in active):
+            return True
+    return False
+
+
 def _mark(t, active, graph):
     """The differentiation leaf of tensor ``t`` (its full physical tensor) and what the function sees of it.
 
     A tensor that requires grad, or has a tangent, is marked through a view, which keeps its history
     and its tangent; any other is detached."""
     full = to_full_physical(t, active)
+    if (_has_tangent(t) or _has_tangent(full)) and (type(t) is BatchedTensor or _dual_inside_vmap(active)):
+        # See Note [Reverse transforms of dual tensors]
+        raise NotImplementedError("jvp (forward-mode AD) of grad, vjp or jacrev under vmap is not supported yet: "
+                                  "the reverse pass runs on the tensors underneath the batch, and the tangents "
+                                  "recorded on the batched ones would be lost (this covers vmap(jvp(grad(f))), "
+                                  "jvp(vmap(grad(f))) and vmap(hessian(f))).")
     if graph and (full.requires_grad or _has_tangent(full)):
         leaf = full.view_as(full)
         if not leaf.requires_grad:
@@ -87,6 +121,15 @@ def _mark(t, active, graph):
     else:
         leaf = full.detach().requires_grad_()
     return leaf, from_full_physical(leaf, active)
+
+
+def _detach_dual(t):
+    """``t`` detached from every graph, with its tangent at the current level (if any) detached too."""
+    level = current_level()
+    tangent = None if level is None else tangent_of(t, level)
+    if tangent is None:
+        return t.detach()
+    return _fwad.make_dual(t.detach(), tangent.detach())
 
 
 def _detach_tree(tree, graph):
@@ -188,6 +231,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
         flat_in = [t for a in nums for t in tree_flatten(args[a])[0]]
         _check_tensors(flat_in)
         graph = _wants_graph(flat_in)
+        # See Note [Reverse transforms of dual tensors]
+        private = graph and _depth.n == 0 and not any(t.requires_grad for t in flat_in)
         out, leaves, specs = _call_marked(func, args, kwargs, nums, active, graph)
         aux = None
         if has_aux:
@@ -202,6 +247,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                f"with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
         po = to_full_physical(out, active)
         grads = _backward([po], leaves, [ones_like(po)], graph, graph)
+        if private:
+            grads = [_detach_dual(g) for g in grads]
+            out = _detach_dual(out)
         grads = _regroup([from_full_physical(g, active) for g in grads], specs, isinstance(argnums, int))
         value = _detach_tree(out, graph)
         if has_aux:
