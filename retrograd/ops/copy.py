@@ -116,6 +116,7 @@ def _fill_forward(xp, input, value):
 
 fill = defop("fill", _fill_forward, public=False, inplace=True, tensor_args=("input", "value"),
              node_name="FillBackward2", node_names={"FillBackward3": lambda value: isinstance(value, Tensor)},
+             node_edges={"FillBackward2": ("input",)},
              input=lambda grad: grad * 0,
              value=lambda grad: grad.sum())
 

@@ -293,6 +293,7 @@ def _scatter_src_grad(grad, dim, index, src_shape, reduce):
 
 scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
                 node_names={"ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
+                node_edges={"ScatterBackward1": ("input",)},
                 input=_scatter_input_grad, src=_scatter_src_grad)
 
 
@@ -344,6 +345,7 @@ def _masked_fill(xp, input, mask, value):
 
 masked_fill = defop("masked_fill", _masked_fill, method=True, inplace=True, tensor_args=("input", "mask", "value"),
                     node_names={"MaskedFillBackward1": lambda value: isinstance(value, Tensor)},
+                    node_edges={"MaskedFillBackward0": ("input",)},
                     input=lambda grad, mask: grad.masked_fill(mask, 0.),
                     value=lambda grad, mask: grad.masked_fill(mask.logical_not(), 0.).sum())
 
@@ -432,6 +434,7 @@ def _index_fill(xp, input, dim, index, value):
 
 index_fill = defop("index_fill", _index_fill, method=True, inplace=True, tensor_args=("input", "index", "value"),
                    node_names={"IndexFillBackward1": lambda value: isinstance(value, Tensor)},
+                   node_edges={"IndexFillBackward0": ("input",)},
                    input=lambda grad, dim, index: grad.index_fill(dim, index, 0.),
                    value=lambda grad, dim, index: grad.index_select(dim, index.reshape(-1).unique()).sum()
                    if grad.dim() else grad)  # a position named twice was filled once

@@ -84,6 +84,7 @@ def _check_int_divisor(xp, input, other):
 sub = defop("sub", _sub,
             method=True, inplace=True, promote="binary",
             node_names={"RsubBackward1": lambda input: not isinstance(input, Tensor)},  # number - tensor
+            node_edges={"RsubBackward1": ("other",)},  # the number: no edge
             input=passthrough,
             other=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")))
 
@@ -306,6 +307,7 @@ def _clamp_mask(input, min, max):  # noqa: A002
 clamp = defop("clamp", _clamp, method=True, inplace=True, promote="binary", tensor_args=("input", "min", "max"),
               node_names={"ClampBackward1": lambda min, max: not isinstance(min, Tensor) and  # number bounds
                           not isinstance(max, Tensor)},
+              node_edges={"ClampBackward1": ("input",)},
               input=lambda grad, input, min, max: where(_clamp_mask(input, min, max), grad, 0.),
               min=lambda grad, input, min: where(input < min, grad, 0.),
               max=lambda grad, input, max: where(input > max, grad, 0.))
@@ -384,6 +386,7 @@ floor_divide = defop("floor_divide", _floor_divide, method=True,
                      promote="binary")
 remainder = defop("remainder", _remainder, method=True, inplace=True, promote="binary",
                   node_names={"RemainderBackward1": lambda other: isinstance(other, Tensor)},
+                  node_edges={"RemainderBackward0": ("input",)},
                   input=passthrough,
                   other=lambda grad, input, other: -grad * (input / other).floor())
 
@@ -397,6 +400,7 @@ def _lerp(xp, input, end, weight):
 
 lerp = defop("lerp", _lerp, method=True, inplace=True, promote="binary", tensor_args=("input", "end", "weight"),
              node_names={"LerpBackward1": lambda weight: isinstance(weight, Tensor)},
+             node_edges={"LerpBackward0": ("input", "end")},
              input=lambda grad, weight: grad * (1 - weight),
              end=lambda grad, weight: grad * weight,
              weight=lambda grad, input, end: grad * (end - input))
@@ -415,10 +419,12 @@ logaddexp2 = defop("logaddexp2", ufunc("logaddexp2", "input", "other"), method=T
                    other=lambda grad, input, other: grad / (pow(2., input - other) + 1))
 clamp_min = defop("clamp_min", ufunc("maximum", "input", "min"), method=True, inplace=True, promote="binary",
                   node_names={"ClampMinBackward1": lambda min: isinstance(min, Tensor)},  # noqa: A002
+                  node_edges={"ClampMinBackward0": ("input",)},
                   input=lambda grad, input, min: where(input >= min, grad, 0.),  # noqa: A002
                   min=lambda grad, input, min: where(input < min, grad, 0.))  # noqa: A002
 clamp_max = defop("clamp_max", ufunc("minimum", "input", "max"), method=True, inplace=True, promote="binary",
                   node_names={"ClampMaxBackward1": lambda max: isinstance(max, Tensor)},  # noqa: A002
+                  node_edges={"ClampMaxBackward0": ("input",)},
                   input=lambda grad, input, max: where(input <= max, grad, 0.),  # noqa: A002
                   max=lambda grad, input, max: where(input > max, grad, 0.))  # noqa: A002
 frac = defop("frac", lambda xp, input: input - xp.trunc(input), method=True, inplace=True, input=passthrough)
@@ -431,6 +437,7 @@ def _fmod(xp, input, other):
 
 fmod = defop("fmod", _fmod, method=True, inplace=True, promote="binary",
              node_names={"FmodBackward1": lambda other: isinstance(other, Tensor)},
+             node_edges={"FmodBackward0": ("input",)},
              input=passthrough,
              other=lambda grad, input, other: -grad * (input / other).trunc())
 
@@ -442,6 +449,7 @@ def _copysign_input_grad(grad, input, result):
 
 copysign = defop("copysign", ufunc("copysign", "input", "other"), method=True, inplace=True, promote="float",
                  node_names={"CopysignBackward1": lambda other: not isinstance(other, Tensor)},
+                 node_edges={"CopysignBackward1": ("input",)},
                  input=_copysign_input_grad,
                  other=lambda grad, result: grad * 0)  # PyTorch's node keeps the result for either input
 sgn = defop("sgn", ufunc("sign", "input"), method=True, inplace=True,  # real tensors: the sign, zero gradient

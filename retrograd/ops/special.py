@@ -84,6 +84,7 @@ xlogy = defop("xlogy", lambda xp, input, other: _kernels(xp).xlogy(input, other)
               promote="float", tensor_args=("input", "other"),
               node_names={"XlogyBackward1": lambda input: not isinstance(input, Tensor),  # a number self, other
                           "XlogyBackward2": lambda other: not isinstance(other, Tensor)},
+              node_edges={"XlogyBackward1": ("other",), "XlogyBackward2": ("input",)},  # the number: no edge
               input=_xlogy_input_grad,
               other=lambda grad, input, other: grad * input / other)
 
@@ -174,6 +175,7 @@ xlog1py = defop("special_xlog1py", lambda xp, input, other: _kernels(xp).xlog1py
                 promote="float", tensor_args=("input", "other"),
                 node_names={"SpecialXlog1PyBackward1": lambda input: not isinstance(input, Tensor),
                             "SpecialXlog1PyBackward2": lambda other: not isinstance(other, Tensor)},
+                node_edges={"SpecialXlog1PyBackward1": ("other",), "SpecialXlog1PyBackward2": ("input",)},
                 input=_xlog1py_input_grad,
                 other=lambda grad, input, other: grad * input / (other + 1))
 

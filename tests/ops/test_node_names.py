@@ -8,6 +8,7 @@ sweep pin that choice on each path that builds nodes (the C op call, the generat
 """
 from __future__ import annotations
 
+import inspect
 import pathlib
 import sys
 
@@ -226,3 +227,110 @@ def test_pow_records_an_edge_per_tensor_operand_as_torch(path, input, exponent):
     for a, b in zip(ours, theirs):
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# Calls of an op whose node PyTorch records with fewer edges than the op has formulas (an overload taking
+# a Python number; Note [Node names per call]): (op, its arguments here, PyTorch's call). "x" is a tensor
+# that requires grad ("x1": x * 1), "e" one that does not, "i" an index, "m" a mask.
+_EDGE_CASES = {
+    "RsubBackward1": ("sub", (2., "x"), lambda t, x: 2. - x),
+    "ClampBackward1": ("clamp", ("x", -0.5, 0.5), lambda t, x: t.clamp(x, -0.5, 0.5)),
+    "ClampBackward1-max": ("clamp", ("x", None, 0.5), lambda t, x: t.clamp(x, None, 0.5)),
+    "ClampMinBackward0": ("clamp_min", ("x", 0.5), lambda t, x: t.clamp_min(x, 0.5)),
+    "ClampMaxBackward0": ("clamp_max", ("x", 0.5), lambda t, x: t.clamp_max(x, 0.5)),
+    "FillBackward2": ("fill", ("x1", 1.5), lambda t, x1: x1.fill_(1.5)),
+    "MaskedFillBackward0": ("masked_fill", ("x", "m", 2.), lambda t, x, m: x.masked_fill(m, 2.)),
+    "IndexFillBackward0": ("index_fill", ("x", 0, "i", 2.), lambda t, x, i: x.index_fill(0, i, 2.)),
+    "ScatterBackward1": ("scatter", ("x", 0, "i", None, 2.), lambda t, x, i: x.scatter(0, i, 2.)),
+    "FmodBackward0": ("fmod", ("x", 0.7), lambda t, x: t.fmod(x, 0.7)),
+    "RemainderBackward0": ("remainder", ("x", 0.7), lambda t, x: t.remainder(x, 0.7)),
+    "XlogyBackward1": ("xlogy", (2., "x"), lambda t, x: t.xlogy(2., x)),
+    "XlogyBackward2": ("xlogy", ("x", 2.), lambda t, x: t.xlogy(x, 2.)),
+    "SpecialXlog1PyBackward1": ("special_xlog1py", (2., "x"), lambda t, x: t.special.xlog1py(2., x)),
+    "SpecialXlog1PyBackward2": ("special_xlog1py", ("x", 2.), lambda t, x: t.special.xlog1py(x, 2.)),
+    "CopysignBackward1": ("copysign", ("x", -1.), lambda t, x: t.copysign(x, -1.)),
+    "LerpBackward0": ("lerp", ("x", "e", 0.3), lambda t, x, e: t.lerp(x, e, 0.3)),
+    "LerpBackward0-end": ("lerp", ("e", "x", 0.3), lambda t, e, x: t.lerp(e, x, 0.3)),
+}
+
+
+def _edge_paths(name):
+    """Every path that records op ``name``'s node: the public function (the C op call where built), the
+    generated Python function, and ``call_op``."""
+    op = REGISTRY[name]
+    signature = inspect.signature(op.function)
+
+    def call_op(*args):
+        bound = signature.bind(*args)
+        bound.apply_defaults()
+        return op(*[bound.arguments[p] for p in op.params])
+    return {"public": op.function, "python": getattr(op.function, "python_call", op.function), "call_op": call_op}
+
+
+def _edge_record(lib, call, args):
+    """The node of one call: its name, its edges' node names, its gradients for ones and those of backward."""
+    values = {"x": lib.tensor([0.5, 1.5, 2.], dtype=lib.float64, requires_grad=True),
+              "e": lib.tensor([1., -1., 3.], dtype=lib.float64),
+              "i": lib.tensor([2, 0]), "m": lib.tensor([True, False, True])}
+    values["x1"] = values["x"] * 1
+    y = call(*[values[a] if isinstance(a, str) else a for a in args])
+    node = y.grad_fn
+    edges = [None if n is None else n.name() for n, _ in node.next_functions]
+    called = node(lib.ones(3, dtype=lib.float64))
+    called = [called] if isinstance(called, lib.Tensor) else list(called)
+    y.sum().backward()
+    grads = [None if g is None else g.detach().numpy() for g in called + [values["x"].grad]]
+    return node.name(), edges, grads
+
+
+@pytest.mark.parametrize("path", ["public", "python", "call_op"])
+@pytest.mark.parametrize("case", sorted(_EDGE_CASES))
+def test_node_records_an_edge_per_tensor_input_as_torch(path, case):
+    # The Python number of the call gets no edge, and grad_fn(g) returns one gradient per edge.
+    name, args, torch_call = _EDGE_CASES[case]
+    ours = _edge_record(rg, _edge_paths(name)[path], args)
+    tensors = [a for a in args if isinstance(a, str)]
+    theirs = _edge_record(torch, lambda *ts: torch_call(torch, *[t for t in ts if isinstance(t, torch.Tensor)]),
+                          tensors)
+    assert ours[0] == case.partition("-")[0]
+    assert (ours[0], ours[1], [g is None for g in ours[2]]) == (theirs[0], theirs[1], [g is None for g in theirs[2]])
+    for a, b in zip(ours[2], theirs[2]):
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# One sample of each op whose node recorded another number of edges than PyTorch's, by the scan of the
+# samples; those left as they are say why (strict xfails: a fix must also remove it here).
+_EDGE_SAMPLES = {
+    **{key: None for key in ("clamp-0", "clamp_max-0", "clamp_min-3", "copysign-1", "fill-1", "fmod-3", "index_fill-0",
+                             "lerp-4", "masked_fill-6", "remainder-1", "scatter-2", "special_xlog1py-1", "sub-9",
+                             "xlogy-3")},
+    "binary_cross_entropy-0": "the weight gets an edge here (retrograd differentiates it; PyTorch refuses a weight "
+                              "that requires grad), also where it is None",
+    "binary_cross_entropy_with_logits-0": "weight and pos_weight get edges here (retrograd differentiates both; "
+                                          "PyTorch neither), also where they are None",
+    "matmul-4": "a batched matmul is one node here (named UnsafeViewBackward0); PyTorch's is a view of an mv",
+    "max_pool2d_backward-0": "the double-backward node records no edge for the pooled input (PyTorch's does)",
+    "nll_loss_backward-0": "the double-backward node records no edge for the loss input (PyTorch's does)",
+    "threshold_backward-0": "the double-backward node records no edge for the thresholded input (PyTorch's does)",
+}
+
+
+def _edge_sample_cases():
+    for key, reason in sorted(_EDGE_SAMPLES.items()):
+        marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)] if reason else []
+        yield pytest.param(key, id=key, marks=marks)
+
+
+def _edges_of_sample(sample, lib):
+    """The name of the sample's (first output's) node, its number of edges, and of the gradients it returns."""
+    out = next(t for t in _flat(_call(sample, lib, _inputs(sample, lib))) if t.grad_fn is not None)
+    grads = out.grad_fn(lib.ones_like(out))
+    return out.grad_fn.name(), len(out.grad_fn.next_functions), 1 if isinstance(grads, lib.Tensor) else len(grads)
+
+
+@pytest.mark.parametrize("key", list(_edge_sample_cases()))
+def test_sample_node_records_as_many_edges_as_torch(key):
+    name, _, i = key.rpartition("-")
+    sample = SAMPLES[name][int(i)]
+    assert _edges_of_sample(sample, rg) == _edges_of_sample(sample, torch)
