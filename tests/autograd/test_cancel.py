@@ -14,7 +14,7 @@ import retrograd as rg
 from retrograd.autograd import BackwardCancelled, BackwardTimeout
 from retrograd.autograd.graph_task import GraphTask
 
-WAIT = 30  # seconds before a broken test gives up waiting; never reached when it passes
+from .test_watchdog import WAIT, Block
 
 
 def _wait_until_stopped():
@@ -35,21 +35,6 @@ class Gate(rg.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         _wait_until_stopped()
-        return g
-
-
-class Block(rg.autograd.Function):
-    """Identity whose backward waits for ``release``, having set ``entered``."""
-    entered = release = None
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, g):
-        Block.entered.set()
-        assert Block.release.wait(WAIT)
         return g
 
 
