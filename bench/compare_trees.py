@@ -8,8 +8,11 @@ Each tree (a checkout with its C modules built in place) gets a worker process t
 retrograd and this checkout's workloads, builds each workload's retrograd step at its full size
 and warms it up; then the samples go round the two workers in turn, the first one alternating
 from round to round, so that a drift of the machine hits both alike. A sample is the worker's CPU
-time (process_time: a shared machine's waits are not in it). Printed per workload: each tree's
-median sample and the ratio A/B taken round by round, as a median with its min and max.
+time (process_time: a shared machine's waits are not in it) over ``--reps`` calls of the step,
+so that one sample is long against the scheduler's slices. Printed per workload: each tree's
+median sample and the ratio A/B taken round by round, as a median with its min and max, and a
+95% bootstrap interval of that median: the interval, not the median alone, says whether a
+difference of a few percent was resolved.
 ``RETROGRAD_COMPILED=0`` in the environment measures the pure-Python paths.
 """
 from __future__ import annotations
@@ -29,7 +32,7 @@ _BENCH_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The worker: retrograd from the tree (first on the path while it is imported), the workloads from this checkout.
 _WORKER = r"""
 import gc, json, sys, time
-tree, bench_root, keys = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+tree, bench_root, keys, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4] == "quick"
 sys.path.insert(0, tree)
 import retrograd as rg
 assert rg.__file__.startswith(tree), rg.__file__
@@ -40,29 +43,43 @@ pin_numpy_blas()
 steps = {}
 for k in keys:
     w = BY_KEY[k]
-    steps[k] = w.builder_for("retrograd")(w.params(False))
+    steps[k] = w.builder_for("retrograd")(w.params(quick))
     steps[k]()
+gc.collect()
+gc.freeze()  # what import and set-up made is never collected: a sample's gc.collect() sees only the steps' garbage
 print(json.dumps({"ready": rg.__file__, "compiled": [rg.is_compiled("engine"), rg.is_compiled("ops")]}), flush=True)
 for line in sys.stdin:
-    k = line.strip()
+    k, reps = line.split()
+    step = steps[k]
     gc.collect()
-    t0 = time.process_time()
-    steps[k]()
-    print(time.process_time() - t0, flush=True)
+    best = float("inf")
+    for _ in range(int(reps)):
+        t0 = time.process_time()
+        step()
+        best = min(best, time.process_time() - t0)
+    print(best, flush=True)
 """
 
 
-def _start(tree, keys):
-    proc = subprocess.Popen([sys.executable, "-c", _WORKER, os.path.abspath(tree), _BENCH_ROOT, ",".join(keys)],
+def _start(tree, keys, quick):
+    proc = subprocess.Popen([sys.executable, "-c", _WORKER, os.path.abspath(tree), _BENCH_ROOT, ",".join(keys),
+                             "quick" if quick else "full"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
     ready = json.loads(proc.stdout.readline())
     return proc, ready
 
 
-def _sample(proc, key) -> float:
-    proc.stdin.write(key + "\n")
+def _sample(proc, key, reps) -> float:
+    proc.stdin.write(f"{key} {reps}\n")
     proc.stdin.flush()
     return float(proc.stdout.readline())
+
+
+def _median_interval(ratios, resamples=10_000, seed=0):
+    """A 95% percentile-bootstrap interval of the median of ``ratios``."""
+    rng = np.random.default_rng(seed)
+    medians = np.median(rng.choice(ratios, size=(resamples, len(ratios))), axis=1)
+    return np.percentile(medians, 2.5), np.percentile(medians, 97.5)
 
 
 def main(argv=None) -> int:
@@ -71,25 +88,36 @@ def main(argv=None) -> int:
     parser.add_argument("tree_b")
     parser.add_argument("--only", default="chain,many_small", help="comma-separated workload keys")
     parser.add_argument("--rounds", type=int, default=21, help="samples per tree and workload")
+    parser.add_argument("--quick", action="store_true", help="the workloads' quick sizes: short samples, many rounds")
+    parser.add_argument("--pairs", type=int, default=1,
+                        help="fresh pairs of workers sharing the rounds: a process's own luck (its memory layout, "
+                             "its core) differs from pair to pair and evens out")
+    parser.add_argument("--reps", type=int, default=1, help="calls of the step in one sample")
     args = parser.parse_args(argv)
     keys = args.only.split(",")
-    workers = [_start(args.tree_a, keys), _start(args.tree_b, keys)]
-    for name, (_, ready) in zip("AB", workers):
-        print(f"{name}: {ready['ready']} (compiled engine, ops: {ready['compiled']})")
-    try:
-        for key in keys:
-            times = ([], [])
-            for r in range(args.rounds):
-                for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-                    times[i].append(_sample(workers[i][0], key))
-            a, b = np.array(times[0]), np.array(times[1])
-            ratios = a / b
-            print(f"{key}: A {np.median(a) * 1e3:.3f} ms, B {np.median(b) * 1e3:.3f} ms, A/B {np.median(ratios):.3f} "
-                  f"[{ratios.min():.3f}, {ratios.max():.3f}] over {args.rounds} rounds")
-    finally:
-        for proc, _ in workers:
-            proc.stdin.close()
-            proc.wait()
+    times = {key: ([], []) for key in keys}
+    per_pair = -(-args.rounds // args.pairs)
+    for pair in range(args.pairs):
+        workers = [_start(args.tree_a, keys, args.quick), _start(args.tree_b, keys, args.quick)]
+        if pair == 0:
+            for name, (_, ready) in zip("AB", workers):
+                print(f"{name}: {ready['ready']} (compiled engine, ops: {ready['compiled']})")
+        try:
+            for key in keys:
+                for r in range(per_pair):
+                    for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+                        times[key][i].append(_sample(workers[i][0], key, args.reps))
+        finally:
+            for proc, _ in workers:
+                proc.stdin.close()
+                proc.wait()
+    for key in keys:
+        a, b = np.array(times[key][0]), np.array(times[key][1])
+        ratios = a / b
+        low, high = _median_interval(ratios)
+        print(f"{key}: A {np.median(a) * 1e3:.3f} ms, B {np.median(b) * 1e3:.3f} ms, A/B {np.median(ratios):.3f} "
+              f"[{ratios.min():.3f}, {ratios.max():.3f}], 95% interval of the median [{low:.3f}, {high:.3f}] "
+              f"over {len(ratios)} rounds of {args.reps} in {args.pairs} pairs of workers")
     return 0
 
 
