@@ -35,10 +35,12 @@ def pytest_collection_modifyitems(config, items):
         variant = getattr(item, "callspec", None) and item.callspec.params.get("engine_loop")
         return variant == "python" and path.startswith(_PYTHON_VARIANT_IN_SECOND_RUN)
 
-    dropped = [item for item in items if repeated(item)]
+    kept, dropped = [], []
+    for item in items:
+        (dropped if repeated(item) else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if not repeated(item)]
+        items[:] = kept
 
 
 @pytest.fixture(params=["compiled", "python"], autouse=True)
