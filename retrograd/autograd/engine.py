@@ -86,6 +86,7 @@ from .._device import cpu as _cpu
 from .._errors import _internal_assert
 from ..backends.numpy_backend import quiet_numpy, quietly
 from . import grad_mode, observation as _obs
+from .observation import Observation as _Observation
 from .anomaly_mode import _Anomaly, check_nan, running
 from .engine_threads import EngineThreads
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
@@ -166,7 +167,7 @@ class Engine(EngineThreads):
         self.compute_dependencies(graph_root, graph_task)
         if outputs:
             graph_task.init_to_execute(graph_root, outputs, accumulate_grad)
-        run = self._run_graph_task if not _obs.Observation.active else _obs.execute(self._run_graph_task)
+        run = self._run_graph_task if not _Observation.active else _obs.execute(self._run_graph_task)
         run(graph_task, graph_root)  # See Note [Observing the engine]
         return graph_task.outcome()
 
@@ -248,13 +249,15 @@ class Engine(EngineThreads):
         outer_task = current = state.current_graph_task
         follow = first  # a ready task handed over without the queue, see evaluate_function
         gt = graph_task
-        run_task = _obs.run_task if _obs.Observation.active else Engine._run_task if _loop is None else _loop.run_task
+        watched = _Observation.active  # read once per loop: See Note [Observing the engine]
+        run_task = _obs.run_task if watched else Engine._run_task if _loop is None else _loop.run_task
+        pop = queue.pop if not watched else lambda: _obs.pop(queue)
         try:
             while graph_task is None or not graph_task.completed:
                 if follow is None:
                     if graph_task is None:  # a device thread holds nothing of a finished task while it waits
                         gt = node = current = state.current_graph_task = None
-                    kind, _, _, _, gt, node, inputs = queue.pop() if run_task is not _obs.run_task else _obs.pop(queue)
+                    kind, _, _, _, gt, node, inputs = pop()
                     if kind == 0:  # shutdown
                         break
                     if node is None:  # a wake-up: our GraphTask may have completed elsewhere
@@ -271,7 +274,7 @@ class Engine(EngineThreads):
                     gt.outstanding_tasks -= 1
                     done = gt.outstanding_tasks == 0 and not gt.completed
                 if done:
-                    gt.mark_as_completed_and_run_post_processing() if run_task is not _obs.run_task else _obs.finish(gt)
+                    gt.mark_as_completed_and_run_post_processing() if not watched else _obs.finish(gt)
                     owner_queue = self._ready_queue_of_owner(gt)
                     if owner_queue is not queue:  # the owner may be blocked in pop(): wake it
                         self._wake_owner(owner_queue, gt)
@@ -409,7 +412,7 @@ class Engine(EngineThreads):
             if post_hooks:
                 inputs = tuple(grads)
                 grads = list(grads)
-            outputs = _obs.apply(node, grads) if _obs.Observation.active else node.apply(grads)
+            outputs = _obs.apply(node, grads) if _Observation.active else node.apply(grads)
             if type(outputs) is not list:
                 outputs = list(outputs)
             outputs = validate_outputs(node.next_edges, outputs, node)
