@@ -95,3 +95,14 @@ def test_profiling_off_times_each_variant_against_the_process_that_never_profile
                 assert r["ratio_median"] == 1.0
     assert entry["notes"] == {"numpy": "measures retrograd alone (its modes off against never on)"}
     assert "| profile | " in bench_run.markdown(report)
+
+
+def test_without_hooks_finds_every_check_of_profiling_off(tmp_path):
+    # Each edit must find its text as often as it says: a check that moved would otherwise be
+    # measured as still there (bench/without_hooks.py, docs/perf/profiling-off.md).
+    from bench import without_hooks
+    without_hooks.strip(str(tmp_path))
+    for rel, old, new, _ in without_hooks.EDITS:
+        text = (tmp_path / rel).read_text()
+        assert old not in text, rel
+        assert new in text, rel
