@@ -11,8 +11,8 @@ from round to round, so that a drift of the machine hits both alike. A sample is
 time (process_time: a shared machine's waits are not in it) over ``--reps`` calls of the step,
 so that one sample is long against the scheduler's slices. Printed per workload: each tree's
 median sample and the ratio A/B taken round by round, as a median with its min and max, and a
-95% bootstrap interval of that median: the interval, not the median alone, says whether a
-difference of a few percent was resolved.
+95% bootstrap interval of that median (pairs of workers resampled, then rounds within them): the
+interval, not the median alone, says whether a difference of a few percent was resolved.
 ``RETROGRAD_COMPILED=0`` in the environment measures the pure-Python paths.
 """
 from __future__ import annotations
@@ -75,10 +75,15 @@ def _sample(proc, key, reps) -> float:
     return float(proc.stdout.readline())
 
 
-def _median_interval(ratios, resamples=10_000, seed=0):
-    """A 95% percentile-bootstrap interval of the median of ``ratios``."""
+def _median_interval(ratios, per_pair, resamples=4_000, seed=0):
+    """A 95% bootstrap interval of the median of ``ratios``, resampling the pairs of workers and then
+    the rounds within each: a pair's own bias is part of the uncertainty, not averaged away."""
     rng = np.random.default_rng(seed)
-    medians = np.median(rng.choice(ratios, size=(resamples, len(ratios))), axis=1)
+    groups = np.asarray(ratios).reshape(-1, per_pair)
+    medians = np.empty(resamples)
+    for k in range(resamples):
+        chosen = groups[rng.integers(len(groups), size=len(groups))]
+        medians[k] = np.median(np.take_along_axis(chosen, rng.integers(per_pair, size=chosen.shape), axis=1))
     return np.percentile(medians, 2.5), np.percentile(medians, 97.5)
 
 
@@ -114,10 +119,12 @@ def main(argv=None) -> int:
     for key in keys:
         a, b = np.array(times[key][0]), np.array(times[key][1])
         ratios = a / b
-        low, high = _median_interval(ratios)
+        low, high = _median_interval(ratios, per_pair)
+        pair_medians = np.median(ratios.reshape(-1, per_pair), axis=1)
         print(f"{key}: A {np.median(a) * 1e3:.3f} ms, B {np.median(b) * 1e3:.3f} ms, A/B {np.median(ratios):.3f} "
               f"[{ratios.min():.3f}, {ratios.max():.3f}], 95% interval of the median [{low:.3f}, {high:.3f}] "
-              f"over {len(ratios)} rounds of {args.reps} in {args.pairs} pairs of workers")
+              f"over {len(ratios)} rounds of {args.reps} in {args.pairs} pairs of workers "
+              f"(medians of the pairs {pair_medians.min():.3f} to {pair_medians.max():.3f})")
     return 0
 
 
