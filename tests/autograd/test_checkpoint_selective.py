@@ -5,7 +5,9 @@ tests/autograd/test_pytorch_suite_basics.py); which ops ran is counted by an int
 checkpoint's, which sees a stored output handed out as a call of a copy of the op, not of the op itself.
 """
 import functools
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -263,3 +265,22 @@ def test_an_op_list_holding_a_packet_raises_as_torch():
         lib.utils.checkpoint.create_selective_checkpoint_contexts([lib.ops.aten.mm])
     assert same_in_both(scenario) == ("ValueError", "Expected op in `op_list` to be an OpOverload but got: aten.mm of "
                                                     "type <class 'retrograd._ops.OpOverloadPacket'>.")
+
+
+def test_the_kept_outputs_die_with_the_graph_without_a_collection():
+    kept = []
+
+    def context_fn():
+        pair = rck.create_selective_checkpoint_contexts([rg.ops.aten.sin.default])
+        kept.append(weakref.ref(pair[1]))
+        return pair
+    gc.disable()
+    try:
+        x = rg.ones(2, requires_grad=True)
+        out = rck.checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False, context_fn=context_fn)
+        assert kept[0]() is not None
+        out.sum().backward()
+        del out
+        assert kept[0]() is None  # freed by reference counts: the storage forms no cycle with the graph
+    finally:
+        gc.enable()
