@@ -15,6 +15,7 @@ from . import attention  # noqa: F401 - registers scaled dot-product attention (
 from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
+from .._ops import aten  # noqa: F401 - torch.ops.aten: PyTorch's op names (Note [PyTorch's op names])
 from ._call import call_op
 from ._declarations import REGISTRY, defop
 from ._signature import forwarding_function

@@ -18,14 +18,16 @@ recomputing (``preserve_rng_state``), so dropout-like randomness draws the same 
 gradients equal the un-checkpointed ones. retrograd draws every device's numbers from one
 generator (retrograd._random), so that one state is all there is to restore.
 
-Selective activation checkpointing (``create_selective_checkpoint_contexts``) needs to intercept
-every op call below autograd (PyTorch's TorchDispatchMode); retrograd has no such seam, so its
-names exist and it raises NotImplementedError. Debug mode (``debug=True``) logs the tensors the
-segment saved, with the user's stack for each; PyTorch's log of every operator needs dispatch too.
+Selective activation checkpointing (``context_fn=`` from ``create_selective_checkpoint_contexts``)
+keeps the outputs of the ops a policy chooses and recomputes only the others, seeing each op call
+through the op call's interposition (Note [Selective activation checkpointing]). Debug mode
+(``debug=True``) logs the tensors the segment saved, with the user's stack for each; PyTorch's log
+of every operator needs its dispatch modes.
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import enum
 import itertools
 import os
@@ -36,7 +38,8 @@ import weakref
 from collections import defaultdict
 
 from .._errors import _internal_assert
-from .._random import get_rng_state, set_rng_state
+from .._ops import OpOverload, OpOverloadPacket, overload_of
+from .._random import default_generator, get_rng_state, set_rng_state
 from .._tensor import Tensor
 from ..autograd import backward as _backward
 from ..autograd.engine import is_checkpoint_valid
@@ -46,7 +49,7 @@ from ..autograd.graph import saved_tensors_hooks
 from ..autograd.graph_task import local as _engine_local
 from ..autograd.saved_variable import SavedTensor
 from ..nn.modules.container import Sequential
-from ..ops._declarations import OpInfo
+from ..ops._call import pop_interposer, push_interposer
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "check_backward_validity",
            "detach_variable", "get_device_states", "set_device_states", "noop_context_fn",
@@ -698,9 +701,34 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     return run_function(end + 1, len(functions) - 1, functions)(input)
 
 
-# -- selective activation checkpointing: the names, without an implementation ----------------------
+# -- selective activation checkpointing ------------------------------------------------------------
+# Note [Selective activation checkpointing]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``create_selective_checkpoint_contexts`` gives ``checkpoint`` (use_reentrant=False) two contexts
+# that share one storage: the forward's (_CachingMode) and the recomputation's (_CachedMode). Each
+# is an interposer (Note [Op call interposition]) while its context is open, for the thread that
+# opened it, so nothing is paid outside them. In the forward, each op call runs, then the policy
+# is asked (``policy(ctx, op, *args, **kwargs)``, ``op`` PyTorch's name of the call: Note
+# [PyTorch's op names]); the n-th call of an op stores a detached alias of its outputs and their
+# versions where the policy says ``*_SAVE``, else a mark to recompute it. In the recomputation the
+# n-th call of the op looks its entry up: a mark runs the op again; stored outputs are handed out
+# once (a second backward through the segment raises) after checking that nothing wrote into them,
+# and the call goes on through the op call with a forward that returns them, so that the node is
+# recorded and saves what it saved in the forward, which the checkpoint's holders count on (Note
+# [Non-reentrant checkpointing]); an in-place op's call writes them into the recomputed tensor.
+# A view op runs again instead: its output costs nothing to make, and is then a view of the
+# recomputed base. A random op's stored output also puts the generator where the forward left it,
+# if the recomputation finds it where the forward did, so that the draws after it are the
+# forward's (PyTorch's recomputation draws them from the state before the skipped op). The policy
+# is called in the forward only, as PyTorch's; the random draws that are no op calls here
+# (``rand``, dropout's mask) are made again whatever it says, from the checkpoint's restored state.
 class SelectiveCheckpointContext:
-    """What a selective checkpointing policy function receives about the op call it decides on."""
+    """What a selective checkpointing policy function receives about the op call it decides on.
+
+    Args:
+        is_recompute (bool): always False: the policy is called in the forward only (PyTorch deprecates it).
+        op_output: what the op call returned.
+    """
 
     def __init__(self, *, is_recompute, op_output=None):
         self.is_recompute = is_recompute
@@ -710,8 +738,8 @@ class SelectiveCheckpointContext:
 class CheckpointPolicy(enum.Enum):
     """Whether selective checkpointing keeps an op's output (``*_SAVE``) or recomputes it (``*_RECOMPUTE``).
 
-    ``MUST_*`` may not be overridden by other subsystems, ``PREFER_*`` may; ``*_CPU_OFFLOAD`` keeps
-    the output on the CPU.
+    ``MUST_*`` may not be overridden by other subsystems, ``PREFER_*`` may; ``*_CPU_OFFLOAD``, for
+    PyTorch's compiler, is recomputed here as in PyTorch's eager mode.
     """
 
     MUST_SAVE = 0
@@ -722,39 +750,203 @@ class CheckpointPolicy(enum.Enum):
     PREFER_CPU_OFFLOAD = 5
 
 
-SAC_IGNORED_OPS: set = set()  # ops that selective checkpointing would never cache
+def _policy_from_bool(b):
+    """A policy function's bool, as PyTorch still reads it: True saves, False recomputes."""
+    return CheckpointPolicy.MUST_SAVE if b else CheckpointPolicy.PREFER_RECOMPUTE
 
 
-def _is_op(obj) -> bool:
-    """True for one of retrograd's ops: its OpInfo, or its public function."""
-    return isinstance(obj, OpInfo) or isinstance(getattr(obj, "op", None), OpInfo)
+# Ops that selective checkpointing neither asks the policy about nor counts. PyTorch's holds the
+# detach and metadata ops that its checkpoint calls in the forward only; retrograd's checkpoint
+# makes no op call of its own, so none is needed.
+SAC_IGNORED_OPS: set = set()
+
+_SAVE = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
+_RECOMPUTE = object()  # a storage entry: run the op again
+_CONSUMED = object()  # a storage entry already handed out
+_SAC_MISMATCH_MSG = ("This can happen if the operations in the checkpointed region are nondeterministic or depend on "
+                     "global state that changed between forward and backward.")
+
+
+def _generator_of(op, args):
+    """The generator a random op's call draws from (its ``generator`` argument, else the default); None otherwise."""
+    pos = op.index.get("generator")
+    if pos is None:
+        return None
+    return args[pos] if pos < len(args) and args[pos] is not None else default_generator
+
+
+def _policy_args(op, args):
+    """The call's arguments as a policy receives them: positional, and keyword-only ones by name."""
+    n = len(op.params) - len(op.kwonly)
+    return args[:n], dict(zip(op.kwonly, args[n:], strict=False))
+
+
+class _Stored:
+    """The outputs of one saved op call: detached aliases, their versions, and where the generator was moved."""
+
+    __slots__ = ("tensors", "versions", "rng")
+
+    def __init__(self, out, rng):
+        self.tensors = tuple(t.detach() for t in (out if isinstance(out, tuple) else (out,)))
+        self.versions = tuple(t._version for t in self.tensors)
+        self.rng = rng  # (generator, state before the call, state after it), or None
+
+    def arrays(self, allow_mutation):
+        """The outputs' arrays, in order. Raises RuntimeError if one was written to and that is not allowed."""
+        if not allow_mutation and any(t._version != v for t, v in zip(self.tensors, self.versions, strict=True)):
+            raise RuntimeError("Tensor cached during selective activation checkpoint has been mutated")
+        return tuple(t._data for t in self.tensors)
+
+    def replay_rng(self) -> None:
+        """Moves the generator past the call, as the forward did, where the recomputation finds it before the call."""
+        if self.rng is not None:
+            generator, before, after = self.rng
+            if generator.get_state() == before:
+                generator.set_state(after)
+
+
+def _replaying(op, arrays):
+    """A copy of ``op`` whose forward returns ``arrays`` (the stored outputs) instead of computing them."""
+    twin = copy.copy(op)
+    result = arrays if op.multi_output else arrays[0]
+    twin.forward = lambda xp, *vals: result
+    return twin
+
+
+class _SACMode:
+    """What both of selective checkpointing's contexts do: interpose on op calls of their thread while open."""
+
+    def __init__(self, storage):
+        self.storage = storage
+        self.counters = defaultdict(int)
+        self.thread = None
+
+    def __enter__(self):
+        self.counters.clear()  # a second recomputation counts from the start, and meets consumed entries
+        self.thread = threading.get_ident()
+        push_interposer(self)
+        return self
+
+    def __exit__(self, *exc):
+        pop_interposer(self)
+        self.thread = None
+        return False
+
+    def interpose(self, op, args, inplace, proceed):
+        if threading.get_ident() != self.thread:
+            return proceed(op, args, inplace)
+        func = overload_of(op.name, args, inplace is not None)
+        if func in SAC_IGNORED_OPS:
+            return proceed(op, args, inplace)
+        idx = self.counters[func]
+        self.counters[func] = idx + 1
+        return self.run(func, idx, op, args, inplace, proceed)
+
+
+class _CachingMode(_SACMode):
+    """The forward's context: runs each op call and stores the outputs that the policy saves."""
+
+    def __init__(self, policy_fn, storage):
+        super().__init__(storage)
+        self.policy_fn = policy_fn
+
+    def run(self, func, idx, op, args, inplace, proceed):
+        generator = _generator_of(op, args)
+        before = generator.get_state() if generator is not None else None
+        out = proceed(op, args, inplace)
+        positional, keywords = _policy_args(op, args)
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out), func, *positional,
+                                **keywords)
+        if isinstance(policy, bool):
+            policy = _policy_from_bool(policy)
+        entries = self.storage.setdefault(func, {})
+        if policy in _SAVE:
+            rng = None if generator is None else (generator, before, generator.get_state())
+            entries[idx] = _Stored(out, rng)
+        else:
+            entries[idx] = _RECOMPUTE
+        return out
+
+
+class _CachedMode(_SACMode):
+    """The recomputation's context: hands out the stored outputs instead of running their ops again."""
+
+    def __init__(self, storage, allow_cache_entry_mutation):
+        super().__init__(storage)
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
+
+    def run(self, func, idx, op, args, inplace, proceed):
+        entries = self.storage.get(func)
+        if entries is None:
+            raise RuntimeError(f"{func} encountered during backward but not found in storage. {_SAC_MISMATCH_MSG}")
+        entry = entries.get(idx)
+        if entry is None:
+            raise RuntimeError(f"{func} invocation index {idx} encountered during backward but not found in storage. "
+                               f"{_SAC_MISMATCH_MSG}")
+        if entry is _CONSUMED:
+            raise RuntimeError("Trying to backward an extra time. You are only allowed to backward once on any region "
+                               "computed under selective activation checkpoint.")
+        if entry is _RECOMPUTE:
+            return proceed(op, args, inplace)
+        entries[idx] = _CONSUMED
+        arrays = entry.arrays(self.allow_cache_entry_mutation)
+        entry.replay_rng()
+        if op.view:  # See Note [Selective activation checkpointing]
+            return proceed(op, args, inplace)
+        return proceed(_replaying(op, arrays), args, inplace)
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
-    """The ``context_fn`` pair of selective activation checkpointing; not supported in retrograd.
+    """The ``context_fn`` pair of selective activation checkpointing: keep chosen ops' outputs, recompute the rest.
 
-    Selective checkpointing keeps the outputs of chosen ops from the forward and skips those ops
-    in the recomputation. That needs a way to intercept every op call below autograd (PyTorch's
-    TorchDispatchMode), which retrograd's op call does not have.
+    Pass ``functools.partial(create_selective_checkpoint_contexts, policy)`` as ``context_fn`` to
+    ``checkpoint(..., use_reentrant=False)``. In the forward each op call of the segment is shown
+    to the policy; the outputs of the calls it saves are kept, and the recomputation in backward
+    uses them instead of running those calls again. Ops are named as in PyTorch,
+    ``retrograd.ops.aten.mm.default`` for ``torch.ops.aten.mm.default`` (all overloads of an op
+    compare equal; a ``matmul`` is named ``mm``, ``bmm``, ``mv`` or ``dot`` by its operands' dims,
+    as PyTorch decomposes it). See Note [Selective activation checkpointing].
 
     Args:
-        policy_fn_or_list: a function ``(ctx, op, *args, **kwargs) -> CheckpointPolicy`` (or bool),
-            or a list of ops to save.
-        allow_cache_entry_mutation (bool): allow modifying a cached output in place.
+        policy_fn_or_list: a function ``(ctx, op, *args, **kwargs) -> CheckpointPolicy`` (a bool is
+            read as ``MUST_SAVE`` or ``PREFER_RECOMPUTE``), or a list of ops to save (``MUST_SAVE``;
+            every other op ``PREFER_RECOMPUTE``).
+        allow_cache_entry_mutation (bool): allow the segment to write in place into a kept output,
+            which the recomputation then hands out as it is; by default that raises in backward.
+
+    Returns:
+        A pair of context managers: the forward's and the recomputation's.
 
     Raises:
         TypeError: if ``policy_fn_or_list`` is neither a function nor a list.
-        ValueError: if the list holds something other than ops.
-        NotImplementedError: always otherwise; see above.
+        ValueError: if the list holds something other than an op overload.
+
+    Example::
+        >>> import functools
+        >>> import retrograd as rg
+        >>> from retrograd.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
+        >>> x = rg.tensor([0.5, 1.0], requires_grad=True)
+        >>> context_fn = functools.partial(create_selective_checkpoint_contexts, [rg.ops.aten.sin.default])
+        >>> y = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False, context_fn=context_fn)
+        >>> y.sum().backward()  # recomputes exp, takes sin's output from the forward
+        >>> bool(rg.allclose(x.grad, x.detach().sin().exp() * x.detach().cos()))
+        True
     """
     if isinstance(policy_fn_or_list, list):
         for op in policy_fn_or_list:
-            if not _is_op(op):
+            if not isinstance(op, OpOverload):
+                extra = (f"Name one of its overloads instead, as {op}.default."
+                         if isinstance(op, OpOverloadPacket) else
+                         "Ops are named as in PyTorch: retrograd.ops.aten.mm.default for torch.ops.aten.mm.default.")
                 raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} of type {type(op)}. "
-                                 "In retrograd an op is one of its public op functions (retrograd.mm, ...).")
-    elif not callable(policy_fn_or_list):
+                                 f"{extra}")
+        ops = list(policy_fn_or_list)
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op in ops else CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
         raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
-    raise NotImplementedError(
-        "create_selective_checkpoint_contexts: selective activation checkpointing is not supported in retrograd. "
-        "It needs to intercept every op call below autograd (PyTorch's TorchDispatchMode), which retrograd's op "
-        "call has no seam for; use checkpoint without context_fn, which recomputes every op.")
+    storage = {}  # op -> {index of the call: _Stored, _RECOMPUTE or _CONSUMED}
+    return _CachingMode(policy_fn, storage), _CachedMode(storage, allow_cache_entry_mutation)

@@ -1,12 +1,10 @@
 """Scenarios of PyTorch's test/test_autograd.py, class TestSelectiveActivationCheckpoint, written again and run with
 retrograd and torch on the same numbers. See test_pytorch_suite_basics.py for the method.
 
-Selective checkpointing needs every op call below autograd intercepted (PyTorch's TorchDispatchMode);
-retrograd's ``create_selective_checkpoint_contexts`` checks its argument and then raises NotImplementedError
-(utils/checkpoint.py), so the scenarios that checkpoint selectively are strict xfails. An op is named
-``torch.ops.aten.<name>.default`` in PyTorch and by its public function (``retrograd.<name>``) in retrograd.
+An op is named ``<lib>.ops.aten.<name>.<overload>`` in both (Note [PyTorch's op names] in retrograd/_ops.py).
+As in PyTorch 2.13, the policy is called in the forward only (``ctx.is_recompute`` is always False), once per op call.
 Out of scope: the CUDA memory and flop count, the tensor subclass that dispatches on sizes, the caching modes'
-storage, a ``torch.library`` custom op, and PyTorch's OpOverloadPacket (retrograd has no ``ops.aten``).
+storage, and a ``torch.library`` custom op.
 """
 import functools
 
@@ -16,12 +14,9 @@ from .test_pytorch_suite_basics import randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
-NO_SAC = pytest.mark.xfail(strict=True, reason="retrograd has no selective activation checkpointing: "
-                                               "create_selective_checkpoint_contexts raises NotImplementedError")
-
 
 def op(lib, name, overload="default"):
-    return getattr(getattr(torch.ops.aten, name), overload) if lib is torch else getattr(lib, name)
+    return getattr(getattr(lib.ops.aten, name), overload)
 
 
 def selective(lib, policy, **kwargs):
@@ -53,7 +48,6 @@ def test_a_policy_neither_function_nor_list_raises():
     assert same_in_both(scenario) == ("TypeError", "policy_fn_or_list must be either a function or a list of ops.")
 
 
-@NO_SAC
 def test_saving_a_view_of_a_non_differentiable_tensor():
     def scenario(lib):
         x = lib.tensor([1, 2, 3])
@@ -65,8 +59,7 @@ def test_saving_a_view_of_a_non_differentiable_tensor():
     same_in_both(scenario)
 
 
-@NO_SAC
-def test_a_stateful_policy_sees_the_forward_and_the_recompute():
+def test_a_stateful_policy_is_called_once_per_op_call_of_the_forward():
     def scenario(lib):
         counters, seen = {False: [0], True: [0]}, []
 
@@ -80,10 +73,9 @@ def test_a_stateful_policy_sees_the_forward_and_the_recompute():
                                               context_fn=selective(lib, policy, allow_cache_entry_mutation=True))
         out.sum().backward()
         return seen
-    same_in_both(scenario)
+    assert same_in_both(scenario) == ("ok", [1, 2, 3])
 
 
-@NO_SAC
 @pytest.mark.parametrize("allow", [False, True])
 def test_mutating_a_saved_op_output_raises_unless_allowed(allow):
     def scenario(lib):
@@ -97,7 +89,6 @@ def test_mutating_a_saved_op_output_raises_unless_allowed(allow):
     assert result[0] == ("ok" if allow else "RuntimeError")
 
 
-@NO_SAC
 def test_saving_an_op_with_two_outputs():
     def scenario(lib):
         counter = [0]
@@ -110,10 +101,9 @@ def test_saving_an_op_with_two_outputs():
             lib, must_save(lib, "var_mean", counter, overload="correction")))
         return lib.autograd.grad(out.sum(), (x,)), lib.autograd.grad(fn(x).sum(), (x,)), counter[0]
     result = same_in_both(scenario)
-    assert result[1][0] == result[1][1] and result[1][2] == 2
+    assert result[1][0] == result[1][1] and result[1][2] == 1  # the policy runs in the forward only
 
 
-@NO_SAC
 def test_a_selective_recompute_runs_only_once():
     def scenario(lib):
         x = randn(lib, 3, requires_grad=True)

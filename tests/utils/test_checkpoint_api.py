@@ -188,17 +188,13 @@ def test_selective_checkpointing_validates_its_argument_as_torch():
         ("ValueError", "Expected op in `op_list` to be an OpOverload but got: 2 of type <class 'int'>.")]
 
 
-def test_selective_checkpointing_raises_not_implemented_and_says_why():
-    def policy(ctx, op, *args, **kwargs):
-        return rck.CheckpointPolicy.MUST_SAVE
-    for arg in (policy, [rg.mm, rg.sin]):
-        with pytest.raises(NotImplementedError, match="^create_selective_checkpoint_contexts: selective activation "
-                                                      "checkpointing is not supported in retrograd.") as info:
-            rck.create_selective_checkpoint_contexts(arg)
-        assert "TorchDispatchMode" in str(info.value)
-    context_fn = functools.partial(rck.create_selective_checkpoint_contexts, policy)
-    with pytest.raises(NotImplementedError):
-        rck.checkpoint(lambda x: x.sin(), rg.ones(2, requires_grad=True), use_reentrant=False, context_fn=context_fn)
+def test_selective_checkpointing_takes_op_names_not_functions_in_its_list():
+    for ck_module in (rck, tck):
+        lib = _lib(ck_module)
+        with pytest.raises(ValueError, match="^Expected op in `op_list` to be an OpOverload but got: "):
+            ck_module.create_selective_checkpoint_contexts([lib.mm, lib.sin])
+        forward, recompute = ck_module.create_selective_checkpoint_contexts([lib.ops.aten.mm.default])
+        assert hasattr(forward, "__enter__") and hasattr(recompute, "__exit__")
 
 
 # -- docstrings ------------------------------------------------------------------------------------
