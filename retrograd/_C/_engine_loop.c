@@ -151,7 +151,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
-    *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
+    *s_multithreading, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
     *s_cond, *s_notify, *s_plan, *s_unpack, *s_version, *s_base, *s_flags, *s_writeable, *s_clone, *s_data,
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
@@ -189,7 +189,7 @@ static const Interned interned[] = {
     {&s_started, "started", "GraphTask"},
     {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
     {&s_complete, "_complete", "GraphTask"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
-    {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading_enabled, "multithreading_enabled", "Engine"},
+    {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading, "multithreading", "GraphTask grad_state"},
     {&s_dev_attr, "_device", "Tensor"}, {&s_data, "_data", "Tensor"}, {&s_clone, "clone", "Tensor"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_post_acc_hooks, "_post_accumulate_grad_hooks", "Tensor"},
     {&s_unpack, "unpack", "SavedTensor"},
@@ -203,7 +203,7 @@ static const Interned interned[] = {
 /* Direct slot access for the instances of one class with __slots__ (GraphTask, ReadyQueue):
  * obj.name reads or sets the slot when obj is exactly of that class and name one of its slots
  * (names are interned, so a pointer comparison finds them), else it goes through getattr. */
-#define MAX_FAST_SLOTS 24
+#define MAX_FAST_SLOTS 32
 typedef struct {
     PyTypeObject *type;
     int n;
@@ -1355,7 +1355,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *node = Py_NewRef(args[2]), *inputs = Py_NewRef(args[3]);
     int keep_graph, multithreading, first = 1;
     if ((keep_graph = GT_TRUE(gt, s_keep_graph)) < 0 ||
-        (multithreading = attr_true(engine, s_multithreading_enabled)) < 0 ||
+        (multithreading = GT_TRUE(gt, s_multithreading)) < 0 ||  /* See Note [Multithreading switch] */
         (grad_mode = GT_GET(gt, s_grad_mode)) == NULL ||
         (cpu_queue = GT_GET(gt, s_cpu_ready_queue)) == NULL ||
         (lock = GT_GET(gt, s_lock)) == NULL ||
@@ -1847,7 +1847,7 @@ static const char *const graph_task_fields[] = {
     "has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready", "dependencies",
     "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error", "_future", "_claimed", "_outcome",
     "completed", "final_callbacks", "cpu_ready_queue", "graph_root", "_nodes_in_graph", "owner_thread", "started",
-    "timeout"};
+    "timeout", "multithreading"};
 #define N_GRAPH_TASK_FIELDS ((int)(sizeof(graph_task_fields) / sizeof(graph_task_fields[0])))
 
 /* graph_task_fields as a tuple, for layout() */
@@ -1878,7 +1878,8 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         return PyObject_Vectorcall(GraphTask_cls, call, 4, NULL);
     }
     int keep = PyObject_IsTrue(keep_graph), mode = keep < 0 ? -1 : PyObject_IsTrue(grad_mode);
-    if (mode < 0)
+    int threads = mode < 0 ? -1 : attr_true(grad_state, s_multithreading);  /* the caller's: Note [Multithreading switch] */
+    if (threads < 0)
         return NULL;
     PyTypeObject *type = (PyTypeObject *)GraphTask_cls;
     PyObject *lock = PyObject_CallNoArgs(rlock_cls), *not_ready = PyDict_New(), *deps = PyDict_New();
@@ -1888,7 +1889,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         PyObject *values[N_GRAPH_TASK_FIELDS] = {
             Py_False, Py_None, zero_int, keep ? Py_True : Py_False, mode ? Py_True : Py_False, lock, not_ready, deps,
             Py_None, captured, no_device, zero_int, Py_False, Py_None, Py_False, Py_None, Py_False, callbacks, queue,
-            Py_None, Py_None, Py_None, Py_None, Py_None};
+            Py_None, Py_None, Py_None, Py_None, Py_None, threads ? Py_True : Py_False};
         for (int i = 0; i < N_GRAPH_TASK_FIELDS; i++)
             set_slot(gt, graph_task_slots.offs[i], values[i]);
     }
