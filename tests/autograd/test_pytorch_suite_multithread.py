@@ -124,7 +124,6 @@ def test_saved_tensors_hooks_are_per_thread():
     assert same_in_both(scenario) == ("ok", (0, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd.nn has no DataParallel")
 def test_data_parallel_forward_on_one_device_calls_the_saved_tensors_hooks():
     def scenario(lib):
         packed = []
