@@ -47,6 +47,7 @@ from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import distributions
 from . import profiler
+from . import _logging
 from .autograd import nonfinite as _nonfinite  # noqa: F401 - above nn, which it uses; attaches detect_nonfinite
 from . import backends, cuda, amp
 from .amp import autocast
