@@ -79,3 +79,24 @@ def numel(input) -> int:
 
 def is_floating_point(input) -> bool:
     return input.is_floating_point()
+
+
+def is_inference(input) -> bool:
+    """Returns True if ``input`` is an inference tensor (Note [Inference tensors]).
+
+    Args:
+        input (Tensor): the tensor to ask.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.inference_mode():
+        ...     x = rg.ones(2)
+        >>> rg.is_inference(x), rg.is_inference(x.view(-1)), rg.is_inference(rg.ones(2))
+        (True, True, False)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()

@@ -22,6 +22,15 @@ read (a thread-local attribute costs about as much as the rest of making a tenso
 call reads it the same way (in inference mode it makes inference tensors and records nothing),
 and declines a call where an inference tensor argument meets one that requires grad.
 
+Outside inference mode, an op whose tensor arguments are all inference tensors records nothing,
+even where one requires grad, as in PyTorch (inference tensors lack its Autograd dispatch key):
+its result is a normal tensor (a view: an inference tensor) that does not require grad. With
+one normal tensor among them, the op is recorded, and saving an inference tensor raises. The op
+call asks only where it would record and ``census.made`` says an inference tensor may exist
+(``all_inference`` in ops/_call.py), so a process that never enters inference mode pays one
+attribute read per recorded call. An in-place op on an inference leaf that requires grad, with
+grad mode on, raises the leaf error first, as PyTorch's.
+
 Note [Multithreading switch]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 ``set_multithreading_enabled`` is a per-thread setting, as PyTorch's (its AutogradState is
@@ -59,11 +68,12 @@ state = _State()
 class InferenceCensus:
     """How many threads are in inference mode; while 0, no tensor is made in it. See Note [Inference tensors]."""
 
-    __slots__ = ("threads", "state")
+    __slots__ = ("threads", "state", "made")
 
     def __init__(self):
         self.threads = 0
         self.state = state
+        self.made = False  # whether inference mode was ever on, so that an inference tensor may exist
 
 
 census = InferenceCensus()
@@ -88,6 +98,7 @@ def _set_inference(on: bool) -> None:
     if on:
         with _census_lock:
             census.threads += 1
+            census.made = True
         state.inference = True
     else:
         state.inference = False
