@@ -63,7 +63,7 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
-static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
+static PyObject *Engine_cls, *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
 static int configured = 0;
 
@@ -75,6 +75,7 @@ static const Binding bindings[] = {
     {"SavedTensor", (PyObject **)&SavedTensor_type, BIND_TYPE},
     {"ReadyQueue", (PyObject **)&ReadyQueue_type, BIND_TYPE},
     {"InputBuffer", &InputBuffer_cls, BIND_TYPE},
+    {"Engine", &Engine_cls, BIND_TYPE},
     {"GraphTask", &GraphTask_cls, BIND_TYPE},
     {"GraphRoot", &GraphRoot_cls, BIND_TYPE},
     {"Edge", (PyObject **)&Edge_type, BIND_TUPLE_TYPE},
@@ -1340,6 +1341,8 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0)
         return observed < 0 ? NULL : call_python(engine, gt, args[2], args[3], queue);
+    if (!PyObject_TypeCheck(engine, (PyTypeObject *)Engine_cls))  /* another engine: its own _run_task */
+        return call_python(engine, gt, args[2], args[3], queue);
     PyObject *exec_info = GT_GET(gt, s_exec_info);
     if (exec_info == NULL)
         return NULL;
