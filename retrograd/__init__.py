@@ -26,6 +26,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad
                                  is_inference_mode_enabled)
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403 - the public op functions
+from .ops.foreach import *  # noqa: F401,F403 - PyTorch's _foreach_* ops
 from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rsqrt, abs, sign, sin, cos, tan,
                   tanh, sigmoid, relu, clamp, maximum, minimum, where, sum, mean, var, std, prod, max, min, amax,
                   amin, argmax, argmin, norm, matmul, mm, bmm, outer, einsum, reshape, view, flatten, transpose,
@@ -47,6 +48,7 @@ from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import distributions
 from . import profiler
+from . import _logging
 from .autograd import nonfinite as _nonfinite  # noqa: F401 - above nn, which it uses; attaches detect_nonfinite
 from . import backends, cuda, amp
 from .amp import autocast
@@ -77,3 +79,24 @@ def numel(input) -> int:
 
 def is_floating_point(input) -> bool:
     return input.is_floating_point()
+
+
+def is_inference(input) -> bool:
+    """Returns True if ``input`` is an inference tensor (Note [Inference tensors]).
+
+    Args:
+        input (Tensor): the tensor to ask.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor.
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.inference_mode():
+        ...     x = rg.ones(2)
+        >>> rg.is_inference(x), rg.is_inference(x.view(-1)), rg.is_inference(rg.ones(2))
+        (True, True, False)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()

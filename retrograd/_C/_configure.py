@@ -43,7 +43,8 @@ def namespace() -> types.SimpleNamespace:
         VIEW_DEFAULT=variable.CreationMeta.DEFAULT, VIEW_NO_GRAD_MODE=variable.CreationMeta.NO_GRAD_MODE,
         VIEW_INFERENCE_MODE=variable.CreationMeta.INFERENCE_MODE,
         # the engine
-        GraphTask=graph_task.GraphTask, ReadyQueue=graph_task.ReadyQueue, InputBuffer=input_buffer.InputBuffer,
+        Engine=engine.Engine, GraphTask=graph_task.GraphTask, ReadyQueue=graph_task.ReadyQueue,
+        InputBuffer=input_buffer.InputBuffer,
         worker_state=graph_task.local, NO_DEVICE=graph_task.NO_DEVICE, CPU_DEVICE=graph_task.CPU_DEVICE,
         # the ops
         OpNode=_node.OpNode, nothing_saved=_call.NOTHING_SAVED, describe=_call.describe,

@@ -63,7 +63,7 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
-static PyObject *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
+static PyObject *Engine_cls, *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
 static int configured = 0;
 
@@ -75,6 +75,7 @@ static const Binding bindings[] = {
     {"SavedTensor", (PyObject **)&SavedTensor_type, BIND_TYPE},
     {"ReadyQueue", (PyObject **)&ReadyQueue_type, BIND_TYPE},
     {"InputBuffer", &InputBuffer_cls, BIND_TYPE},
+    {"Engine", &Engine_cls, BIND_TYPE},
     {"GraphTask", &GraphTask_cls, BIND_TYPE},
     {"GraphRoot", &GraphRoot_cls, BIND_TYPE},
     {"Edge", (PyObject **)&Edge_type, BIND_TUPLE_TYPE},
@@ -151,7 +152,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
     *s_grad_mode, *s_cpu_ready_queue, *s_lock, *s_dependencies, *s_not_ready, *s_has_error,
-    *s_multithreading_enabled, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
+    *s_multithreading, *s_dev_attr, *s_checkpoint_valid, *s_reentrant_depth, *s_counter, *s_waiting,
     *s_cond, *s_notify, *s_plan, *s_unpack, *s_version, *s_base, *s_flags, *s_writeable, *s_clone, *s_data,
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
@@ -189,7 +190,7 @@ static const Interned interned[] = {
     {&s_started, "started", "GraphTask"},
     {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
     {&s_complete, "_complete", "GraphTask"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
-    {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading_enabled, "multithreading_enabled", "Engine"},
+    {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading, "multithreading", "GraphTask grad_state"},
     {&s_dev_attr, "_device", "Tensor"}, {&s_data, "_data", "Tensor"}, {&s_clone, "clone", "Tensor"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_post_acc_hooks, "_post_accumulate_grad_hooks", "Tensor"},
     {&s_unpack, "unpack", "SavedTensor"},
@@ -203,7 +204,7 @@ static const Interned interned[] = {
 /* Direct slot access for the instances of one class with __slots__ (GraphTask, ReadyQueue):
  * obj.name reads or sets the slot when obj is exactly of that class and name one of its slots
  * (names are interned, so a pointer comparison finds them), else it goes through getattr. */
-#define MAX_FAST_SLOTS 24
+#define MAX_FAST_SLOTS 32
 typedef struct {
     PyTypeObject *type;
     int n;
@@ -1340,6 +1341,8 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0)
         return observed < 0 ? NULL : call_python(engine, gt, args[2], args[3], queue);
+    if (!PyObject_TypeCheck(engine, (PyTypeObject *)Engine_cls))  /* another engine: its own _run_task */
+        return call_python(engine, gt, args[2], args[3], queue);
     PyObject *exec_info = GT_GET(gt, s_exec_info);
     if (exec_info == NULL)
         return NULL;
@@ -1355,7 +1358,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *node = Py_NewRef(args[2]), *inputs = Py_NewRef(args[3]);
     int keep_graph, multithreading, first = 1;
     if ((keep_graph = GT_TRUE(gt, s_keep_graph)) < 0 ||
-        (multithreading = attr_true(engine, s_multithreading_enabled)) < 0 ||
+        (multithreading = GT_TRUE(gt, s_multithreading)) < 0 ||  /* See Note [Multithreading switch] */
         (grad_mode = GT_GET(gt, s_grad_mode)) == NULL ||
         (cpu_queue = GT_GET(gt, s_cpu_ready_queue)) == NULL ||
         (lock = GT_GET(gt, s_lock)) == NULL ||
@@ -1847,7 +1850,7 @@ static const char *const graph_task_fields[] = {
     "has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready", "dependencies",
     "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error", "_future", "_claimed", "_outcome",
     "completed", "final_callbacks", "cpu_ready_queue", "graph_root", "_nodes_in_graph", "owner_thread", "started",
-    "timeout"};
+    "timeout", "multithreading"};
 #define N_GRAPH_TASK_FIELDS ((int)(sizeof(graph_task_fields) / sizeof(graph_task_fields[0])))
 
 /* graph_task_fields as a tuple, for layout() */
@@ -1878,7 +1881,8 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         return PyObject_Vectorcall(GraphTask_cls, call, 4, NULL);
     }
     int keep = PyObject_IsTrue(keep_graph), mode = keep < 0 ? -1 : PyObject_IsTrue(grad_mode);
-    if (mode < 0)
+    int threads = mode < 0 ? -1 : attr_true(grad_state, s_multithreading);  /* the caller's: Note [Multithreading switch] */
+    if (threads < 0)
         return NULL;
     PyTypeObject *type = (PyTypeObject *)GraphTask_cls;
     PyObject *lock = PyObject_CallNoArgs(rlock_cls), *not_ready = PyDict_New(), *deps = PyDict_New();
@@ -1888,7 +1892,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         PyObject *values[N_GRAPH_TASK_FIELDS] = {
             Py_False, Py_None, zero_int, keep ? Py_True : Py_False, mode ? Py_True : Py_False, lock, not_ready, deps,
             Py_None, captured, no_device, zero_int, Py_False, Py_None, Py_False, Py_None, Py_False, callbacks, queue,
-            Py_None, Py_None, Py_None, Py_None, Py_None};
+            Py_None, Py_None, Py_None, Py_None, Py_None, threads ? Py_True : Py_False};
         for (int i = 0; i < N_GRAPH_TASK_FIELDS; i++)
             set_slot(gt, graph_task_slots.offs[i], values[i]);
     }

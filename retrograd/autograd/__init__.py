@@ -13,11 +13,12 @@ from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from .interrupts import BackwardCancelled, BackwardTimeout
 from .watchdog import set_backward_watchdog
-from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode
+from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_multithreading_enabled
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "queue_callback", "is_checkpoint_valid", "set_multithreading_enabled",
-           "gradcheck", "gradgradcheck", "graph", "functional", "Engine", "get_default_engine", "Variable",
+           "is_multithreading_enabled", "gradcheck", "gradgradcheck", "graph", "functional", "Engine",
+           "get_default_engine", "Variable",
            "BackwardCancelled", "BackwardTimeout", "set_backward_watchdog"]

@@ -89,6 +89,7 @@ from . import grad_mode, observation as _obs
 from .observation import Observation as _Observation
 from .anomaly_mode import _Anomaly, check_nan, running
 from .engine_threads import EngineThreads
+from .grad_mode import set_multithreading_enabled
 from .graph import GraphRoot, call_post_hooks, call_pre_hooks, call_tensor_pre_hooks, node_name, validate_outputs
 from .graph_task import (CPU_DEVICE, NO_DEVICE, GraphTask, NodeTask, ReadyQueue, is_checkpoint_valid,  # noqa: F401
                          local, queue_callback)
@@ -111,8 +112,16 @@ class Engine(EngineThreads):
     def __init__(self, max_recursion_depth: int = 10):
         # Each inline level costs about a dozen Python frames; keep well inside the recursion limit.
         self.max_recursion_depth = max_recursion_depth
-        self.multithreading_enabled = True
         super().__init__()
+
+    @property
+    def multithreading_enabled(self) -> bool:
+        """This thread's setting of ``set_multithreading_enabled``: See Note [Multithreading switch]."""
+        return _grad_state.multithreading
+
+    @multithreading_enabled.setter
+    def multithreading_enabled(self, mode: bool) -> None:
+        _grad_state.multithreading = bool(mode)
 
     # -- step 1 --------------------------------------------------------------------------------
     @staticmethod
@@ -332,7 +341,7 @@ class Engine(EngineThreads):
             return
         if _Anomaly.enabled and _Anomaly.check_nan:
             check_nan(node, outputs)
-        multithreading = self.multithreading_enabled
+        multithreading = graph_task.multithreading  # See Note [Multithreading switch]
         cpu_queue = graph_task.cpu_ready_queue
         follow = None
         with graph_task.lock:
@@ -467,26 +476,6 @@ def compiled_loop_in_use() -> bool:
 def get_default_engine() -> Engine:
     """The process-wide engine that ``backward`` and ``grad`` use."""
     return _default_engine
-
-
-class set_multithreading_enabled:
-    """Enables or disables device worker threads (everything then runs on the calling thread).
-
-    Takes effect at once; as a context manager it restores the previous setting on exit.
-
-    Args:
-        mode (bool): whether device work runs on the device's worker thread.
-    """
-
-    def __init__(self, mode: bool):
-        self.prev = _default_engine.multithreading_enabled
-        _default_engine.multithreading_enabled = bool(mode)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _default_engine.multithreading_enabled = self.prev
 
 
 atexit.register(_default_engine.shutdown)

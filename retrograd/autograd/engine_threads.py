@@ -13,8 +13,8 @@ ReadyQueue, so backward calls from different threads never serialize. Every othe
 one worker thread with one queue, started lazily and once, shared by all GraphTasks. A task
 goes to the queue of its InputBuffer's device (the GraphRoot always goes to the CPU queue).
 Whoever finishes a GraphTask's last task completes it, and wakes the owner with a dummy task
-if the owner is another thread. ``set_multithreading_enabled(False)`` sends every task to the
-caller's queue.
+if the owner is another thread. ``set_multithreading_enabled(False)`` on the thread that starts
+a pass sends every task of that pass to the caller's queue (Note [Multithreading switch]).
 """
 from __future__ import annotations
 

@@ -21,6 +21,25 @@ the threads in inference mode, and only where it is not 0 is this thread's ``sta
 read (a thread-local attribute costs about as much as the rest of making a tensor). The C op
 call reads it the same way (in inference mode it makes inference tensors and records nothing),
 and declines a call where an inference tensor argument meets one that requires grad.
+
+Outside inference mode, an op whose tensor arguments are all inference tensors records nothing,
+even where one requires grad, as in PyTorch (inference tensors lack its Autograd dispatch key):
+its result is a normal tensor (a view: an inference tensor) that does not require grad. With
+one normal tensor among them, the op is recorded, and saving an inference tensor raises. The op
+call asks only where it would record and ``census.made`` says an inference tensor may exist
+(``all_inference`` in ops/_call.py), so a process that never enters inference mode pays one
+attribute read per recorded call. An in-place op on an inference leaf that requires grad, with
+grad mode on, raises the leaf error first, as PyTorch's.
+
+Note [Multithreading switch]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``set_multithreading_enabled`` is a per-thread setting, as PyTorch's (its AutogradState is
+thread-local): ``state.multithreading``. A GraphTask takes it from the thread that starts the pass
+(``GraphTask.multithreading``), and every node of that pass reads it there, on whatever thread it
+runs, as PyTorch's worker threads run a pass's nodes under the thread-local state of its caller.
+With it off, a task for another device goes to the caller's CPU queue instead of the device's
+worker thread, so the whole pass runs on the calling thread. The compiled loop reads the same
+GraphTask field.
 """
 from __future__ import annotations
 
@@ -33,13 +52,14 @@ import numpy as np
 from .._tensor import Tensor
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled", "is_multithreading_enabled"]
 
 
 class _State(threading.local):
     """Per-thread autograd switches; class attributes are each new thread's defaults."""
     grad_enabled = True
     inference = False
+    multithreading = True  # device work on the devices' worker threads: See Note [Multithreading switch]
 
 
 state = _State()
@@ -48,11 +68,12 @@ state = _State()
 class InferenceCensus:
     """How many threads are in inference mode; while 0, no tensor is made in it. See Note [Inference tensors]."""
 
-    __slots__ = ("threads", "state")
+    __slots__ = ("threads", "state", "made")
 
     def __init__(self):
         self.threads = 0
         self.state = state
+        self.made = False  # whether inference mode was ever on, so that an inference tensor may exist
 
 
 census = InferenceCensus()
@@ -77,6 +98,7 @@ def _set_inference(on: bool) -> None:
     if on:
         with _census_lock:
             census.threads += 1
+            census.made = True
         state.inference = True
     else:
         state.inference = False
@@ -92,6 +114,20 @@ def is_grad_enabled() -> bool:
 def is_inference_mode_enabled() -> bool:
     """Returns True if inference mode is currently enabled on this thread."""
     return state.inference
+
+
+def is_multithreading_enabled() -> bool:
+    """Returns True if backward passes started on this thread run device work on the devices' worker threads.
+
+    See Note [Multithreading switch].
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.autograd.set_multithreading_enabled(False):
+        ...     rg.autograd.is_multithreading_enabled()
+        False
+    """
+    return state.multithreading
 
 
 class _DecoratorContextManager:
@@ -276,6 +312,40 @@ class inference_mode(_DecoratorContextManager):
     def __exit__(self, *exc):
         state.grad_enabled = self.prev[0]
         _set_inference(self.prev[1])
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Sets, on this thread, whether backward passes run device work on the devices' worker threads.
+
+    It takes effect at once; used as a context manager it restores the previous setting on exit,
+    and as a decorator it applies the setting inside each call. With it off, a pass started on this
+    thread runs every node on this thread. See Note [Multithreading switch].
+
+    Args:
+        mode (bool): whether device work runs on the device's worker thread.
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.autograd.set_multithreading_enabled(False):
+        ...     rg.autograd.is_multithreading_enabled()
+        False
+        >>> rg.autograd.is_multithreading_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool):
+        self.prev = state.multithreading
+        self.mode = bool(mode)
+        state.multithreading = self.mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
 
     def clone(self):
         return type(self)(self.mode)

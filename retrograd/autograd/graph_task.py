@@ -87,7 +87,7 @@ class GraphTask:
     __slots__ = ("has_error", "error", "outstanding_tasks", "keep_graph", "grad_mode", "lock", "not_ready",
                  "dependencies", "exec_info", "captured_vars", "owner", "reentrant_depth", "exit_on_error",
                  "_future", "_claimed", "_outcome", "completed", "final_callbacks", "cpu_ready_queue",
-                 "graph_root", "_nodes_in_graph", "owner_thread", "started", "timeout", "__weakref__")
+                 "graph_root", "_nodes_in_graph", "owner_thread", "started", "timeout", "multithreading", "__weakref__")
     in_flight = {}  # GraphTask -> None while its pass runs: See Note [Passes in flight]
     clock = staticmethod(time.monotonic)  # what ``started`` is read from
 
@@ -117,6 +117,7 @@ class GraphTask:
         self.owner_thread = None  # threading.get_ident() of the thread that runs the pass, once it runs
         self.started = None  # clock() when the pass began to run
         self.timeout = None  # seconds the pass may run (backward(timeout=...)), or None
+        self.multithreading = _grad_state.multithreading  # the caller's: See Note [Multithreading switch]
 
     @property
     def future(self) -> Future:

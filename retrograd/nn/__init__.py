@@ -11,5 +11,6 @@ from .modules import *  # noqa: F401,F403 - the layers
 
 from . import modules as _modules
 from .parameter import Parameter
+from .parallel import DataParallel
 
-__all__ = ["functional", "init", "utils", "Parameter"] + list(_modules.__all__)
+__all__ = ["functional", "init", "utils", "Parameter", "DataParallel"] + list(_modules.__all__)

@@ -289,7 +289,8 @@ def run_op(op, args, inplace=None):
             _fp_reset(quiet)
 
     record = requires_grad and op.differentiable and _grad_state.grad_enabled and not (
-        _census.threads and _grad_state.inference)  # See Note [Inference tensors]
+        _census.threads and _grad_state.inference) and not (
+        _census.made and all_inference(op, args))  # See Note [Inference tensors]
     node = saved_inputs = None
     if record:
         node, saved_inputs = _make_node(op, args, vals, inplace)
@@ -333,6 +334,25 @@ def run_op(op, args, inplace=None):
             if inplace._retains_grad:
                 move_retains_grad(inplace, *rebased)
     return results if op.multi_output else results[0]
+
+
+def all_inference(op, args) -> bool:
+    """Whether every tensor argument of a call of ``op`` is an inference tensor: then nothing is recorded outside
+    inference mode, as in PyTorch (Note [Inference tensors])."""
+    seen = False
+    for i in op.tensor_pos:
+        a = args[i]
+        if isinstance(a, Tensor):
+            if not isinstance(a._vc, InferenceVersionCounter):
+                return False
+            seen = True
+        elif type(a) in (list, tuple) and i in op.index_lists:
+            for t in a:
+                if isinstance(t, Tensor):
+                    if not isinstance(t._vc, InferenceVersionCounter):
+                        return False
+                    seen = True
+    return seen
 
 
 def _requires_grad(a) -> bool:

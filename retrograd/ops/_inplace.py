@@ -60,6 +60,8 @@ def apply_inplace(op, args):
     """
     self = args[0]
     if self._vc is INFERENCE_COUNTER and not grad_mode.inference_now():
+        if self._requires_grad and _grad_state.grad_enabled:  # PyTorch's leaf check comes first: Note [Inference tensors]
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
             "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")

@@ -18,8 +18,8 @@ from ..autograd.saved_variable import SavedTensor
 from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
-from ._call import (NOTHING_SAVED, call_op, call_out, describe, device_error, forward_error, forward_wide,
-                    interposition, mark_views, promote, save_list)
+from ._call import (NOTHING_SAVED, all_inference, call_op, call_out, describe, device_error, forward_error,
+                    forward_wide, interposition, mark_views, promote, save_list)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 
@@ -116,7 +116,7 @@ def build_fast_call(op, public_params, names, env, out=False):
                _new=object.__new__, _Node=op.node_cls, _seq=_next_sequence_nr,
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
-               _describe=describe, _save_list=save_list, _forward_wide=forward_wide, _forward_error=forward_error,
+               _describe=describe, _save_list=save_list, _all_inference=all_inference, _forward_wide=forward_wide, _forward_error=forward_error,
                _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
@@ -205,6 +205,8 @@ def build_fast_call(op, public_params, names, env, out=False):
         lines.append("    return res")
         return "\n".join(lines) + "\n"
     lines += ["    if not requires_grad or inference or not _grad_state.grad_enabled:",
+              "        return res",
+              f"    if _census.made and _all_inference(_op, {args_tuple}):  # See Note [Inference tensors]",
               "        return res"]
     edge_names = []
     for pidx, _, _, _ in op.formulas:

@@ -309,3 +309,46 @@ def test_compiled_call_in_inference_mode_makes_what_the_python_path_makes():
                 if t._base is not None:
                     assert t._base is mid and t._version_counter is mid._version_counter
                     assert t._view_creation is (creation.INFERENCE_MODE if inference else creation.DEFAULT)
+
+
+def _inference_leaf(lib, values=(1.0, 2.0)):
+    with lib.inference_mode():
+        return lib.tensor(list(values), dtype=lib.float64, requires_grad=True)
+
+
+def _what_records(lib):
+    c, d = _inference_leaf(lib), _inference_leaf(lib, (3.0, 4.0))
+    x = lib.tensor([0.5, 0.25], dtype=lib.float64)
+    out = []
+    for f in (lambda: lib.cat([c, d]), lambda: lib.stack([c, d]).sum(), lambda: (c * d).sum(), lambda: c.exp(),
+              lambda: c[0], lambda: c * x):
+        r = f()
+        out.append((r.requires_grad, r.is_leaf, r.is_inference(), type(r.grad_fn).__name__))
+    return out
+
+
+def test_ops_of_inference_tensors_alone_record_nothing_outside_inference_mode_and_with_a_normal_one_record():
+    assert _what_records(rg) == _what_records(torch)
+    assert _what_records(rg)[-1] == (True, False, False, "MulBackward0")
+
+
+def test_op_of_an_inference_tensor_with_a_normal_one_that_requires_grad_cannot_save_it():
+    def run(lib):
+        return raised(lambda: _inference_leaf(lib) * lib.ones(2, dtype=lib.float64, requires_grad=True))
+    assert run(rg) == run(torch) == (RuntimeError, "Inference tensors cannot be saved for backward.")
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_inplace_op_on_an_inference_leaf_that_requires_grad_raises_torchs_first_error(grad_mode):
+    def run(lib):
+        c = _inference_leaf(lib)
+        with lib.set_grad_enabled(grad_mode):
+            return raised(lambda: c.mul_(2.0))
+    assert run(rg) == run(torch)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_is_inference_as_a_function_refuses_a_non_tensor(lib):
+    with pytest.raises(TypeError, match=r"^is_inference\(\): argument 'input' \(position 1\) must be Tensor, not list$"):
+        lib.is_inference([1.0])
+    assert lib.is_inference(_inference_leaf(lib)) and not lib.is_inference(lib.ones(1))

@@ -183,7 +183,6 @@ def test_context_works_again_after_a_nesting_error():
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no _foreach_* ops (_foreach_exp, _foreach_add_)")
 def test_inplace_foreach_op_on_saved_tensors():
     def scenario(lib):
         with lib.autograd.graph.allow_mutation_on_saved_tensors():

@@ -1,8 +1,8 @@
 """Scenarios of PyTorch's test/test_autograd.py, class TestAutogradInferenceMode, written again and run with
 retrograd and torch on the same numbers. See test_pytorch_suite_basics.py for the method.
 
-PyTorch asks ``torch.is_inference(t)``; both libraries have the method ``t.is_inference()``, which
-these scenarios use (retrograd has no top-level ``is_inference``: see the strict xfail below).
+PyTorch asks ``torch.is_inference(t)``; both libraries have it, and the method ``t.is_inference()``, which
+these scenarios use.
 """
 import pytest
 
@@ -136,13 +136,7 @@ def test_view_of_an_inference_tensor_in_inference_mode():
     assert same_in_both(scenario) == ("ok", [(True, False)] * 2)
 
 
-_ALL_INFERENCE = pytest.mark.xfail(strict=True, reason=(
-    "an op whose tensor arguments are all inference tensors records nothing outside inference mode in PyTorch (they "
-    "lack its Autograd dispatch key), even where one requires grad; retrograd's op call (ops/_call.py) records it, "
-    "and raises where it would save one"))
-
-
-@pytest.mark.parametrize("requires_grad", [False, pytest.param(True, marks=_ALL_INFERENCE)])
+@pytest.mark.parametrize("requires_grad", [False, True])
 @pytest.mark.parametrize("op", ["mul", "add", "exp"])
 def test_functional_op_on_an_inference_tensor_outside_inference_mode(requires_grad, op):
     def scenario(lib):
@@ -153,12 +147,7 @@ def test_functional_op_on_an_inference_tensor_outside_inference_mode(requires_gr
     assert same_in_both(scenario) == ("ok", (False, False, True))
 
 
-_LEAF_CHECK_FIRST = pytest.mark.xfail(strict=True, reason=(
-    "on an inference leaf that requires grad, PyTorch's add_ raises its leaf error first ('a leaf Variable that "
-    "requires grad is being used in an in-place operation'); retrograd's op call raises the inference tensor's"))
-
-
-@pytest.mark.parametrize("op, requires_grad", [("add_", False), pytest.param("add_", True, marks=_LEAF_CHECK_FIRST),
+@pytest.mark.parametrize("op, requires_grad", [("add_", False), ("add_", True),
                                                ("transpose_", False), ("transpose_", True)])
 def test_inplace_op_on_an_inference_tensor_outside_inference_mode_raises(op, requires_grad):
     def scenario(lib):
@@ -169,7 +158,7 @@ def test_inplace_op_on_an_inference_tensor_outside_inference_mode_raises(op, req
     assert result[0] == "RuntimeError"
 
 
-@pytest.mark.parametrize("requires_grad", [False, pytest.param(True, marks=_ALL_INFERENCE)])
+@pytest.mark.parametrize("requires_grad", [False, True])
 def test_view_of_an_inference_tensor_outside_inference_mode_is_an_inference_leaf(requires_grad):
     def scenario(lib):
         with lib.inference_mode():
@@ -340,8 +329,6 @@ def test_grad_fn_of_a_view_made_in_inference_mode_after_its_base_changed_raises(
                                             "its base has been modified inplace in normal mode.")
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no top-level is_inference (torch.is_inference); the method "
-                                       "Tensor.is_inference is there")
 def test_is_inference_as_a_function():
     def scenario(lib):
         with lib.inference_mode():

@@ -124,7 +124,6 @@ def test_saved_tensors_hooks_are_per_thread():
     assert same_in_both(scenario) == ("ok", (0, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd.nn has no DataParallel")
 def test_data_parallel_forward_on_one_device_calls_the_saved_tensors_hooks():
     def scenario(lib):
         packed = []
@@ -171,8 +170,6 @@ def test_error_raised_in_a_custom_backward_keeps_its_traceback():
     assert same_in_both(scenario) == ("ok", True)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd.autograd has no is_multithreading_enabled, and its "
-                                       "set_multithreading_enabled (engine.py) is no decorator nor thread-local")
 def test_set_multithreading_enabled_as_context_manager_and_function():
     def scenario(lib):
         ag, seen = lib.autograd, []

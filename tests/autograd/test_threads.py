@@ -59,6 +59,69 @@ def test_multithreading_disabled_runs_device_work_on_caller():
     assert rg.autograd.get_default_engine().multithreading_enabled
 
 
+def test_multithreading_switch_is_per_thread():
+    seen = {}
+
+    def other():
+        seen["other"] = rg.autograd.is_multithreading_enabled()
+        RecordThread.apply(rg.randn(3, requires_grad=True).to("fake:0"), "other").sum().backward()
+    RecordThread.seen = {}
+    with rg.autograd.set_multithreading_enabled(False):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        seen["here"] = rg.autograd.is_multithreading_enabled()
+    assert seen == {"other": True, "here": False}
+    assert RecordThread.seen["other"].name == "retrograd-fake:0"
+
+
+def test_multithreading_switch_as_a_decorator_behaves_as_torchs():
+    torch = pytest.importorskip("torch")
+
+    def scenario(lib):
+        seen = []
+
+        @lib.autograd.set_multithreading_enabled(False)  # as PyTorch's, it takes effect where it is made, too
+        def run():
+            seen.append(lib.autograd.is_multithreading_enabled())
+        seen.append(lib.autograd.is_multithreading_enabled())
+        lib.autograd.set_multithreading_enabled(True)
+        run()
+        seen.append(lib.autograd.is_multithreading_enabled())
+        lib.autograd.set_multithreading_enabled(True)
+        return seen
+    assert scenario(rg) == scenario(torch) == [False, False, True]
+
+
+def test_multithreading_switch_off_in_a_decorated_function_runs_device_work_on_caller():
+    @rg.autograd.set_multithreading_enabled(False)
+    def run():
+        RecordThread.apply(rg.randn(3, requires_grad=True).to("fake:0"), "fake").sum().backward()
+    rg.autograd.set_multithreading_enabled(True)
+    RecordThread.seen = {}
+    run()
+    assert RecordThread.seen["fake"] is threading.current_thread()
+    assert rg.autograd.is_multithreading_enabled()
+
+
+def test_pass_keeps_the_multithreading_setting_of_the_thread_that_started_it():
+    class Flip(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            rg.autograd.set_multithreading_enabled(True)  # changes this thread's setting, not the running pass's
+            return grad
+    RecordThread.seen = {}
+    with rg.autograd.set_multithreading_enabled(False):
+        x = rg.randn(3, requires_grad=True)
+        Flip.apply(RecordThread.apply(x.to("fake:0"), "fake")).sum().backward()
+        assert rg.autograd.is_multithreading_enabled()
+    assert RecordThread.seen["fake"] is threading.current_thread()
+
+
 def test_gradients_cross_devices_and_come_back_on_the_leaf_device():
     x = rg.tensor([1.0, 2.0], requires_grad=True)
     y = (x.to("fake:0") * 3).exp().sum().to("cpu")
