@@ -116,8 +116,13 @@ def _split_with_sizes(xp, input, split_sizes, dim=0):
     return _pieces(input, *_split_sizes(input, list(_int_list("split_with_sizes", split_sizes)), dim))
 
 
+def _split_backward(grads, input_shape, split_sizes, dim):
+    """The gradient of a split: its outputs' joined. The node keeps the input's shape and the sizes, as PyTorch's."""
+    return cat(list(grads), dim)
+
+
 split_with_sizes = defop("split_with_sizes", _split_with_sizes, method=True, view=True, multi_output=True,
-                         input=lambda grads, dim: _cat_grads(grads, dim))
+                         input=_split_backward)
 
 
 # Note [Unsafe splits]
@@ -132,7 +137,7 @@ def _unsafe_split(xp, input, split_size, dim=0):
 
 
 unsafe_split = defop("unsafe_split", _unsafe_split, method=True, multi_output=True,
-                     input=lambda grads, dim: _cat_grads(grads, dim))
+                     input=lambda grads, input_shape, split_size, dim: cat(list(grads), dim))
 
 
 def _unsafe_split_with_sizes(xp, input, split_sizes, dim=0):
@@ -140,7 +145,7 @@ def _unsafe_split_with_sizes(xp, input, split_sizes, dim=0):
 
 
 unsafe_split_with_sizes = defop("unsafe_split_with_sizes", _unsafe_split_with_sizes, method=True, multi_output=True,
-                                input=lambda grads, dim: _cat_grads(grads, dim))
+                                input=_split_backward)
 
 
 @tensor_method
