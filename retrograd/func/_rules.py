@@ -655,9 +655,11 @@ RULES.update({
     "max_all": _all_reduction(ops.amax),
     "min_all": _all_reduction(ops.amin),
     "median_all": _all_reduction(ops.median, multi=True),
+    "nanmedian_all": _all_reduction(ops.nanmedian, multi=True),
     # one dim argument
     **dict.fromkeys("cumsum cumprod cummax cummin logcumsumexp softmax log_softmax glu sort argsort topk kthvalue "
-                    "median_dim mode max_dim min_dim unbind split linalg_cross".split(), on_dims("dim", all_dims=None)),
+                    "median_dim nanmedian_dim mode max_dim min_dim unbind split split_with_sizes unsafe_split "
+                    "unsafe_split_with_sizes linalg_cross".split(), on_dims("dim", all_dims=None)),
     "transpose": on_dims("dim0", "dim1"),
     "diagonal": on_dims("dim1", "dim2"),
     "diag_embed": on_dims("dim1", "dim2", new=("dim1", "dim2")),

@@ -32,9 +32,10 @@ from .special import digamma, erf, erfc, erfinv, i0, lgamma, logit, polygamma, s
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
-from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
+from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk
 from .copy import clone, contiguous, sum_to_size, to
-from .joining import cat, chunk, concat, concatenate, split, stack, unbind
+from .joining import (cat, chunk, concat, concatenate, split, split_with_sizes, stack, unbind, unsafe_chunk,
+                      unsafe_split, unsafe_split_with_sizes)
 from .shape import (broadcast_to, diagonal, expand, expand_as, flatten, flip, movedim, moveaxis, permute, reshape,
                     roll, shape_arg, squeeze, swapaxes, t, transpose, tril, triu, unflatten, unsqueeze, view)
 
@@ -45,12 +46,13 @@ __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "max", "min", "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "einsum", "flatten",
     "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
     "concatenate", "sum_to_size", "ger", "sort", "msort", "topk", "kthvalue", "median", "mode", "normal", "nonzero",
-    "argwhere", "unique", "unique_consecutive"})
+    "argwhere", "unique", "unique_consecutive", "nanmedian", "unsafe_chunk"})
 
 # PyTorch's further ops, by family; the pointwise ones come with the star import above.
 from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid, trapz  # noqa: E402
-from .shape import as_strided, diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
-from .indexing import index_copy, index_fill, masked_scatter, put, scatter_reduce, take, take_along_dim  # noqa: E402
+from .shape import as_strided, as_strided_scatter, diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
+from .indexing import (index_copy, index_fill, index_reduce, masked_scatter, put, scatter_reduce, take,  # noqa: E402
+                       take_along_dim)
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
 from .joining import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, cartesian_prod,  # noqa: E402
                       combinations, dstack, hstack, meshgrid, row_stack, vstack)
@@ -60,7 +62,8 @@ from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, c
 __all__ = sorted(set(__all__) | {
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
-    "as_strided", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile", "tril_indices", "triu_indices",
+    "as_strided", "as_strided_scatter", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile",
+    "tril_indices", "triu_indices",
     "block_diag", "cartesian_prod", "combinations", "meshgrid",
     "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "row_stack", "broadcast_tensors", "trapz",
     "kron", "vander", "cross", "inner", "logdet",

@@ -7,8 +7,8 @@ Tensor methods (the same objects, so the methods carry the docstrings too).
 """
 from __future__ import annotations
 
-from .indexing import gather, index_select, masked_fill, scatter_add
-from .joining import cat, split, stack
+from .indexing import gather, index_reduce, index_select, masked_fill, scatter_add
+from .joining import cat, split, split_with_sizes, stack, unsafe_split, unsafe_split_with_sizes
 from .linalg import bmm, matmul, mm, outer, trace
 from .pointwise import (abs, add, clamp, cos, exp, expm1, log, log1p, maximum, minimum, mul, neg, pow, relu, rsqrt,
                         sigmoid, sign, sin, sqrt, sub, tan, tanh, where)
@@ -895,6 +895,32 @@ add_docstr(index_select, """Selects the entries of ``input`` along ``dim`` at th
                 [3., 4.]])
     """)
 
+add_docstr(index_reduce, """Reduces the slices of ``source`` along ``dim`` into a copy of ``input``, at the positions in ``index``.
+
+    Args:
+        input: the tensor.
+        dim: the dim to index along.
+        index: a 1-D int64 (or int32) tensor, one position per slice of ``source``.
+        source: a tensor of ``input``'s dtype and shape but along ``dim``, where it has ``len(index)`` entries.
+        reduce: 'prod', 'mean', 'amax' or 'amin'.
+        include_self: whether ``input``'s own values take part (else a position named by ``index`` holds the
+            reduction of ``source`` alone).
+
+    Returns:
+        A new tensor of ``input``'s shape (``IndexReduceBackward0``; the gradient of 'amax' and 'amin' is shared
+        evenly among ties, and a double backward through two zeros reduced by 'prod' into one position raises,
+        as PyTorch's).
+
+    Raises:
+        RuntimeError: PyTorch's, for another ``reduce``, an index that is not int64 or int32, or shapes or dtypes
+            that do not match; IndexError for an index out of range.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.index_reduce(rg.ones(3), 0, rg.tensor([0, 2, 0]), rg.tensor([2., 5., 3.]), "prod")
+        tensor([6., 1., 5.])
+    """)
+
 add_docstr(masked_fill, """Replaces the elements of ``input`` where ``mask`` is true by ``value``.
 
     Args:
@@ -964,6 +990,57 @@ add_docstr(split, """Splits ``tensor`` along ``dim`` into pieces of a given size
         (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
     """)
 
+
+add_docstr(split_with_sizes, """Splits ``input`` along ``dim`` into pieces of the given sizes.
+
+    Args:
+        input: the tensor (at least 1-D).
+        split_sizes: the size of each piece, summing to ``input.size(dim)``.
+        dim: the dim to split.
+
+    Returns:
+        A tuple of views of ``input`` (``SplitWithSizesBackward0``).
+
+    Raises:
+        RuntimeError: PyTorch's, where the sizes do not sum to the dim's size or one is negative.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.split_with_sizes(rg.arange(5.), [1, 4])
+        (tensor([0.]), tensor([1., 2., 3., 4.]))
+    """)
+
+add_docstr(unsafe_split, """:func:`split` into pieces of ``split_size`` whose outputs are not views (Note [Unsafe splits]).
+
+    Args:
+        input: the tensor (at least 1-D).
+        split_size: the size of each piece; the last may be smaller.
+        dim: the dim to split.
+
+    Returns:
+        A tuple of tensors sharing ``input``'s memory, each writable in place (``UnsafeSplitBackward0``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unsafe_split(rg.arange(5.), 2)
+        (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
+    """)
+
+add_docstr(unsafe_split_with_sizes, """:func:`split_with_sizes` whose outputs are not views (Note [Unsafe splits]).
+
+    Args:
+        input: the tensor (at least 1-D).
+        split_sizes: the size of each piece, summing to ``input.size(dim)``.
+        dim: the dim to split.
+
+    Returns:
+        A tuple of tensors sharing ``input``'s memory, each writable in place (``UnsafeSplitWithSizesBackward0``).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unsafe_split_with_sizes(rg.arange(3.), [2, 1])
+        (tensor([0., 1.]), tensor([2.]))
+    """)
 
 # -- linalg ----------------------------------------------------------------------------------------
 add_docstr(matmul, """The matrix product of ``input`` and ``other``; 1-D and batched operands follow NumPy's rules.

@@ -4,6 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Error
+from ..autograd.graph import input_metadata
+from ..autograd.variable import gradient_edge
 from ._declarations import defop, passthrough, tensor_method
 from .joining import cat
 from .pointwise import where
@@ -559,6 +562,104 @@ scatter_reduce = defop(
     _pad_to(_scatter_reduce_grads(grad, input, dim, index, src, reduce, include_self, result)[1], src.shape))
 
 
+# -- index_reduce: source reduced into input along a dim, at the positions an index vector names -------------------
+_INDEX_REDUCE_IDENTITY = {"prod": 1, "mean": 0}
+
+
+def _index_reduce(xp, input, dim, index, source, reduce, *, include_self=True):
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_long_name(index.dtype)} and size: {list(index.shape)}")
+    if index.dtype != xp.int64 and index.dtype != xp.int32:
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_long_name(index.dtype)}")
+    x, src = input.reshape(1) if input.ndim == 0 else input, source.reshape(1) if source.ndim == 0 else source
+    if index.size != src.shape[d]:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
+                           f"({src.shape[d]}), for dim: {d}")
+    if input.dtype != source.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_dtype_name(input.dtype)}) and source "
+                           f"({_dtype_name(source.dtype)}) must have the same scalar type")
+    if x.ndim != src.ndim or x.shape[:d] + x.shape[d + 1:] != src.shape[:d] + src.shape[d + 1:]:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    idx = index.reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
+        raise IndexError("index out of range in self")
+    out = xp.moveaxis(x.copy(), d, 0)  # a view of the copy: writes land in it
+    src = xp.moveaxis(src, d, 0)
+    if not include_self:
+        identity = _INDEX_REDUCE_IDENTITY.get(reduce)
+        if identity is None:
+            info = np.finfo(out.dtype) if out.dtype.kind == "f" else np.iinfo(out.dtype)
+            identity = (-np.inf if out.dtype.kind == "f" else info.min) if reduce == "amax" else \
+                (np.inf if out.dtype.kind == "f" else info.max)
+        out[idx] = identity
+    getattr(xp, _REDUCE_UFUNCS[reduce]).at(out, idx, src)
+    if reduce == "mean":
+        count = xp.zeros(out.shape[0], dtype=out.dtype)
+        xp.add.at(count, idx, 1)
+        count = (count + 1 if include_self else xp.maximum(count, 1)).reshape((-1,) + (1,) * (out.ndim - 1))
+        out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count)
+    return xp.moveaxis(out, 0, d).reshape(input.shape)
+
+
+def _long_name(dtype):
+    return "Long" if str(dtype) == "int64" else _dtype_name(dtype)
+
+
+def _refuse_double_backward(t, msg):
+    """``t``, whose own backward raises ``msg`` (PyTorch's DelayedError) where it is part of a graph."""
+    if not t.requires_grad:
+        return t
+    node = Error(msg, (gradient_edge(t),), (input_metadata(t._data, t._device),))
+    out = Tensor._alias_of(t)
+    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    return out
+
+
+def _index_reduce_grad(which, grad, input, dim, index, source, reduce, include_self, result):
+    """The gradient of ``input`` (``which`` 0) or ``source`` (1) of index_reduce, as PyTorch's index_reduce_backward."""
+    if reduce == "prod":
+        if which == 0:
+            masked = input.masked_fill(input == 0, 1.)
+            g = grad * masked.index_reduce(dim, index, source, reduce, include_self=include_self) / masked
+        else:
+            src_zero = source == 0
+            zeros_at = grad.new_zeros(grad.shape).index_add(dim, index, src_zero.to(grad.dtype)).index_select(
+                dim, index)
+            single_zero = src_zero & (zeros_at == 1)
+            rest = input.index_reduce(dim, index, source.masked_fill(single_zero, 1.), reduce,
+                                      include_self=include_self)
+            g = where(single_zero, (grad * rest).index_select(dim, index),
+                      (grad * result).index_select(dim, index) / source.masked_fill(src_zero, 1.))
+            if bool((zeros_at._data > 1).any()):
+                return _refuse_double_backward(g, "index_reduce(): Double backward is unsupported for source when >1 "
+                                               "zeros in source are scattered to the same position in self")
+            return g
+    elif reduce == "mean":
+        n = (grad.new_ones(grad.shape) if include_self else grad.new_zeros(grad.shape)).index_add(
+            dim, index, source.new_ones(source.shape))
+        n = n.masked_fill(n == 0, 1.)
+        g = grad / n if which == 0 else grad.index_select(dim, index) / n.index_select(dim, index)
+    else:  # amax, amin: shared evenly among the elements equal to the result
+        input_hit = (input == result).to(grad.dtype)
+        source_hit = (source == result.index_select(dim, index)).to(grad.dtype)
+        share = grad / input_hit.index_add(dim, index, source_hit)
+        g = input_hit * share if which == 0 else source_hit * share.index_select(dim, index)
+    return g.index_fill(dim, index, 0.) if which == 0 and not include_self else g
+
+
+index_reduce = defop(
+    "index_reduce", _index_reduce, method=True, inplace=True,
+    input=lambda grad, input, dim, index, source, reduce, include_self, result:
+    _index_reduce_grad(0, grad, input, dim, index, source, reduce, include_self, result),
+    source=lambda grad, input, dim, index, source, reduce, include_self, result:
+    _index_reduce_grad(1, grad, input, dim, index, source, reduce, include_self, result))
+
+
 def _scatter_legacy_reduce(xp, out, dim, index, source, reduce):
     """``scatter(..., reduce='add' | 'multiply')``: the source added or multiplied in, not written."""
     if reduce not in ("add", "multiply"):
@@ -596,3 +697,12 @@ defjvp(LINEAR, "select_index", "slice_index", "index", "index_put", "gather", "s
        "index_add", "masked_fill", "masked_select", "index_copy", "index_fill", "masked_scatter", "put", "take")
 defjvp(_scatter_jvp, "scatter")
 defjvp(_scatter_reduce_jvp, "scatter_reduce")
+
+
+def _index_reduce_jvp(input_t, source_t, dim, index, reduce, include_self):
+    if reduce != "mean":  # the mean is linear in both; PyTorch has no forward derivative of the others
+        raise not_implemented("index_reduce")
+    return REGISTRY["index_reduce"](input_t, dim, index, source_t, reduce, include_self)
+
+
+defjvp(_index_reduce_jvp, "index_reduce")

@@ -1,10 +1,11 @@
-"""Joining and splitting: cat, stack, split, chunk and unbind."""
+"""Joining and splitting: cat, stack, split (and its unsafe forms, Note [Unsafe splits]), chunk and unbind."""
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
 
+from .._size import ints
 from .._tensor import _wrap_dim
 from ._declarations import defop, tensor_method
 
@@ -50,19 +51,31 @@ stack = defop("stack", _stack, lists=("tensors",), tensor_args=("tensors",),
               tensors=lambda grad, dim: list(grad.unbind(dim if dim >= 0 else dim + grad.dim())))
 
 
-def _split(xp, tensor, split_size_or_sections, dim=0):
+def _split_sizes(tensor, split_size_or_sections, dim):
+    """The dim (wrapped) and the sizes of the pieces of a split of array ``tensor``, checked as PyTorch's."""
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        if size <= 0 and n:
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size and n else [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                               f"dimension {d}), but got split_sizes={sizes}")
+        return d, [size] * (n // size) + ([n % size] if n % size else []) if size and n else [0]
+    sizes = list(split_size_or_sections)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={sizes}")
+    return d, sizes
+
+
+def _pieces(tensor, d, sizes):
+    """The slices of array ``tensor`` along ``d`` of ``sizes``, in order (views of it)."""
     offsets = np.cumsum([0] + sizes)
     index = [slice(None)] * tensor.ndim
     out = []
@@ -70,6 +83,10 @@ def _split(xp, tensor, split_size_or_sections, dim=0):
         index[d] = slice(int(start), int(stop))
         out.append(tensor[tuple(index)])
     return tuple(out)
+
+
+def _split(xp, tensor, split_size_or_sections, dim=0):
+    return _pieces(tensor, *_split_sizes(tensor, split_size_or_sections, dim))
 
 
 split = defop("split", _split, view=True, multi_output=True,
@@ -80,6 +97,55 @@ split = defop("split", _split, view=True, multi_output=True,
 
 def _cat_grads(grads, dim):
     return cat(list(grads), dim)
+
+
+def _int_list(name, value, param="split_sizes"):
+    """``value``, a sequence of ints; PyTorch's TypeError for anything else."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{name}(): argument '{param}' (position 2) must be tuple of ints, not {type(value).__name__}")
+    return ints((value,), name, param)
+
+
+def _int_size(name, value):
+    if not isinstance(value, int):
+        raise TypeError(f"{name}(): argument 'split_size' (position 2) must be int, not {type(value).__name__}")
+    return value
+
+
+def _split_with_sizes(xp, input, split_sizes, dim=0):
+    return _pieces(input, *_split_sizes(input, list(_int_list("split_with_sizes", split_sizes)), dim))
+
+
+def _split_backward(grads, input_shape, split_sizes, dim):
+    """The gradient of a split: its outputs' joined. The node keeps the input's shape and the sizes, as PyTorch's."""
+    return cat(list(grads), dim)
+
+
+split_with_sizes = defop("split_with_sizes", _split_with_sizes, method=True, view=True, multi_output=True,
+                         input=_split_backward)
+
+
+# Note [Unsafe splits]
+# ~~~~~~~~~~~~~~~~~~~~
+# ``unsafe_split``, ``unsafe_split_with_sizes`` and ``unsafe_chunk`` are PyTorch's splits without the
+# autograd restriction on writing into their outputs in place: the outputs share the input's memory,
+# as a split's, but they are not views (no base, a version counter of their own), so an in-place op on
+# one is recorded as on any tensor. Writing into both the input and an output leaves the gradients
+# silently wrong, as in PyTorch.
+def _unsafe_split(xp, input, split_size, dim=0):
+    return _pieces(input, *_split_sizes(input, _int_size("unsafe_split", split_size), dim))
+
+
+unsafe_split = defop("unsafe_split", _unsafe_split, method=True, multi_output=True,
+                     input=lambda grads, input_shape, split_size, dim: cat(list(grads), dim))
+
+
+def _unsafe_split_with_sizes(xp, input, split_sizes, dim=0):
+    return _pieces(input, *_split_sizes(input, list(_int_list("unsafe_split_with_sizes", split_sizes)), dim))
+
+
+unsafe_split_with_sizes = defop("unsafe_split_with_sizes", _unsafe_split_with_sizes, method=True, multi_output=True,
+                                input=_split_backward)
 
 
 @tensor_method
@@ -103,11 +169,42 @@ def chunk(input, chunks, dim=0):
         >>> rg.chunk(rg.arange(5.), 2)
         (tensor([0., 1., 2.]), tensor([3., 4.]))
     """
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input.dim())]
     size = -(-n // chunks) if n else 1
     return split(input, size, dim)
+
+
+@tensor_method
+def unsafe_chunk(input, chunks, dim=0):
+    """:func:`chunk` whose outputs are not views: see Note [Unsafe splits].
+
+    Args:
+        input: the tensor.
+        chunks: how many pieces (> 0).
+        dim: the dim to split.
+
+    Returns:
+        A tuple of tensors sharing ``input``'s memory (``UnsafeSplitBackward0``).
+
+    Raises:
+        RuntimeError: if ``chunks`` is not positive.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.unsafe_chunk(rg.arange(5.), 2)
+        (tensor([0., 1., 2.]), tensor([3., 4.]))
+    """
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input._data.shape[_wrap_dim(dim, input.dim())]
+    size = -(-n // chunks) if n else 1
+    return unsafe_split(input, size, dim)
 
 
 def _unbind(xp, input, dim=0):
@@ -385,4 +482,5 @@ def _broadcast_shape(a, b):
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
 from ._declarations import LINEAR, defjvp  # noqa: E402
 
-defjvp(LINEAR, "cat", "stack", "split", "unbind", "block_diag")
+defjvp(LINEAR, "cat", "stack", "split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unbind",
+       "block_diag")

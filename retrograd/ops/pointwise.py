@@ -9,6 +9,7 @@ import scipy.special
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ._call import call_out
 from ._declarations import REGISTRY, defop, op_call, passthrough, shortcut, tensor_method, ufunc
 
 # Note [Formulas on arrays]
@@ -124,7 +125,7 @@ _div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="Di
 
 
 @tensor_method
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other`` elementwise: true division, or rounded with ``rounding_mode``.
 
     Args:
@@ -132,13 +133,14 @@ def div(input, other, *, rounding_mode=None):
         other: the divisor (a Tensor or a number); both broadcast.
         rounding_mode: None (true division; integers give the default float dtype), 'trunc' (toward
             zero) or 'floor' (toward minus infinity; integers stay integers).
+        out: the tensor to write the quotient into (See Note [The out= argument]).
 
     Returns:
-        The quotient.
+        The quotient (``out``, where given).
 
     Raises:
         RuntimeError: for another ``rounding_mode``, or integer division by zero with a rounding
-            mode.
+            mode; PyTorch's errors of ``out=``.
 
     Example::
         >>> import retrograd as rg
@@ -147,6 +149,10 @@ def div(input, other, *, rounding_mode=None):
         >>> rg.div(rg.tensor([-7, 7]), 2, rounding_mode="trunc")
         tensor([-3,  3])
     """
+    if out is not None:  # See Note [The out= argument]
+        if rounding_mode is None:
+            return call_out(REGISTRY["div"], (input, other), out)
+        return call_out(REGISTRY["div_rounding"], (input, other, rounding_mode), out, name="div")
     if rounding_mode is None:
         return _true_div(input, other)
     return _div_rounding(input, other, rounding_mode)

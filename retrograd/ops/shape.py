@@ -415,12 +415,91 @@ def as_strided(input, size, stride, storage_offset=None):
                        (input.stride(), input.storage_offset()))
 
 
-def _int_tuple(value, param, position):
+def _int_tuple(value, param, position, name="as_strided"):
     """``value``, a sequence of ints, as a tuple; PyTorch's TypeError for anything else (an int included)."""
     if not isinstance(value, (tuple, list)):
-        raise TypeError(f"as_strided(): argument '{param}' (position {position}) must be tuple of ints, not "
+        raise TypeError(f"{name}(): argument '{param}' (position {position}) must be tuple of ints, not "
                         f"{type(value).__name__}")
-    return ints((value,), "as_strided", param)
+    return ints((value,), name, param)
+
+
+def _scattered(input_shape, size, stride, storage_offset, geometry):
+    """Of an as_strided_scatter: the (flat) input elements the view covers, and the (flat) src element each takes,
+    the last written where src elements overlap."""
+    pos_in, pos_out, n = _as_strided_geometries(input_shape, size, stride, storage_offset, geometry)
+    writer = np.full(n, -1, dtype=np.int64)
+    writer[pos_out.reshape(-1)] = np.arange(pos_out.size)
+    which = writer[pos_in.reshape(-1)]
+    covered = np.flatnonzero(which >= 0)
+    return covered, which[covered]
+
+
+def _as_strided_scatter_forward(xp, input, src, size, stride, storage_offset=None, geometry=None):
+    covered, taken = _scattered(input.shape, size, stride, storage_offset, geometry)
+    out = xp.array(input, order="C").reshape(-1)
+    out[covered] = src.reshape(-1)[taken]
+    return out.reshape(input.shape)
+
+
+def _as_strided_scatter_input_grad(grad, input_shape, size, stride, storage_offset, geometry):
+    """``grad`` where the input's element is kept, zero where src replaced it."""
+    covered, _ = _scattered(input_shape, size, stride, storage_offset, geometry)
+    if not covered.size:
+        return grad
+    return grad.reshape(-1).index_fill(0, _creation.tensor(covered, device=grad.device), 0.).reshape(input_shape)
+
+
+def _as_strided_scatter_src_grad(grad, input_shape, src_shape, size, stride, storage_offset, geometry):
+    """The gradient of each src element: that of the output elements that took it (none for one overwritten)."""
+    covered, taken = _scattered(input_shape, size, stride, storage_offset, geometry)
+    numel = 1
+    for n in src_shape:
+        numel *= n
+    out = grad.new_zeros(numel)
+    if covered.size:
+        out = out.index_add(0, _creation.tensor(taken, device=grad.device),
+                            grad.reshape(-1).index_select(0, _creation.tensor(covered, device=grad.device)))
+    return out.reshape(src_shape)
+
+
+# The input's geometry rides along as as_strided's does: the positions are in the frame of its storage.
+_as_strided_scatter = defop("as_strided_scatter", _as_strided_scatter_forward, public=False,
+                            tensor_args=("input", "src"), input=_as_strided_scatter_input_grad,
+                            src=_as_strided_scatter_src_grad)
+
+
+@tensor_method
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` with ``src`` written into the elements its :meth:`as_strided` view of these sizes,
+    strides and offset would see.
+
+    Args:
+        input: the tensor to copy.
+        src: the values, of shape ``size``.
+        size: the shape of the view.
+        stride: the step along each dim of the view, in elements of ``input``'s storage.
+        storage_offset: where the view's first element is in the storage (``input``'s own if None).
+
+    Returns:
+        A new tensor of ``input``'s shape and dtype (``AsStridedScatterBackward0``). Where elements of ``src``
+        overlap, the last one is written; an element of the view outside ``input`` is dropped.
+
+    Raises:
+        RuntimeError: PyTorch's errors, for a ``src`` not of shape ``size`` or a view outside the storage.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.as_strided_scatter(rg.zeros(6), rg.tensor([1., 2., 3.]), (3,), (2,), 1)
+        tensor([0., 1., 0., 2., 0., 3.])
+    """
+    size = _int_tuple(size, "size", 3, "as_strided_scatter")
+    stride = _int_tuple(stride, "stride", 4, "as_strided_scatter")
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    strided_view(input._data, size, stride, offset)  # the checks of the view, as PyTorch's
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(size)}")
+    return _as_strided_scatter(input, src, size, stride, storage_offset, (input.stride(), input.storage_offset()))
 
 
 @tensor_method
@@ -802,6 +881,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
 from ._declarations import LINEAR, defjvp  # noqa: E402
 
+defjvp(LINEAR, "as_strided_scatter")
 defjvp(LINEAR, "view", "reshape", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "repeat",
        "diagonal_backward", "diagonal", "flip", "roll", "tril", "triu", "rot90", "diag_embed", "unfold_backward",
        "unfold")

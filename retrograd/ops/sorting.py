@@ -1,4 +1,4 @@
-"""Sorting and selection along a dim: sort, argsort, topk, kthvalue, median, mode, msort.
+"""Sorting and selection along a dim: sort, argsort, topk, kthvalue, median, nanmedian, mode, msort.
 
 The values of each are the input's elements at the selected positions, so their gradient is the
 output's scattered back to those positions (PyTorch's ``value_selecting_reduction_backward``);
@@ -180,6 +180,67 @@ def median(input, dim=None, keepdim=False):
     return return_types.median(*_median_dim_op(input, dim, keepdim))
 
 
+def _nanmedian_all(xp, input):
+    flat = input.reshape(-1)
+    if flat.dtype.kind == "f":
+        flat = flat[~xp.isnan(flat)]
+        if flat.size == 0:  # nothing but NaN (or nothing): NaN
+            return xp.asarray(float("nan"), dtype=input.dtype)
+    elif flat.size == 0:
+        return xp.asarray(float("nan"), dtype="float64")
+    return xp.sort(flat)[(flat.size - 1) // 2]
+
+
+# The gradient is median's: shared evenly among the elements equal to the result, or among the NaNs where all are.
+_nanmedian_all_op = defop("nanmedian_all", _nanmedian_all, public=False, node_name="Nanmedian",
+                          input=_median_all_backward)
+
+
+def _nanmedian_dim(xp, input, dim, keepdim=False):
+    d = _wrap_dim(dim, input.ndim)
+    x = _as_1d(input)
+    _check_nonempty("median", x, d)
+    order = _order(xp, x, d, False)  # NaNs sort last: the lower median of the others is at (count - 1) // 2
+    if x.dtype.kind == "f":
+        count = (~xp.isnan(x)).sum(axis=d, keepdims=True)
+    else:
+        count = xp.full(x.shape[:d] + (1,) + x.shape[d + 1:], x.shape[d])
+    index = xp.take_along_axis(order, xp.maximum(count - 1, 0) // 2, axis=d)
+    return _pick(xp, input, index, d, keepdim)
+
+
+_nanmedian_dim_op = defop("nanmedian_dim", _nanmedian_dim, multi_output=True, public=False, node_name="Nanmedian",
+                          node_names={"NanmedianBackward1": lambda dim: True},  # nanmedian.dim, as PyTorch names it
+                          input=_scatter_selected)
+
+
+@tensor_method
+def nanmedian(input, dim=None, keepdim=False):
+    """The lower median of the values of ``input`` that are not NaN; along ``dim``, the medians and their indices.
+
+    Args:
+        input: the tensor.
+        dim: the dim to reduce (None: all of them, and no indices).
+        keepdim: keep ``dim`` with size 1.
+
+    Returns:
+        The median (NaN where every value is NaN); along ``dim``, ``(values, indices)``.
+
+    Raises:
+        IndexError: PyTorch's, where ``dim`` has size 0.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nanmedian(rg.tensor([1., float("nan"), 3., 2.]))
+        tensor(2.)
+        >>> rg.nanmedian(rg.tensor([[2., float("nan")], [0., 1.]]), 1).indices
+        tensor([0, 0])
+    """
+    if dim is None:
+        return _nanmedian_all_op(input)
+    return return_types.nanmedian(*_nanmedian_dim_op(input, dim, keepdim))
+
+
 def _mode(xp, input, dim=-1, keepdim=False):
     d = _wrap_dim(dim, input.ndim)
     x = _as_1d(input)
@@ -212,5 +273,5 @@ from .reduction import _gather_reduced  # noqa: E402
 defjvp(lambda input_t, dim, result: (input_t.gather(dim, result[1]) if input_t.dim() else input_t.clone(), None),
        "sort", "topk")
 defjvp(lambda input_t, dim, keepdim, result: (_gather_reduced(input_t, dim, result[1], keepdim), None),
-       "kthvalue", "median_dim", "mode")
-defjvp(REDUCED_FROM_BACKWARD, "median_all")
+       "kthvalue", "median_dim", "nanmedian_dim", "mode")
+defjvp(REDUCED_FROM_BACKWARD, "median_all", "nanmedian_all")

@@ -274,3 +274,26 @@ add("take",
     Sample(lambda m, x, i: m.take(x, i), A(2, 3), np.array([[5, 0], [-1, 0]]), ref=lambda x, i: x.reshape(-1)[i],
            note="positions repeat; the result has the index's shape"),
     Sample(lambda m, x, i: x.take(i), nc(A(3, 2)), np.array(1), ref=lambda x, i: x.reshape(-1)[i], note="0-d index"))
+
+
+def _index_reduce_ref(x, d, i, s, reduce, include_self=True):
+    index = np.zeros(s.shape, dtype=np.int64) + np.expand_dims(i, tuple(k for k in range(s.ndim) if k != d))
+    return _scatter_reduce_ref(x, d, index, s, reduce, include_self)
+
+
+add("index_reduce",  # the first: the mean, which alone has a forward derivative (as in PyTorch)
+    Sample(lambda m, x, s: m.index_reduce(x, 0, m.tensor([0, 2, 0]), s, "mean"), A(3, 2), A(3, 2),
+           ref=lambda x, s: _index_reduce_ref(x, 0, np.array([0, 2, 0]), s, "mean")),
+    Sample(lambda m, x, s: x.index_reduce(1, m.tensor([1, 1]), s, "mean", include_self=False), A(2, 3), nc(A(2, 2)),
+           ref=lambda x, s: _index_reduce_ref(x, 1, np.array([1, 1]), s, "mean", False)),
+    Sample(lambda m, x, s: m.index_reduce(x, 0, m.tensor([0, 2, 0]), s, "prod"), A(3, 2), A(3, 2),
+           ref=lambda x, s: _index_reduce_ref(x, 0, np.array([0, 2, 0]), s, "prod")),
+    Sample(lambda m, x, s: x.index_reduce(-1, m.tensor([0, 0]), s, "prod", include_self=False), A(2, 2), A(2, 2),
+           ref=lambda x, s: _index_reduce_ref(x, 1, np.array([0, 0]), s, "prod", False)),
+    Sample(lambda m, x, s: m.index_reduce(x, 0, m.tensor([0, 1, 1]), s, "prod"), np.array([0., 2.]),
+           np.array([3., 0., 5.]), gradgrad=False, note="prod with a zero in input and in source"),
+    Sample(lambda m, x, s: m.index_reduce(x, 0, m.tensor([0, 2]), s, "amax"), A(3, 2), A(2, 2)),
+    Sample(lambda m, x, s: x.index_reduce(0, m.tensor([1, 1]), s, "amin", include_self=False), A(2, 2), A(2, 2)),
+    Sample(lambda m, x, s: x.clone().index_reduce_(0, m.tensor([0, 0]), s, "amax"), np.array([1., 5.]),
+           np.array([3., 1.]), note="in place"),
+    Sample(lambda m, x, s: m.index_reduce(x, 0, m.tensor([0]), s, "amin"), A(), A(), note="0-d"))

@@ -280,3 +280,29 @@ def _as_strided_ref(x, size, stride, offset=0):
     """``as_strided`` of a contiguous array in NumPy (strides in elements)."""
     flat = x.reshape(-1)[offset:]
     return np.lib.stride_tricks.as_strided(flat, size, tuple(s * x.itemsize for s in stride)).copy()
+add("split_with_sizes",
+    Sample(lambda m, x: m.split_with_sizes(x, [1, 3], 1), A(2, 4), ref=lambda x: (x[:, :1], x[:, 1:])),
+    Sample(lambda m, x: x.split_with_sizes((2, 0, 1), -1)[0], nc(A(2, 3)), ref=lambda x: x[:, :2],
+           note="an empty piece, one output used"))
+add("unsafe_split",
+    Sample(lambda m, x: m.unsafe_split(x, 2), A(5, 2), ref=lambda x: (x[:2], x[2:4], x[4:])),
+    Sample(lambda m, x: x.unsafe_split(2, -1)[1], nc(A(2, 4)), ref=lambda x: x[:, 2:], note="one output used"),
+    Sample(lambda m, x: m.unsafe_chunk(x, 2, 1), A(2, 3), ref=lambda x: (x[:, :2], x[:, 2:])))
+add("unsafe_split_with_sizes",
+    Sample(lambda m, x: m.unsafe_split_with_sizes(x, [2, 1]), A(3, 2), ref=lambda x: (x[:2], x[2:])))
+
+
+def _as_strided_scatter_ref(x, s, size, stride, offset=0):
+    out = x.copy().reshape(-1)
+    np.lib.stride_tricks.as_strided(out[offset:], size, tuple(st * 8 for st in stride))[...] = s
+    return out.reshape(x.shape)
+
+
+add("as_strided_scatter",
+    Sample(lambda m, x, s: m.as_strided_scatter(x, s, (3,), (2,), 1), Const(A(6)), A(3),
+           ref=lambda x, s: _as_strided_scatter_ref(x, s, (3,), (2,), 1), note="the src gradient against PyTorch's"),
+    Sample(lambda m, x, s: x.as_strided_scatter(s, (2, 2), (3, 1)), A(2, 3), A(2, 2), torch=False,
+           ref=lambda x, s: _as_strided_scatter_ref(x, s, (2, 2), (3, 1)),
+           note="PyTorch's input gradient is wrong (it fails its own gradcheck): finite differences only"),
+    Sample(lambda m, x, s: m.as_strided_scatter(x.t(), s, (2,), (1,), 1), A(2, 2), A(2), torch=False,
+           note="a non-contiguous input, whose gradient PyTorch refuses"))

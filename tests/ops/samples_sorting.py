@@ -65,3 +65,15 @@ add("mode",
     Sample(lambda m, x: m.mode(x, -1), A(2, 3)),
     Sample(lambda m, x: m.mode(x), A()),
     Sample(lambda m, x: m.mode(x, 0), np.array([[1, 2], [1, 3], [4, 3]])))
+add("nanmedian_all",
+    Sample(lambda m, x: m.nanmedian(x), A(2, 3), ref=lambda x: np.sort(x.ravel())[2]),
+    Sample(lambda m, x: x.nanmedian(), np.array([1., np.nan, 3., 2.]), grad=False, ref=lambda x: np.array(2.),
+           note="NaNs left out"),
+    Sample(lambda m, x: m.nanmedian(x), np.array([np.nan, np.nan]), grad=False, note="all NaN"),
+    Sample(lambda m, x: m.nanmedian(x), I(9, 4), note="integers"))
+add("nanmedian_dim",
+    Sample(lambda m, x: m.nanmedian(x, 1), A(2, 3)),
+    Sample(lambda m, x: x.nanmedian(0, keepdim=True), nc(A(3, 2))),
+    Sample(lambda m, x: m.nanmedian(x, -1), np.array([[1., np.nan, 3., 2.], [np.nan, 5., np.nan, 4.]]),
+           note="NaNs left out"),
+    Sample(lambda m, x: m.nanmedian(x, 0), A()))
