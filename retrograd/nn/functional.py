@@ -15,7 +15,7 @@ from .._random import default_generator as _default_generator
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
 from ..ops._inplace import apply_inplace as _apply_inplace
-from ..ops import addmm as _addmm, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
+from ..ops import addmm as _addmm, div as _div, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -29,7 +29,7 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold",
            "cross_entropy", "ctc_loss", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
-           "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss",
+           "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss", "normalize",
            "triplet_margin_loss"]
 
 
@@ -1080,6 +1080,28 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
     out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return out if weight is None else out * weight
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input`` divided by its ``p``-norm over ``dim``, the norm held at ``eps`` or more.
+
+    Args:
+        p: the exponent of the norm.
+        dim: the dimension, or dimensions, the norm runs over.
+        eps: the smallest norm divided by, so that a zero vector stays zero.
+        out: a tensor to write the result into; as PyTorch, it records no graph.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.normalize(rg.tensor([[3., 4.], [0., 0.]]))
+        tensor([[0.6000, 0.8000],
+                [0.0000, 0.0000]])
+    """
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return _div(input, denom, out=out)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

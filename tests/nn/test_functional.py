@@ -63,6 +63,9 @@ CASES = [
          np.array([[1, 2, 1], [0, 4, 2]]), grad=False),  # the padding row gets no gradient
     case("embedding_scale_freq", lambda F, w, i: F.embedding(i, w, scale_grad_by_freq=True), A(4, 2),
          np.array([0, 0, 3, 1, 0]), grad=False),  # gradients scaled by 1/frequency by design
+    case("normalize", lambda F, x: F.normalize(x), A(3, 4)),
+    case("normalize_p1_dim0", lambda F, x: F.normalize(x, p=1.0, dim=0), A(3, 4)),
+    case("normalize_dims_eps", lambda F, x: F.normalize(x, dim=(1, 2), eps=10.0), A(2, 2, 3)),  # eps binds
     case("layer_norm", lambda F, x, w, b: F.layer_norm(x, (4,), w, b), A(3, 4), A(4), A(4)),
     case("layer_norm_2d_noaffine", lambda F, x: F.layer_norm(x, (2, 3), eps=1e-3), A(2, 2, 3)),
     case("batch_norm_train", lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
