@@ -178,7 +178,6 @@ def test_only_floating_point_tensors_may_require_grad_by_any_way(dtype):
     assert same_in_both(scenario) == ("ok", [True] * 3)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no memory formats (channels_last)")
 def test_advanced_indexing_backward_with_a_channels_last_index():
     def scenario(lib):
         i = lib.tensor(np.random.default_rng(1).integers(0, 2, (2, 8, 1, 2)).tolist()).contiguous(
@@ -505,8 +504,6 @@ def test_mv_with_an_expanded_vector_gradcheck_and_gradgradcheck():
     assert same_in_both(scenario) == ("ok", (True, True))
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's Tensor has no memory formats (channels_last, "
-                                       "empty_strided)")
 def test_a_leaf_grad_has_the_strides_of_its_leaf():
     def scenario(lib):
         a = randn(lib, 2, 3, 4, 5).to(memory_format=lib.channels_last).requires_grad_()
