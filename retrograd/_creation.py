@@ -16,7 +16,171 @@ from .backends.numpy_backend import quietly
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn", "randint", "rand_like",
-           "randn_like", "randperm", "scalar_tensor"]
+           "randn_like", "randperm", "scalar_tensor", "empty_strided", "memory_format", "contiguous_format",
+           "channels_last", "channels_last_3d", "preserve_format"]
+
+
+# Note [Memory formats]
+# ~~~~~~~~~~~~~~~~~~~~~
+# A memory format names an order of a tensor's elements in memory, as PyTorch's: ``contiguous_format``
+# (row-major), ``channels_last`` (a 4-d NCHW tensor stored as NHWC: strides ``(HWC, 1, WC, C)``) and
+# ``channels_last_3d`` (5-d NCDHW stored as NDHWC); ``preserve_format`` asks for the input's own. On NumPy
+# a channels_last tensor is an NCHW-shaped view of an NHWC-ordered array, so ``stride()`` reads PyTorch's
+# strides and every op keeps working on it. Only the calls that take ``memory_format`` read it (``empty``,
+# the ``*_like`` factories, ``clone``, ``contiguous``, ``is_contiguous``, ``to``, ``resize_``); the ops
+# leave their results in whatever order NumPy gives (it keeps its inputs' order, as PyTorch's
+# TensorIterator does for one input). ``preserve_format`` keeps the strides of a dense non-overlapping
+# input; of any other, it keeps the order of its strides, packed (PyTorch's ``infer_dense_strides``).
+# A leaf's ``.grad`` follows PyTorch's layout contract (autograd/accumulate_grad.py).
+class memory_format:
+    """An order of a tensor's elements in memory, as ``torch.memory_format``; compares by identity.
+
+    See Note [Memory formats].
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"retrograd.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # pickled as the module's global of that name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+_CHANNELS_LAST = {channels_last: 4, channels_last_3d: 5}  # the rank each is for
+_ENUM_NAMES = {contiguous_format: "Contiguous", channels_last: "ChannelsLast", channels_last_3d: "ChannelsLast3d",
+               preserve_format: "Preserve"}  # PyTorch's names of them in its messages
+
+
+def check_memory_format(fmt, name):
+    """``fmt`` if it is a memory format; else PyTorch's TypeError for the parameter of the function ``name``."""
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not {type(fmt).__name__}")
+    return fmt
+
+
+def format_strides(shape, fmt):
+    """The strides, in elements, of a tensor of ``shape`` laid out in ``fmt`` (not ``preserve_format``).
+
+    Raises:
+        RuntimeError: a channels_last format for a tensor of another rank, or ``preserve_format``.
+    """
+    ndim = len(shape)
+    if fmt is contiguous_format:
+        strides, step = [0] * ndim, 1
+        for d in range(ndim - 1, -1, -1):
+            strides[d] = step
+            step *= max(shape[d], 1)
+        return tuple(strides)
+    rank = _CHANNELS_LAST.get(fmt)
+    if rank is None:
+        raise RuntimeError(f"unsupported memory format {_ENUM_NAMES[fmt]}")
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt.name} format")
+    strides, step = [0] * ndim, 1
+    for d in (1,) + tuple(range(ndim - 1, 1, -1)) + (0,):  # C, then W, H (and D), then N: PyTorch's order
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+def is_format_contiguous(shape, strides, fmt) -> bool:
+    """Whether ``strides`` lay ``shape`` out in the channels_last format ``fmt``, dims of size 1 aside (PyTorch's)."""
+    rank = _CHANNELS_LAST[fmt]
+    if len(shape) != rank:
+        return False
+    expected = 1
+    for d in (1,) + tuple(range(rank - 1, 1, -1)) + (0,):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def suggest_memory_format(shape, strides):
+    """The memory format whose order ``strides`` follow (PyTorch's ``suggest_memory_format``): a channels_last one
+    for a 4-d (5-d) tensor whose strides rank C, W, H (D), N from the smallest, else ``contiguous_format``."""
+    fmt = {4: channels_last, 5: channels_last_3d}.get(len(shape))
+    if fmt is None or strides[1] == 0:
+        return contiguous_format
+    low = 0
+    for d in (1,) + tuple(range(len(shape) - 1, 1, -1)) + (0,):
+        if shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return contiguous_format
+        low = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return fmt
+
+
+def is_non_overlapping_and_dense(shape, strides) -> bool:
+    """Whether ``strides`` lay ``shape`` out with no gap and no element twice, in some order (PyTorch's check)."""
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    order = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
+    expected = 1
+    for d in order:
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def preserved_strides(shape, strides):
+    """The strides ``preserve_format`` gives a new tensor like one of ``shape`` and ``strides``: these where they
+    are dense and non-overlapping, else their order packed densely (PyTorch's ``infer_dense_strides``: a stride 0
+    keeps the row-major order)."""
+    if is_non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # perm[0] is the fastest-moving dim
+    for i in range(1, ndim):
+        j = i
+        for k in range(i - 1, -1, -1):
+            a, b = perm[k], perm[j]
+            sa, sb = strides[a], strides[b]
+            if sa == 0 or sb == 0:
+                continue
+            if sa > sb or (sa == sb and shape[a] > shape[b]):
+                perm[k], perm[j] = b, a
+                j = k
+            elif sa < sb:
+                break
+    out, step = [0] * ndim, 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def strided_empty(xp, shape, strides, np_dtype):
+    """A new uninitialised array of ``shape`` with ``strides`` (in elements, none negative) over a buffer of its
+    own; row-major strides give a plain array."""
+    if strides == format_strides(shape, contiguous_format):
+        return xp.empty(shape, dtype=np_dtype)
+    numel = 1
+    for n in shape:
+        numel *= n
+    extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if numel else 0
+    itemsize = np.dtype(np_dtype).itemsize
+    buffer = xp.empty(extent, dtype=np_dtype)
+    byte_strides = tuple(st * itemsize for st in strides)
+    if xp is np:
+        return np.ndarray(shape, np_dtype, buffer, 0, byte_strides)
+    return xp.lib.stride_tricks.as_strided(buffer, shape, byte_strides)
+
+
+def relaid(array, xp, strides):
+    """A copy of ``array`` with ``strides`` (in elements)."""
+    out = strided_empty(xp, array.shape, strides, array.dtype)
+    out[...] = array
+    return out
 
 
 def _resolve_device(device):
@@ -245,9 +409,53 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
     return _filled(np.ones, "ones", size, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    """Returns an uninitialized tensor of the given size (zeros, in this implementation)."""
-    return _filled(np.zeros, "empty", size, dtype, device, requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=contiguous_format):
+    """Returns an uninitialized tensor of the given size (zeros, in this implementation).
+
+    Args:
+        memory_format (memory_format): the order of its elements in memory (Note [Memory formats]).
+
+    Raises:
+        RuntimeError: ``preserve_format``, or a channels_last format for a size of another rank.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.empty(2, 3, 4, 5, memory_format=rg.channels_last).stride()
+        (60, 1, 15, 3)
+    """
+    t = _filled(np.zeros, "empty", size, dtype, device, requires_grad)
+    if memory_format is not contiguous_format and memory_format is not None:
+        check_memory_format(memory_format, "empty")
+        t._data = relaid(t._data, t._device.backend.xp, format_strides(t._data.shape, memory_format))
+    return t
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
+    """Returns an uninitialized tensor (zeros, in this implementation) of ``size`` with the strides ``stride``.
+
+    Raises:
+        RuntimeError: ``size`` and ``stride`` of different lengths, or a negative stride.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.empty_strided((2, 3), (1, 2)).stride()
+        (1, 2)
+    """
+    shape = _shape((size,), "empty_strided")
+    strides = ints((stride,), "empty_strided", "stride")
+    if len(strides) != len(shape):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in strides):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(strides)}")
+    dtype = dtype or _dtype.get_default_dtype()
+    dev = _resolve_device(device)
+    array = strided_empty(dev.backend.xp, shape, strides, dtype.np)
+    array[...] = 0
+    t = Tensor._make(array, dev)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -268,23 +476,60 @@ def _like(t, dtype, device):
     return t._data.shape, dtype or t.dtype, device if device is not None else t._device
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+def _like_strides(input, fmt, name):
+    """The strides a ``*_like`` factory gives its result for ``memory_format=fmt``, or None for row-major ones.
+
+    See Note [Memory formats]."""
+    if fmt is None or fmt is preserve_format:
+        data = input._data
+        if data.flags.c_contiguous:
+            return None
+        return preserved_strides(data.shape, input.stride())
+    if fmt is contiguous_format:
+        return None
+    check_memory_format(fmt, name)
+    return format_strides(input._data.shape, fmt)
+
+
+def _laid_out(t, strides):
+    """``t`` with its array laid out with ``strides`` (None: as it is)."""
+    if strides is not None:
+        t._data = relaid(t._data, t._device.backend.xp, strides)
+    return t
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Returns a tensor of zeros with the shape of ``input`` (and its dtype and device unless given); its strides are
+    those ``memory_format`` asks for (by default ``input``'s own: Note [Memory formats])."""
+    strides = _like_strides(input, memory_format, "zeros_like")
     shape, dtype, device = _like(input, dtype, device)
-    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out(zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Returns a tensor of ones with the shape of ``input``, laid out as ``zeros_like``'s."""
+    strides = _like_strides(input, memory_format, "ones_like")
     shape, dtype, device = _like(input, dtype, device)
-    return ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out(ones(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False):
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Returns an uninitialized tensor (zeros) with the shape of ``input``, laid out as ``zeros_like``'s.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.empty_like(rg.zeros(3, 2).t()).stride(), rg.empty_like(rg.zeros(3, 2).t(),
+        ...                                                 memory_format=rg.contiguous_format).stride()
+        ((1, 2), (3, 1))
+    """
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Returns a tensor filled with ``fill_value`` with the shape of ``input``, laid out as ``zeros_like``'s."""
+    strides = _like_strides(input, memory_format, "full_like")
     shape, dtype, device = _like(input, dtype, device)
-    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out(full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad), strides)
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -341,14 +586,18 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _finish(gen.permutation(n), dtype or _dtype.int64, device, requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Returns uniform samples from [0, 1) with the shape of ``input``, laid out as ``zeros_like``'s."""
+    strides = _like_strides(input, memory_format, "rand_like")
     shape, dtype, device = _like(input, dtype, device)
-    return rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out(rand(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    """Returns standard normal samples with the shape of ``input``, laid out as ``zeros_like``'s."""
+    strides = _like_strides(input, memory_format, "randn_like")
     shape, dtype, device = _like(input, dtype, device)
-    return randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out(randn(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
 
 
 # -- the Tensor methods of this layer -------------------------------------------------------------

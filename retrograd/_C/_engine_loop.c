@@ -14,7 +14,9 @@
  *     call of execute, backward and run_task: see Note [Observing the engine] in engine.py),
  *   - a node with hooks of any kind (for an AccumulateGrad, also its leaf's tensor hooks and
  *     post-accumulate-grad hooks; register_multi_grad_hook's hooks are tensor hooks),
- *     a node that defines will_release_variables, or an object that is not a Node.
+ *     a node that defines will_release_variables, or an object that is not a Node,
+ *   - the first gradient of a leaf where the gradient or the leaf is not row-major (its layout is
+ *     AccumulateGrad.apply's: Note [The gradient layout contract] in autograd/accumulate_grad.py).
  *
  * A pass with a timeout, or begun while the backward watchdog is armed, never reaches execute or
  * backward: Engine.execute and Tensor.backward keep it in Python (Note [Stopping a pass from outside]
@@ -157,7 +159,7 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
     *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill, *s_graph_root,
-    *s_post_acc_hooks, *s_active, *s_in_flight, *s_clock, *s_owner_thread, *s_started;
+    *s_post_acc_hooks, *s_active, *s_in_flight, *s_clock, *s_owner_thread, *s_started, *s_c_contiguous;
 
 /* The attributes the loop reads, sets or calls by name, each interned at import, with the
  * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
@@ -166,7 +168,8 @@ static const Interned interned[] = {
     {&s_apply, "apply", "Node"}, {&s_release_variables, "release_variables", "Node"},
     {&s_will_release, "_will_release", "Node"}, {&s_plan, "plan", "apply_function"},
     {&s_shape, "shape", "ndarray"}, {&s_dtype, "dtype", "ndarray"}, {&s_base, "base", "ndarray"},
-    {&s_flags, "flags", "ndarray"}, {&s_writeable, "writeable", "flags"}, {&s_size, "size", "ndarray"},
+    {&s_flags, "flags", "ndarray"}, {&s_writeable, "writeable", "flags"},
+    {&s_c_contiguous, "c_contiguous", "flags"}, {&s_size, "size", "ndarray"},
     {&s_kind, "kind", "dtype"}, {&s_fill, "fill", "ndarray"},
     {&s_grad_enabled, "grad_enabled", "grad_state"}, {&s_enabled, "enabled", "Anomaly"},
     {&s_active, "active", "Observation"},
@@ -1097,10 +1100,24 @@ unpack_saved(PyObject *saved, PyObject *node)
     return t;
 }
 
+/* 1 where the array's elements lie in row-major order (flags.c_contiguous), 0 where not, -1 on an error. */
+static int
+row_major(PyObject *array)
+{
+    PyObject *flags = PyObject_GetAttr(array, s_flags);
+    if (flags == NULL)
+        return -1;
+    int r = attr_true(flags, s_c_contiguous);
+    Py_DECREF(flags);
+    return r;
+}
+
 /* AccumulateGrad.apply(inputs) with grad mode off and no hooks (handled() checked those), as
  * graph.accumulate_grad does it: an undefined .grad takes the gradient itself when nothing else
  * holds it or its array, else a copy (clone); a defined one is added to in place. Grad mode on
- * goes to the method. Returns the node's (empty) outputs. */
+ * goes to the method, and so does a first gradient unless it and the leaf are both row-major
+ * (Note [The gradient layout contract] in autograd/accumulate_grad.py). Returns the node's
+ * (empty) outputs. */
 static PyObject *
 accumulate(PyObject *node, PyObject *inputs)
 {
@@ -1121,6 +1138,18 @@ accumulate(PyObject *node, PyObject *inputs)
             (old_vc != NULL && old_vc != Py_None && Py_TYPE(old_vc) != (PyTypeObject *)VersionCounter_cls)) {
             Py_DECREF(var);  /* something unusual (an inference .grad's counter, too): the method */
             return PyObject_CallMethodOneArg(node, s_apply, inputs);
+        }
+        if (old == Py_None) {  /* a first gradient: its layout is the method's unless both are row-major */
+            PyObject *var_data = slot(var, t_off[T_DATA]);
+            int plain = row_major(data);
+            if (plain > 0)
+                plain = var_data == NULL ? 0 : row_major(var_data);
+            if (plain <= 0) {
+                if (plain < 0)
+                    PyErr_Clear();
+                Py_DECREF(var);
+                return PyObject_CallMethodOneArg(node, s_apply, inputs);
+            }
         }
     }
     PyObject *result = NULL;

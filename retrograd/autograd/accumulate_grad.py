@@ -5,7 +5,8 @@ import sys
 import threading
 import weakref
 
-from .._creation import empty
+from .._creation import empty_strided, is_non_overlapping_and_dense, strided_empty
+from .._tensor import Tensor
 from . import grad_mode
 from .graph import MAX_SEQUENCE_NR, Node, call_post_accumulate_grad_hooks, input_metadata
 
@@ -71,15 +72,55 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
             t_refs, a_refs = _count_refs(grad)
             unshared = (t_refs <= _BASE_T_REFS + expected_refs - 1 and a_refs <= _BASE_A_REFS
                         and grad._data.base is None and grad._grad_fn is None and not grad._requires_grad
-                        and grad._data.flags.writeable)
-            var._grad = grad if unshared else grad.clone()
+                        and grad._data.flags.writeable and obeys_layout_contract(grad, var))
+            var._grad = grad if unshared else clone_obey_contract(grad, var)
         else:
             old._data += grad._data
             old._version_counter.bump()  # an inference .grad's counter counts as PyTorch's
     elif old is None:  # a copy into a new tensor, recorded (CopyBackwards), as PyTorch's clone_obey_contract
-        var._grad = empty(grad.shape, dtype=grad.dtype, device=grad.device).copy_(grad)
+        var._grad = clone_obey_contract(grad, var)
     else:
         var._grad = old + grad
+
+
+# Note [The gradient layout contract]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# As PyTorch's AccumulateGrad, a leaf's new ``.grad`` has the leaf's strides where the leaf is dense and
+# non-overlapping (a channels_last parameter gets a channels_last gradient), else it is row-major. A gradient
+# that already has that layout (dims of size 1 aside) may be taken as it is; any other is copied into one
+# that does. A defined ``.grad`` keeps its own layout: gradients are added into it. The compiled loop's
+# AccumulateGrad (_C/_engine_loop.c) takes the first gradient itself only where the gradient and the leaf
+# are both row-major, and leaves every other first gradient to ``accumulate_grad``.
+def obeys_layout_contract(grad, var) -> bool:
+    """Whether ``grad`` has the layout the gradient of ``var`` must have. See Note [The gradient layout contract]."""
+    g, v = grad._data, var._data
+    if g.flags.c_contiguous and v.flags.c_contiguous:
+        return True
+    shape, strides, var_strides = g.shape, grad.stride(), var.stride()
+    if not is_non_overlapping_and_dense(v.shape, var_strides):
+        return bool(g.flags.c_contiguous)
+    return all(st == vs if n != 1 else st != 0 for n, st, vs in zip(shape, strides, var_strides))
+
+
+def clone_obey_contract(grad, var):
+    """A copy of ``grad`` with the layout the gradient of ``var`` must have: in grad mode a recorded ``copy_`` into
+    a new tensor, else a new array. See Note [The gradient layout contract]."""
+    v = var._data
+    dense = v.flags.c_contiguous or is_non_overlapping_and_dense(v.shape, var.stride())
+    strides = var.stride() if dense else _row_major(grad.shape)
+    if grad_mode.state.grad_enabled:
+        return empty_strided(grad.shape, strides, dtype=grad.dtype, device=grad.device).copy_(grad)
+    out = strided_empty(grad._device.backend.xp, grad._data.shape, strides, grad._data.dtype)
+    out[...] = grad._data
+    return Tensor._make(out, grad._device)
+
+
+def _row_major(shape):
+    strides, step = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return tuple(strides)
 
 
 # -- the reference baseline of an unshared gradient ----------------------------------------------

@@ -1837,3 +1837,25 @@ add_docstr(any, """Whether any element of ``input`` is nonzero, over ``dim``.
         >>> rg.any(rg.tensor([[0, 0], [0, 3]]), dim=1)
         tensor([False,  True])
     """)
+
+
+# -- copies ----------------------------------------------------------------------------------------
+from .copy import clone  # noqa: E402
+
+add_docstr(clone, """Returns a copy of ``input`` with its own memory, recorded as ``CloneBackward0``.
+
+    Args:
+        input: the tensor to copy.
+        memory_format: the order of the copy's elements in memory (keyword-only): by default
+            ``preserve_format``, which keeps the strides of a dense non-overlapping input and packs any other
+            in the order of its strides (Note [Memory formats] in retrograd/_creation.py).
+
+    Raises:
+        RuntimeError: a channels_last format for a tensor of another rank (PyTorch's error).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.zeros(3, 2).t()
+        >>> x.clone().stride(), x.clone(memory_format=rg.contiguous_format).stride()
+        ((1, 2), (3, 1))
+    """)

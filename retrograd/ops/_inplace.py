@@ -21,6 +21,7 @@ and no error raised, where nothing requires grad, under ``no_grad``, or in infer
 """
 from __future__ import annotations
 
+from .._creation import contiguous_format
 from .._tensor import INFERENCE_COUNTER, Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import Node, input_metadata
@@ -108,7 +109,7 @@ class CopySlices(Node):
         if grad is None:
             return [None] * len(edges)
         if self.geometry is None:
-            result = grad.clone()
+            result = grad.clone(memory_format=contiguous_format)  # row-major, where the view chain replays
         else:  # the gradient laid out in a storage as the base is in its own
             strides, offset = self.geometry
             extent = 1 + offset + sum((n - 1) * st for n, st in zip(grad.shape, strides)) if grad.numel() else 0

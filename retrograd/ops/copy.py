@@ -1,10 +1,12 @@
-"""Copies and casts: clone, to (dtype and device), contiguous, sum_to_size, and the copy and fill
+"""Copies and casts: clone, to (dtype, device and memory format), contiguous, sum_to_size, and the copy and fill
 behind copy_, fill_ and zero_."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import _dtype
+from .._creation import (check_memory_format, contiguous_format, format_strides, is_format_contiguous,
+                         preserve_format, preserved_strides, relaid, suggest_memory_format)
 from .._device import device as _device_cls
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -13,11 +15,33 @@ from ._declarations import defop, passthrough, tensor_method
 from .shape import shape_arg
 
 
-clone = defop("clone", lambda xp, input, *, memory_format=None: input.copy(), method=True,
-              input=passthrough)
+def _layout_strides(input, memory_format):
+    """The strides of a copy of the array ``input`` in ``memory_format`` (None: row-major). See Note [Memory formats]
+    in _creation.py."""
+    if memory_format is None or memory_format is preserve_format:
+        if input.flags.c_contiguous:
+            return None
+        itemsize = input.itemsize
+        return preserved_strides(input.shape, tuple(s // itemsize for s in input.strides))
+    if memory_format is contiguous_format:
+        return None
+    return format_strides(input.shape, check_memory_format(memory_format, "clone"))
 
 
-def _to_copy(xp, input, dtype=None, device=None):
+def _clone(xp, input, *, memory_format=preserve_format):
+    strides = _layout_strides(input, memory_format)
+    if strides is None:
+        return input.copy()
+    return relaid(input, xp, strides) if input.size else input.copy()
+
+
+clone = defop("clone", _clone, method=True, input=passthrough)
+
+
+def _to_copy(xp, input, dtype=None, device=None, memory_format=None):
+    if memory_format is not None:  # a format other than the input's own (to() checked that)
+        strides = _layout_strides(input, memory_format)
+        input = input.copy() if strides is None else relaid(input, xp, strides)
     out = input
     if device is not None:
         src = get_backend("cpu" if xp is np else "cuda")
@@ -38,11 +62,21 @@ _to_copy_op = defop("_to_copy", _to_copy, public=False, node_name="ToCopy", devi
 def to(self, *args, **kwargs):
     """Returns this tensor with another dtype and/or device (itself when nothing changes).
 
-    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's dtype and device).
+    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's dtype and device), each with
+    ``memory_format=`` (default ``preserve_format``; a copy only where the tensor's own suggested format differs:
+    Note [Memory formats] in _creation.py).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.zeros(2, 3, 4, 5).to(memory_format=rg.channels_last).stride()
+        (60, 1, 15, 3)
     """
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", None)
+    if memory_format is None:
+        memory_format = preserve_format
     kwargs.pop("non_blocking", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
@@ -64,15 +98,40 @@ def to(self, *args, **kwargs):
         device = None
     if dtype is self.dtype:
         dtype = None
-    if dtype is None and device is None:
+    if memory_format is not preserve_format:
+        check_memory_format(memory_format, "to")
+        format_strides(self._data.shape, memory_format)  # a format of another rank: PyTorch's error
+        if suggest_memory_format(self._data.shape, self.stride()) is memory_format:
+            memory_format = preserve_format
+    if dtype is None and device is None and memory_format is preserve_format:
         return clone(self) if copy else self
-    return _to_copy_op(self, dtype, device)
+    if memory_format is preserve_format:
+        return _to_copy_op(self, dtype, device)
+    return _to_copy_op(self, dtype, device, memory_format)
 
 
 @tensor_method
-def contiguous(self, memory_format=None):
-    """Returns this tensor if it is C-contiguous, else a contiguous copy."""
-    return self if self._data.flags.c_contiguous else clone(self)
+def contiguous(self, *, memory_format=contiguous_format):
+    """Returns this tensor if it is contiguous in ``memory_format``, else a copy that is (CloneBackward0).
+
+    Raises:
+        RuntimeError: ``preserve_format`` for a tensor that is not contiguous, or a channels_last format for a
+            tensor of another rank (PyTorch's errors).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.zeros(2, 3, 4, 5)
+        >>> x.contiguous() is x, x.contiguous(memory_format=rg.channels_last).stride()
+        (True, (60, 1, 15, 3))
+    """
+    if memory_format is contiguous_format:
+        return self if self._data.flags.c_contiguous else clone(self, memory_format=contiguous_format)
+    check_memory_format(memory_format, "contiguous")
+    if _is_contiguous(self, memory_format=memory_format):
+        return self
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(self, memory_format=memory_format)
 
 
 def sum_to_size(input, *size):
@@ -135,9 +194,23 @@ def type_as(input, other):
     return to(input, other.dtype)
 
 
-def _is_contiguous(self, memory_format=None):
-    """Whether the elements of this tensor lie in memory in row-major order without gaps."""
-    return bool(self._data.flags.c_contiguous)
+def _is_contiguous(self, *, memory_format=contiguous_format):
+    """Whether the elements of this tensor lie in memory in the order of ``memory_format`` without gaps.
+
+    Row-major by default (also for ``preserve_format``, as PyTorch's); a channels_last format asks for that
+    order (False for a tensor of another rank). Dims of size 1 are not looked at. See Note [Memory formats] in
+    _creation.py.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.zeros(2, 3, 4, 5).contiguous(memory_format=rg.channels_last)
+        >>> x.is_contiguous(), x.is_contiguous(memory_format=rg.channels_last)
+        (False, True)
+    """
+    if memory_format is contiguous_format or memory_format is preserve_format:
+        return bool(self._data.flags.c_contiguous)
+    check_memory_format(memory_format, "is_contiguous")
+    return is_format_contiguous(self._data.shape, self.stride(), memory_format)
 
 
 Tensor.is_contiguous = _is_contiguous

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _creation, _dtype
 from .._size import ints
-from .._tensor import INFERENCE_COUNTER, _address, _wrap_dim, storage_array
+from .._tensor import INFERENCE_COUNTER, Tensor, _address, _wrap_dim, storage_array
 from ..autograd import grad_mode
 from ._declarations import defop, passthrough, tensor_method
 from ._inplace import check_inplace
@@ -878,6 +878,156 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """
     return _triangle_indices(np.tril_indices, row, col, offset, dtype, device)
 
+
+# -- resize_ and set_: a new geometry, or a new storage -------------------------------------------------------
+# Note [resize_ and set_]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# Both change a tensor's array in place, as PyTorch's, and neither is differentiable. ``resize_`` gives the tensor
+# a new shape, laid out in a memory format (row-major by default), from its storage offset: within its storage
+# where that is large enough (shrinking keeps the first elements), else in a new storage that starts with a copy
+# of the old one (the new elements are zeros); unlike PyTorch's, where the storage itself grows, the tensor's
+# other views then keep the old storage. The same shape, with no format asked for, changes nothing. ``set_``
+# makes the tensor share ``source``'s array (storage, offset, shape and strides), or a geometry of its storage,
+# or (no source) a new empty storage. Each bumps the tensor's version counter where its shape changes
+# (``resize_``) or always (``set_``). With grad mode on, ``resize_`` refuses a tensor that requires grad (also a
+# view of one), and ``set_`` raises an in-place op's errors, then refuses where anything requires grad, which
+# PyTorch records as a node that raises in backward; in inference mode neither checks anything.
+def _changed_array(self, data, bump):
+    """Gives ``self`` the array ``data``, bumping its version first where ``bump`` (an inference tensor's raises
+    PyTorch's error outside inference mode). See Note [resize_ and set_]."""
+    if bump:
+        self._version_counter.bump()
+        if self._base is not None:
+            self._view_version = self._version_counter.version  # no history to regenerate: nothing requires grad
+    self._data = data
+    return self
+
+
+def _resized(data, xp, shape, strides, offset):
+    """An array of ``shape`` and ``strides`` at ``offset`` of ``data``'s storage, a larger copy of it where needed."""
+    itemsize = data.itemsize
+    numel = 1
+    for n in shape:
+        numel *= n
+    needed = offset + (1 + sum((n - 1) * st for n, st in zip(shape, strides)) if numel else 0)
+    root = storage_array(data)
+    if xp is np and needed * itemsize <= root.nbytes:
+        out = strided_view(data, shape, strides, offset)
+        if not out.flags.writeable and root.flags.writeable:  # a resized expanded tensor has elements of its own
+            out.setflags(write=True)
+        return out
+    storage = xp.zeros(max(needed, root.size), dtype=data.dtype)
+    storage[:root.size] = root.ravel(order="K")
+    byte_strides = tuple(st * itemsize for st in strides)
+    if xp is np:
+        return np.ndarray(shape, data.dtype, storage, offset * itemsize, byte_strides)
+    return xp.lib.stride_tricks.as_strided(storage[offset:], shape, byte_strides)
+
+
+@tensor_method
+def resize_(self, *sizes, memory_format=None):
+    """Gives this tensor the shape ``sizes`` in place, over its own storage (grown where needed); returns ``self``.
+
+    Its strides are those of ``memory_format`` (row-major by default); the same shape, with no format asked for,
+    leaves the tensor as it is. Shrinking keeps the first elements in storage order; growing leaves the new ones
+    uninitialised (zeros here). See Note [resize_ and set_].
+
+    Raises:
+        RuntimeError: with grad mode on, a tensor that requires grad; a negative size; ``preserve_format``, or a
+            channels_last format for a shape of another rank (PyTorch's errors).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.arange(6.)
+        >>> x.resize_(2, 2), x._version
+        (tensor([[0., 1.],
+                [2., 3.]]), 1)
+    """
+    shape = shape_arg(sizes, "resize_")
+    if self.requires_grad and not grad_mode.inference_now():
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(n < 0 for n in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    data = self._data
+    if memory_format is None:
+        if shape == data.shape:
+            return self
+        fmt = _creation.contiguous_format
+    else:
+        fmt = _creation.check_memory_format(memory_format, "resize_")
+    if fmt is _creation.preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")  # PyTorch's words, with no space
+    strides = _creation.format_strides(shape, fmt)
+    new = _resized(data, self._device.backend.xp, shape, strides, self.storage_offset())
+    return _changed_array(self, new, shape != data.shape)
+
+
+@tensor_method
+def resize_as_(self, the_template, *, memory_format=None):
+    """:meth:`resize_` to the shape of ``the_template``; returns ``self``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.zeros(1).resize_as_(rg.zeros(2, 3)).shape
+        retrograd.Size([2, 3])
+    """
+    if not isinstance(the_template, Tensor):
+        raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                        f"{type(the_template).__name__}")
+    return resize_(self, the_template._data.shape, memory_format=memory_format)
+
+
+_CPP_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+                   "int8": "signed char", "uint8": "unsigned char", "int16": "short int", "int32": "int",
+                   "int64": "long int", "bool": "bool"}  # PyTorch's messages name the C++ types
+
+
+@tensor_method
+def set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """Makes this tensor share ``source``'s storage and geometry (or, with ``storage_offset``, ``size`` and
+    ``stride``, that geometry of its storage); without a source, a new empty storage. Returns ``self``.
+
+    Only tensor sources are taken (retrograd has no Storage objects). See Note [resize_ and set_].
+
+    Raises:
+        RuntimeError: a source of another dtype; with grad mode on, an in-place op's errors (a leaf that requires
+            grad, a view of one), and anything that requires grad (PyTorch's error, at the call).
+
+    Example::
+        >>> import retrograd as rg
+        >>> x, s = rg.zeros(2), rg.arange(6.)
+        >>> x.set_(s[1:]).storage_offset(), x.shape, x._version
+        (1, retrograd.Size([5]), 1)
+    """
+    if source is not None and not isinstance(source, Tensor):
+        raise TypeError(f"set_() received an invalid combination of arguments - got ({type(source).__name__}), but "
+                        "expected one of:")
+    if grad_mode.recording() and (self.requires_grad or (source is not None and source.requires_grad)):
+        if self.requires_grad:
+            check_inplace(self)
+        raise RuntimeError("derivative for set_ is not implemented")
+    if source is None:
+        return _changed_array(self, self._device.backend.xp.empty(0, dtype=self._data.dtype), True)
+    if source._data.dtype != self._data.dtype:
+        raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE_NAMES[source.dtype.name]} to a tensor of type "
+                           f"{_CPP_TYPE_NAMES[self.dtype.name]}")
+    if source._device is not self._device:
+        raise RuntimeError(f"Attempted to set the storage of a tensor on device \"{self._device}\" to a storage on "
+                           f"different device \"{source._device}\".  This is no longer allowed; the devices must "
+                           "match.")
+    data = source._data
+    if storage_offset is not None or size is not None:
+        if storage_offset is None or size is None:
+            raise TypeError("set_() received an invalid combination of arguments - got (Tensor), but expected one "
+                            "of:")
+        shape = ints((size,), "set_", "size")
+        strides = (ints((stride,), "set_", "stride") if stride is not None else
+                   self.stride() if shape == self._data.shape else _creation.format_strides(shape,
+                                                                                           _creation.contiguous_format))
+        data = strided_view(data, shape, strides, storage_offset)
+    return _changed_array(self, data, True)
+
+
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
 from ._declarations import LINEAR, defjvp  # noqa: E402
 
@@ -885,3 +1035,4 @@ defjvp(LINEAR, "as_strided_scatter")
 defjvp(LINEAR, "view", "reshape", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "repeat",
        "diagonal_backward", "diagonal", "flip", "roll", "tril", "triu", "rot90", "diag_embed", "unfold_backward",
        "unfold")
+

@@ -88,7 +88,6 @@ def test_index_reduce_gradcheck(reduction):
     assert same_in_both(scenario) == ("ok", True)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's Tensor has no set_")
 def test_parameter_set_to_a_slice_of_itself_then_backward():
     def scenario(lib):
         asd = lib.nn.Parameter(lib.ones(16, dtype=lib.float64))
@@ -176,7 +175,6 @@ def test_only_floating_point_tensors_may_require_grad_by_any_way(dtype):
     assert same_in_both(scenario) == ("ok", [True] * 3)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd has no memory formats (channels_last)")
 def test_advanced_indexing_backward_with_a_channels_last_index():
     def scenario(lib):
         i = lib.tensor(np.random.default_rng(1).integers(0, 2, (2, 8, 1, 2)).tolist()).contiguous(
@@ -500,8 +498,6 @@ def test_mv_with_an_expanded_vector_gradcheck_and_gradgradcheck():
     assert same_in_both(scenario) == ("ok", (True, True))
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's Tensor has no memory formats (channels_last, "
-                                       "empty_strided)")
 def test_a_leaf_grad_has_the_strides_of_its_leaf():
     def scenario(lib):
         a = randn(lib, 2, 3, 4, 5).to(memory_format=lib.channels_last).requires_grad_()
@@ -533,7 +529,6 @@ def test_warning_in_a_backward_reaches_python():
     assert same_in_both(scenario) == ("ok", [("UserWarning", "Warn from backward")])
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's Tensor has no resize_ nor resize_as_")
 def test_resize_bumps_the_version_only_when_the_shape_changes():
     def scenario(lib):
         x, y = lib.zeros(1), lib.zeros(3)

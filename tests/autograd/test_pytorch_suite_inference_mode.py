@@ -115,7 +115,6 @@ def test_inplace_op_on_an_inference_tensor_in_inference_mode(op):
     same_in_both(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's Tensor has no resize_ nor resize_as_ (an op each)")
 @pytest.mark.parametrize("op", ["resize_", "resize_as_"])
 def test_resize_of_an_inference_tensor_in_inference_mode(op):
     def scenario(lib):
