@@ -68,15 +68,23 @@ def test_scatter_reduce_prod_of_two_zeros_gradcheck():
     assert same_in_both(scenario) == ("ok", True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scatter_reduce(reduce='prod')'s double backward (ops) gives zeros for src where two zeros meet; PyTorch refuses "
-    "it: 'scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to the same "
-    "position in self'"))
 def test_scatter_reduce_prod_of_two_zeros_has_no_double_backward():
     def scenario(lib):
         lib.autograd.gradgradcheck(lib.scatter_reduce, _two_zeros(lib))
     result = same_in_both(scenario)
     assert result[0] == "RuntimeError" and "Double backward is unsupported for" in result[1]
+
+
+@pytest.mark.parametrize("src", [[0.0, 2.0, 3.0], [0.5, 2.0, 3.0], [0.0, 2.0, 0.0]])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradgradcheck_without_two_zeros_at_one_position(src, include_self):
+    def scenario(lib):
+        inp = lib.tensor([1.5, 0.0], dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(src, dtype=lib.float64, requires_grad=True)
+        idx = lib.tensor([0, 0, 1])  # one zero of src at most per position, one more of input at position 1
+        fn = lambda i, t: lib.scatter_reduce(i, 0, idx, t, "prod", include_self=include_self)  # noqa: E731
+        return lib.autograd.gradcheck(fn, (inp, s)), lib.autograd.gradgradcheck(fn, (inp, s))
+    assert same_in_both(scenario) == ("ok", (True, True))
 
 
 @pytest.mark.xfail(strict=True, reason="retrograd has no index_reduce")
