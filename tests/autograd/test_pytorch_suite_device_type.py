@@ -416,16 +416,19 @@ def test_custom_function_on_a_view_that_requires_grad_through_its_base_records()
     assert same_in_both(scenario) == ("ok", (True, [(True,)], [2.0]))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "backward() with no gradient on a view that requires grad through its base: the implicit seed (autograd/_api.py) "
-    "reads the view's own flag, makes none, and raises 'element 0 of gradients tuple is None, but the corresponding "
-    "Tensor requires grad'"))
 def test_implicit_backward_of_a_view_that_requires_grad_through_its_base():
     def scenario(lib):
         r = ones(lib, 1, requires_grad=True)
         _view_then_base_add_(lib, r).backward()
         return r.grad
     assert same_in_both(scenario) == ("ok", [1.0])
+
+
+def test_implicit_grad_of_a_view_that_requires_grad_through_its_base():
+    def scenario(lib):
+        r = ones(lib, 1, requires_grad=True)
+        return lib.autograd.grad(_view_then_base_add_(lib, r), r)
+    assert same_in_both(scenario) == ("ok", ([1.0],))
 
 
 def test_inplace_custom_function_on_views_gradcheck_and_gradgradcheck():
