@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
+import retrograd as rg
+
 from .test_pytorch_suite_basics import _first_sentence, function, ones, randn, same_in_both
 
 torch = pytest.importorskip("torch")
@@ -221,19 +223,28 @@ def test_where_with_a_python_scalar_gradcheck_and_gradgradcheck():
 
 
 # -- .grad assignment and factories -----------------------------------------------------------------------------
-_GRAD_SETTER = pytest.mark.xfail(strict=True, reason=(
-    "Tensor.grad's setter (_tensor.py) says 'assigned grad has data of a different size' / '... type', PyTorch "
-    "'attempting to assign a gradient of size ...' / '... with dtype ...', and lets a tensor be its own grad where PyTorch raises "
-    "'can't assign Variable as its own grad'"))
-
-
-@pytest.mark.parametrize("value", ["int"] + [pytest.param(v, marks=_GRAD_SETTER) for v in ("shape", "dtype", "itself")])
+@pytest.mark.parametrize("value", ["int", "shape", "dtype", "itself"])
 def test_grad_assignment_of_a_wrong_type_shape_dtype_or_itself_raises(value):
     def scenario(lib):
         x = randn(lib, 5, 5)
         x.grad = {"int": lambda: 0, "shape": lambda: randn(lib, 2, 2), "itself": lambda: x,
                   "dtype": lambda: lib.zeros(5, 5, dtype=lib.int64)}[value]()
     assert same_in_both(scenario)[0] == ("TypeError" if value == "int" else "RuntimeError")
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float16", "uint8"), ("int8", "bool"),
+                                    ("int16", "int32"), ("float32", "float16")])
+def test_grad_assignment_of_another_dtype_names_both_dtypes(dtypes):
+    def scenario(lib):
+        x = lib.zeros(2, 3, dtype=getattr(lib, dtypes[0]))
+        x.grad = lib.zeros(2, 1, dtype=getattr(lib, dtypes[1]))  # of another size too: the dtype is checked first
+    assert same_in_both(scenario)[0] == "RuntimeError"
+
+
+def test_grad_assignment_on_another_device_type_raises():
+    ours = caught(lambda: setattr(rg.zeros(2), "grad", rg.zeros(3, device="fake")))
+    theirs = caught(lambda: setattr(torch.zeros(2), "grad", torch.zeros(3, device="meta")))
+    assert ours == (theirs[0], theirs[1].replace("'meta'", "'fake'"))  # the device type before the size
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
