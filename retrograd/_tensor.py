@@ -213,6 +213,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value and self._data.dtype.kind != "f" and self.is_leaf:  # PyTorch's setter has its own words
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     @requires_grad.deleter

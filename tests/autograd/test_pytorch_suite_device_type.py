@@ -144,12 +144,6 @@ def test_python_scalar_conversions():
     assert math.isclose(result[1][1], -12345.1)
 
 
-_COMPLEX_WORDS = pytest.mark.xfail(strict=True, reason=(
-    "retrograd says 'only Tensors of floating point dtype can require gradients' three ways; PyTorch's attribute "
-    "setter and factories say '(O|o)nly Tensors of floating point and complex dtype can require gradients' "
-    "(_tensor.py, _creation.py)"))
-
-
 def _require_grad(lib, way, dt):
     if way == "method":
         lib.ones(1, dtype=dt).requires_grad_()
@@ -160,8 +154,7 @@ def _require_grad(lib, way, dt):
 
 
 @pytest.mark.parametrize("dtype, way", [
-    (dtype, way) if dtype.startswith("float") or way == "method" else pytest.param(dtype, way, marks=_COMPLEX_WORDS)
-    for dtype in ("float32", "float64", "int8", "int16", "int32", "int64")
+    (dtype, way) for dtype in ("float32", "float64", "int8", "int16", "int32", "int64")
     for way in ("method", "attribute", "factory")])
 def test_only_floating_point_tensors_may_require_grad(dtype, way):
     def scenario(lib):
@@ -172,6 +165,18 @@ def test_only_floating_point_tensors_may_require_grad(dtype, way):
         _require_grad(lib, way, dt)
     result = same_in_both(scenario)
     assert result[0] == ("ok" if dtype.startswith("float") else "RuntimeError")
+
+
+@pytest.mark.parametrize("make", ["tensor", "arange", "full", "randint", "new_zeros", "Parameter"])
+def test_an_integer_tensor_made_to_require_grad_raises(make):
+    def scenario(lib):
+        {"tensor": lambda: lib.tensor([1, 2], requires_grad=True),
+         "arange": lambda: lib.arange(3, requires_grad=True),
+         "full": lambda: lib.full((2,), 1, requires_grad=True),
+         "randint": lambda: lib.randint(3, (2,), requires_grad=True),
+         "new_zeros": lambda: lib.ones(1).new_zeros(2, dtype=lib.int32, requires_grad=True),
+         "Parameter": lambda: lib.nn.Parameter(lib.ones(1, dtype=lib.int64))}[make]()
+    assert same_in_both(scenario)[0] == "RuntimeError"
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int64"])
