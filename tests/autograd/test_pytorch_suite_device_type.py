@@ -13,7 +13,7 @@ import pytest
 
 import retrograd as rg
 
-from .test_pytorch_suite_basics import _first_sentence, function, ones, randn, same_in_both
+from .test_pytorch_suite_basics import _first_sentence, function, ones, outcome, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -31,14 +31,8 @@ MASK = (np.random.default_rng(3).random((3, 3)) > 0.5).tolist()  # PyTorch's are
 
 
 # -- reductions that pick a value ---------------------------------------------------------------------------------
-_NAN_TIES = pytest.mark.xfail(strict=True, reason=(
-    "min's and max's backward (ops) share the gradient among the values equal to the result, and NaN equals nothing: "
-    "all-NaN input gets zeros where PyTorch's gets 1/3 each"))
-
-
 @pytest.mark.parametrize("name, data", [
-    ("min", "ties"), ("max", "ties"), ("median", "ties"), ("median", "nans"),
-    pytest.param("min", "nans", marks=_NAN_TIES), pytest.param("max", "nans", marks=_NAN_TIES),
+    ("min", "ties"), ("max", "ties"), ("median", "ties"), ("median", "nans"), ("min", "nans"), ("max", "nans"),
     pytest.param("nanmedian", "ties", marks=pytest.mark.xfail(strict=True, reason="retrograd has no nanmedian"))])
 def test_min_max_median_spread_the_gradient_over_all_equal_values(name, data):
     def scenario(lib):
@@ -47,6 +41,50 @@ def test_min_max_median_spread_the_gradient_over_all_equal_values(name, data):
         getattr(lib, name)(x).backward()
         return float(x.grad.sum()), int((x.grad == 1 / 3).sum())
     assert same_in_both(scenario) == ("ok", (1.0, 3))
+
+
+_EXTREMES = {"max": lambda lib, t: lib.max(t), "min": lambda lib, t: lib.min(t), "amax": lambda lib, t: lib.amax(t),
+             "amin(dim)": lambda lib, t: lib.amin(t, 0), "amax(dim, keepdim)": lambda lib, t: t.amax(1, keepdim=True),
+             "max(dim)": lambda lib, t: lib.max(t, 0)[0], "min(dim, keepdim)": lambda lib, t: t.min(1, True)[0],
+             "aminmax": lambda lib, t: sum(lib.aminmax(t)), "aminmax(dim)": lambda lib, t: sum(lib.aminmax(t, dim=0))}
+
+
+@pytest.mark.parametrize("name", sorted(_EXTREMES))
+def test_min_max_amin_amax_backward_of_nans_as_torch(name):
+    nan = float("nan")
+
+    def scenario(lib):
+        grads = []
+        for values in ([[nan, 1.0], [nan, nan]], [[1.0, nan], [3.0, 3.0]], [[nan, nan], [nan, nan]]):
+            x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+            _EXTREMES[name](lib, x).sum().backward()
+            grads.append(x.grad)
+        return grads
+    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
+    assert ours[0] == theirs[0] == "ok"
+    np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(theirs[1]))  # NaN where torch has NaN, else equal
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax"])
+def test_min_max_amin_amax_forward_derivative_of_nans_as_torch(name):
+    def scenario(lib):
+        out = []
+        for values in ([1.0, float("nan"), 1.0], [3.0, 1.0, 3.0]):
+            with lib.autograd.forward_ad.dual_level():
+                x = lib.autograd.forward_ad.make_dual(lib.tensor(values, dtype=lib.float64),
+                                                      lib.tensor([1.0, 2.0, 4.0], dtype=lib.float64))
+                out.append(repr(float(lib.autograd.forward_ad.unpack_dual(_EXTREMES[name](lib, x)).tangent)))
+        return out
+    assert same_in_both(scenario) == ("ok", ["nan", "2.0" if name == "min" else "2.5"])
+
+
+@pytest.mark.parametrize("name", sorted(_EXTREMES))
+def test_min_max_amin_amax_gradcheck_where_finite(name):
+    def scenario(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]], dtype=lib.float64, requires_grad=True)
+        fn = lambda t: _EXTREMES[name](lib, t)  # noqa: E731
+        return lib.autograd.gradcheck(fn, (x,)), lib.autograd.gradgradcheck(fn, (x,))
+    assert same_in_both(scenario) == ("ok", (True, True))
 
 
 @pytest.mark.parametrize("reduction", ["amin", "amax"])
