@@ -306,7 +306,8 @@ _EDGE_SAMPLES = {
                              "clamp_max-0", "clamp_min-3", "copysign-1", "fill-1", "fmod-3", "index_fill-0",
                              "lerp-4", "masked_fill-6", "remainder-1", "scatter-2", "special_xlog1py-1", "sub-9",
                              "threshold_backward-0", "xlogy-3")},
-    "matmul-4": "a batched matmul is one node here (named UnsafeViewBackward0); PyTorch's is a view of an mv",
+    "matmul-4": "a batched matmul is one node here (named UnsafeViewBackward0); PyTorch's is a view of an mv "
+                "(deliberate: docs/PYTORCH_AUTOGRAD.md, 'Deliberate differences in the recorded graph')",
     "max_pool2d_backward-0": "the double-backward node records no edge for the pooled input (PyTorch's does)",
     "nll_loss_backward-0": "the double-backward node records no edge for the loss input (PyTorch's does)",
 }
