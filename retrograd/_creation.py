@@ -196,6 +196,8 @@ def _finish(array, dtype, device, requires_grad):
         array = get_backend(dev.type).from_numpy(array)
     t = Tensor._make(array, dev)
     if requires_grad:
+        if array.dtype.kind != "f":  # a factory's words, not requires_grad_()'s, as in PyTorch
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 

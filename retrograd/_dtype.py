@@ -61,6 +61,16 @@ def scalar_type_name(np_dtype) -> str:
     return _SCALAR_TYPE_NAMES.get(name, name)
 
 
+_TYPE_META_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+                    "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def type_meta_name(np_dtype) -> str:
+    """The C++ name of a NumPy dtype's element type, as PyTorch's messages print a dtype (``long int``)."""
+    name = np.dtype(np_dtype).name
+    return _TYPE_META_NAMES.get(name, name)
+
+
 def tensor_type_name(np_dtype) -> str:
     """The legacy tensor type name of a NumPy dtype, as PyTorch's messages print it (``retrograd.FloatTensor``)."""
     scalar = _SCALAR_TYPE_NAMES.get(np.dtype(np_dtype).name)

@@ -213,6 +213,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value and self._data.dtype.kind != "f" and self.is_leaf:  # PyTorch's setter has its own words
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     @requires_grad.deleter
@@ -306,12 +308,26 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dtype.type_meta_name(value._data.dtype)}' to a "
+                    f"tensor with grad_dtype '{_dtype.scalar_type_name(self._data.dtype)}'. The gradient must have "
+                    "the tensor's dtype (retrograd has no grad_dtype to set another)")
             if value._device is not self._device:
-                raise RuntimeError("assigned grad has data located on a different device")
+                theirs, ours = value._device, self._device
+                if theirs.type != ours.type:
+                    raise RuntimeError(f"attempting to assign a gradient with device type '{theirs.type}' to a tensor "
+                                       f"with device type '{ours.type}'. Please ensure that the gradient and the "
+                                       "tensor are on the same device")
+                raise RuntimeError(f"attempting to assign a gradient located on device with index '{theirs.index}' to "
+                                   f"a tensor located on device with index '{ours.index}'. Please ensure that the "
+                                   "gradient and the tensor are on the same device")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
         self._grad = value
 
     @grad.deleter

@@ -76,7 +76,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 grad = Tensor._make(grad._data.astype(out._data.dtype), grad._device)
             new_grads.append(grad)
         elif grad is None:
-            if isinstance(out, Tensor) and out._requires_grad:
+            if isinstance(out, Tensor) and (out._requires_grad or out.requires_grad):  # a view: through its base
                 arr = out._data  # read directly, not through properties: one seed per backward call
                 if arr.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")

@@ -163,6 +163,13 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted((input - target).abs(), weight, input, legacy_reduction(size_average, reduce, reduction), True)
 
 
+def _check_no_requires_grad(t, arg, fn):
+    """Refuses, with PyTorch's error, a tensor that requires grad where ``fn`` does not differentiate ``arg``."""
+    if t is not None and t.requires_grad and _grad_mode.is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
+                           "cannot have requires_grad True.")
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Binary cross entropy between probabilities ``input`` and ``target`` (logs clamped at -100).
 
@@ -180,6 +187,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         weight = weight.expand(tuple(input.shape))  # as PyTorch's, which saves the expanded weight
+    _check_no_requires_grad(weight, "weight", "binary_cross_entropy")
     return _nn.binary_cross_entropy(input, target, weight, legacy_reduction(size_average, reduce, reduction))
 
 
@@ -198,6 +206,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
+    _check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight,
                                                 legacy_reduction(size_average, reduce, reduction))
 

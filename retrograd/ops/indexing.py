@@ -505,6 +505,14 @@ def _scatter_reduce(xp, input, dim, index, src, reduce, *, include_self=True):
     return out.reshape(input.shape)
 
 
+def _delayed_error(msg, t):
+    """``t``'s value through an Error node that raises ``msg`` if a backward pass reaches it (PyTorch's DelayedError)."""
+    node = Error(msg, [gradient_edge(t)], [input_metadata(t._data, t._device)])
+    out = Tensor._alias_of(t)
+    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    return out
+
+
 def _scattered_count(dim, index, like):
     """How many elements of src land on each position of ``like`` (a tensor of ``like``'s dtype)."""
     return like.new_zeros(like.shape).scatter_add(dim, index, like.new_ones(index.shape))
@@ -525,26 +533,25 @@ def _scatter_reduce_grads(grad, input, dim, index, src, reduce, include_self, re
         g_input = grad / n if include_self else (grad / n).masked_fill(hit, 0.)
         return g_input, (grad / n).gather(dim, index)
     if reduce == "prod":
-        # The product of the other factors: result / x where x != 0; where x is the only zero among the
-        # factors of its position, the product of the rest; with two zeros, 0.
-        src_zero = (src == 0)
-        zeros_at = grad.new_zeros(grad.shape).scatter_add(dim, index, src_zero.to(grad.dtype))
+        # The product of a factor's others: result / x where x != 0, else the product with x taken
+        # as 1, made differentiable in the others that way (a zero of input among them included).
         if include_self:
-            zeros_at = zeros_at + (input == 0).to(grad.dtype)
-        rest = input.masked_fill(input == 0, 1.).scatter_reduce(dim, index, src.masked_fill(src_zero, 1.), "prod",
-                                                                include_self=include_self)
-        if include_self:
-            others = where((input == 0) & (zeros_at == 1), rest, where(input == 0, 0., result / input.masked_fill(
-                input == 0, 1.)))
-            g_input = grad * others
+            kept = input.masked_fill(input == 0, 1.)
+            g_input = grad * kept.scatter_reduce(dim, index, src, "prod", include_self=True) / kept
         else:
             g_input = grad.masked_fill(hit, 0.)
-        rest_g = rest.gather(dim, index)
-        res_g = result.gather(dim, index)
-        zeros_g = zeros_at.gather(dim, index)
-        src_others = where(src_zero & (zeros_g == 1), rest_g, where(src_zero, 0., res_g / src.masked_fill(
-            src_zero, 1.)))
-        return g_input, grad.gather(dim, index) * src_others
+        src_zero = src == 0
+        src_zeros = grad.new_zeros(grad.shape).scatter_add(dim, index, src_zero.to(grad.dtype)).gather(dim, index)
+        single = src_zero & (src_zeros == 1)
+        rest = input.scatter_reduce(dim, index, src.masked_fill(single, 1.), "prod", include_self=include_self)
+        g_src = where(single, (grad * rest).gather(dim, index),
+                      (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1.))
+        if g_src.requires_grad and bool((src_zeros > 1).any()):
+            # Where two zeros of src meet, the product's second derivative in them is not 0, but this
+            # formula's derivative is: refuse to differentiate it, as PyTorch does.
+            g_src = _delayed_error("scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
+                                   "are scattered to the same position in self", g_src)
+        return g_input, g_src
     # amax, amin: the gradient shared evenly among the elements equal to the result
     value = result.gather(dim, index)
     src_hit = (src == value).to(grad.dtype)

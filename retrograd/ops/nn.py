@@ -1121,15 +1121,14 @@ def _bce(xp, input, target, weight=None, reduction="mean"):
 
 
 # PyTorch: BinaryCrossEntropyBackward0, reducing in the op; the clamped logs would give a composite
-# zero gradients at 0 and 1. PyTorch does not differentiate the weight; here it is the unweighted loss.
+# zero gradients at 0 and 1. As PyTorch, the weight is not differentiated: no formula, no edge
+# (nn/_losses.py refuses a weight that requires grad with PyTorch's error).
 binary_cross_entropy = defop(
     "binary_cross_entropy", _bce, public=False, promote="binary", tensor_args=("input", "target", "weight"),
     input=lambda grad, input, target, weight, reduction: _losses_grad(grad, input.shape, weight, reduction) *
     (input - target) / ((1 - input) * input).clamp(min=1e-12),
     target=lambda grad, input, weight, reduction: _losses_grad(grad, input.shape, weight, reduction) *
-    ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100)),
-    weight=lambda grad, input, target, reduction: _losses_grad(grad, input.shape, None, reduction) *
-    binary_cross_entropy(input, target, None, "none"))
+    ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100)))
 
 
 def _bce_logits(xp, input, target, weight=None, pos_weight=None, reduction="mean"):
@@ -1158,16 +1157,13 @@ def _softplus_neg(input):
 
 
 # PyTorch: BinaryCrossEntropyWithLogitsBackward0, reducing in the op; the stable composite uses |x|,
-# whose gradient is wrong at 0. PyTorch differentiates neither weight nor pos_weight; here both are.
+# whose gradient is wrong at 0. As PyTorch, neither weight nor pos_weight is differentiated (see
+# binary_cross_entropy above).
 binary_cross_entropy_with_logits = defop(
     "binary_cross_entropy_with_logits", _bce_logits, public=False, promote="binary",
     tensor_args=("input", "target", "weight", "pos_weight"),
     input=_bce_logits_input,
-    target=_bce_logits_target,
-    weight=lambda grad, input, target, pos_weight, reduction: _losses_grad(grad, input.shape, None, reduction) *
-    binary_cross_entropy_with_logits(input, target, None, pos_weight, "none"),
-    pos_weight=lambda grad, input, target, weight, reduction: _losses_grad(grad, input.shape, weight, reduction) *
-    target * _softplus_neg(input))
+    target=_bce_logits_target)
 
 
 # -- nll_loss (PyTorch: NllLossBackward0 and NllLossBackwardBackward0) ------------------------------------
@@ -1382,12 +1378,13 @@ def _reduce_loss(elementwise, reduction):
     return elementwise.sum() if reduction == "sum" else elementwise
 
 
-def _bce_jvp(input_t, target_t, weight_t, input, target, weight, reduction):
+def _bce_jvp(input_t, target_t, input, target, weight, reduction):
+    """The weight's tangent counts for nothing, as in PyTorch (which differentiates no weight)."""
     log_x, log_1mx = input.log().clamp_min(-100), (1 - input).log().clamp_min(-100)
     d_input = (input - target) / (input * (1 - input)).clamp_min(1e-12)
     out = d_input * input_t - (log_x - log_1mx) * target_t
     if weight is not None:
-        out = out * weight - (target * log_x + (1 - target) * log_1mx) * weight_t
+        out = out * weight
     return _reduce_loss(out, reduction)
 
 
@@ -1395,15 +1392,14 @@ def _log_sigmoid(x):
     return x.clamp_max(0) - (-x.abs()).exp().log1p()
 
 
-def _bce_with_logits_jvp(input_t, target_t, weight_t, pos_weight_t, input, target, weight, pos_weight, reduction):
+def _bce_with_logits_jvp(input_t, target_t, input, target, weight, pos_weight, reduction):
+    """The tangents of weight and pos_weight count for nothing, as in PyTorch."""
     log_s, log_1ms = _log_sigmoid(input), _log_sigmoid(-input)
     py = target if pos_weight is None else pos_weight * target
     out = ((py + 1 - target) * input.sigmoid() - py) * input_t + (log_1ms - (
         log_s if pos_weight is None else pos_weight * log_s)) * target_t
-    if pos_weight is not None:
-        out = out - target * log_s * pos_weight_t
     if weight is not None:
-        out = out * weight - (py * log_s + (1 - target) * log_1ms) * weight_t
+        out = out * weight
     return _reduce_loss(out, reduction)
 
 

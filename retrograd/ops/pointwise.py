@@ -269,7 +269,8 @@ def _threshold_backward(xp, grad, output):
 # PyTorch's ReluBackward0 computes threshold_backward; it has its own node for double backward.
 # (The parameter is not called ``result``: formulas reserve that name for an op's own output.)
 threshold_backward = defop("threshold_backward", _threshold_backward, public=False,
-                           grad=op_call("threshold_backward", "grad", "output"))
+                           grad=op_call("threshold_backward", "grad", "output"),
+                           output=lambda grad: grad.new_zeros(tuple(grad.shape)))  # PyTorch's edge, with zeros
 
 
 def _relu(xp, input):

@@ -188,12 +188,21 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _evenly_distribute(grad, input, result, dim=None, keepdim=False):
-    """Gradient of amax/amin (and full max/min): shared evenly among the tied extreme values."""
+    """Gradient of amax/amin and aminmax: shared evenly among the values equal to the result.
+
+    As PyTorch's, the share is the gradient over their count, times the mask: where the result is
+    NaN, nothing equals it and the whole reduced slice gets NaN (0 / 0)."""
     r = unsqueeze_reduced(result, input.shape, dim, keepdim)
     mask = (input == r)
     count = mask.sum(dim=dim, keepdim=True) if dim is not None else mask.sum()
     g = unsqueeze_reduced(grad, input.shape, dim, keepdim)
-    return _where(mask, g / count, 0.)
+    return g / count * mask
+
+
+def _evenly_distribute_all(grad, input, result):
+    """Gradient of the full max/min: shared evenly among the values equal to the result, NaN equal to NaN."""
+    mask = (input == result) | (input.isnan() & result.isnan())
+    return _where(mask, grad / mask.sum(), 0.)
 
 
 def _empty_reduction(name, input, axis, error=RuntimeError):
@@ -365,9 +374,9 @@ def _min_all_forward(xp, input):
 
 
 _max_all = defop("max_all", _max_all_forward, public=False, node_name="MaxBackward1",
-                 input=lambda grad, input, result: _evenly_distribute(grad, input, result))
+                 input=lambda grad, input, result: _evenly_distribute_all(grad, input, result))
 _min_all = defop("min_all", _min_all_forward, public=False, node_name="MinBackward1",
-                 input=lambda grad, input, result: _evenly_distribute(grad, input, result))
+                 input=lambda grad, input, result: _evenly_distribute_all(grad, input, result))
 
 
 def _extreme(all_op, dim_op, elementwise, result_type, input, dim, keepdim, other):
@@ -811,8 +820,7 @@ def _logcumsumexp_jvp(input_t, input, dim, result):
 
 
 defjvp(LINEAR, "sum", "mean", "cumsum")
-defjvp(REDUCED_FROM_BACKWARD, "var", "std", "amax", "amin", "logsumexp", "max_all", "min_all", "prod", "norm",
-       "nansum")
+defjvp(REDUCED_FROM_BACKWARD, "var", "std", "amax", "amin", "logsumexp", "prod", "norm", "nansum")
 defjvp(_var_mean_jvp, "var_mean")
 defjvp(_std_mean_jvp, "std_mean")
 defjvp(_softmax_jvp, "softmax")
@@ -845,6 +853,8 @@ def _cumprod_jvp(input_t, input, dim, dtype):
     return (with_t - without).sum(0)
 
 
+defjvp(lambda input_t, input, result: _extreme_jvp(input_t, input, result, None, False),  # NaN where it is NaN
+       "max_all", "min_all")
 defjvp(lambda input_t, input, dim, keepdim, result: (_extreme_jvp(input_t, input, result[0], dim, keepdim),
                                                      _extreme_jvp(input_t, input, result[1], dim, keepdim)),
        "aminmax")

@@ -229,12 +229,23 @@ def test_matches_torch(call, inputs, gradgrad, atol):
         np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-9, atol=1e-10)
 
 
-def test_bce_with_logits_pos_weight_gradient():
-    # PyTorch does not differentiate pos_weight; retrograd does, checked by finite differences.
-    x, y = rg.tensor(A(3, 4, low=-3, high=3)), rg.tensor(A(3, 4, low=0, high=1))
-    p = rg.tensor(A(4, low=0.5, high=3), requires_grad=True)
-    assert gradcheck(lambda p: RF.binary_cross_entropy_with_logits(x, y, pos_weight=p), (p,))
-    assert gradgradcheck(lambda p: RF.binary_cross_entropy_with_logits(x, y, pos_weight=p), (p,))
+@pytest.mark.parametrize("arg", ["weight", "pos_weight"])
+@pytest.mark.parametrize("fn", ["binary_cross_entropy", "binary_cross_entropy_with_logits"])
+def test_bce_weight_that_requires_grad_raises_as_torch(fn, arg):
+    # PyTorch differentiates neither weight nor pos_weight, and refuses one that requires grad.
+    torch = pytest.importorskip("torch")
+    if fn == "binary_cross_entropy" and arg == "pos_weight":
+        pytest.skip("binary_cross_entropy takes no pos_weight")
+    errors = []
+    for lib, F in ((rg, RF), (torch, torch.nn.functional)):
+        x = lib.tensor(A(3, 4, low=0.1, high=0.9), requires_grad=True)
+        y, w = lib.tensor(A(3, 4, low=0, high=1)), lib.tensor(A(4, low=0.5, high=3), requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            getattr(F, fn)(x, y, **{arg: w})
+        errors.append(str(info.value).replace("torch.", "retrograd."))
+        with lib.no_grad():
+            getattr(F, fn)(x, y, **{arg: w})  # nothing recorded: nothing refused
+    assert errors[0] == errors[1]
 
 
 def test_bce_with_logits_gradient_at_zero_logit():
