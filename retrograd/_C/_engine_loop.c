@@ -8,7 +8,8 @@
  * Engine._run_task:
  *
  *   - in a pruned pass (autograd.grad, backward(inputs=...)), a node that captures a
- *     gradient or is not needed,
+ *     gradient and is needed too, or one that is neither needed nor captures (a node that
+ *     only captures stores its gradients in graph_task.captured_vars here: capture below),
  *   - anomaly mode,
  *   - a pass or task begun while an observer watches the engine (Observation.active, read once per
  *     call of execute, backward and run_task: see Note [Observing the engine] in engine.py),
@@ -41,8 +42,8 @@
  *
  * AccumulateGrad's apply runs here too when grad mode is off (accumulate below).
  *
- * execute(engine, roots, inputs, keep_graph, create_graph) is Engine.execute for a .backward()
- * pass called outside the engine: the GraphTask, the root, the dependency count, then the
+ * execute(engine, roots, inputs, keep_graph, create_graph[, outputs, accumulate_grad]) is
+ * Engine.execute for a pass called outside the engine (a pruned one included): the GraphTask, the root, the dependency count, then the
  * thread_main loop (drive) and the completion (mark_completed), each in the order of the Python
  * code, with an unusual completion (an error, final callbacks) left to GraphTask._complete.
  *
@@ -65,6 +66,7 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
+static PyObject *node_tph_fn, *acc_tph_fn;  /* Node's and AccumulateGrad's tensor_pre_hooks, for capture() */
 static PyObject *Engine_cls, *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
 static int configured = 0;
@@ -159,7 +161,8 @@ static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enab
     *s_version_counter, *s_final_callbacks, *s_future_slot, *s_claimed, *s_complete, *s_captured_vars,
     *s_outcome, *s_completed, *s_set_result, *s_current_graph_task, *s_pop, *s_ready_queue_of_owner, *s_wake,
     *s_ready_queue, *s_worker_device, *s_owner, *s_outcome_method, *s_size, *s_kind, *s_fill, *s_graph_root,
-    *s_post_acc_hooks, *s_active, *s_in_flight, *s_clock, *s_owner_thread, *s_started, *s_c_contiguous;
+    *s_post_acc_hooks, *s_active, *s_in_flight, *s_clock, *s_owner_thread, *s_started, *s_c_contiguous,
+    *s_init_to_execute, *s_tensor_pre_hooks;
 
 /* The attributes the loop reads, sets or calls by name, each interned at import, with the
  * objects it reads them on (space-separated; a namespace entry, or a kind of object such as
@@ -190,7 +193,8 @@ static const Interned interned[] = {
     {&s_owner, "owner", "GraphTask"}, {&s_outcome_method, "outcome", "GraphTask"},
     {&s_graph_root, "graph_root", "GraphTask"}, {&s_in_flight, "in_flight", "GraphTask"},
     {&s_clock, "clock", "GraphTask"}, {&s_owner_thread, "owner_thread", "GraphTask"},
-    {&s_started, "started", "GraphTask"},
+    {&s_started, "started", "GraphTask"}, {&s_init_to_execute, "init_to_execute", "GraphTask"},
+    {&s_tensor_pre_hooks, "tensor_pre_hooks", "Node"},
     {&s_run_task, "_run_task", "Engine"}, {&s_device_queue, "_device_queue", "Engine"},
     {&s_complete, "_complete", "GraphTask"}, {&s_ready_queue_of_owner, "_ready_queue_of_owner", "Engine"},
     {&s_wake, "_wake_owner", "Engine"}, {&s_multithreading, "multithreading", "GraphTask grad_state"},
@@ -319,6 +323,12 @@ configure(PyObject *module, PyObject *ns)
     if ((release_fn = PyObject_GetAttr((PyObject *)Node_type, s_release_variables)) == NULL)
         return NULL;
     Py_XSETREF(node_release_fn, release_fn);
+    if ((release_fn = PyObject_GetAttr((PyObject *)Node_type, s_tensor_pre_hooks)) == NULL)
+        return NULL;
+    Py_XSETREF(node_tph_fn, release_fn);
+    if ((release_fn = PyObject_GetAttr((PyObject *)AccumulateGrad_type, s_tensor_pre_hooks)) == NULL)
+        return NULL;
+    Py_XSETREF(acc_tph_fn, release_fn);
     if (slot_table_init(&graph_task_slots, GraphTask_cls) < 0 ||
         slot_table_init(&ready_queue_slots, (PyObject *)ReadyQueue_type) < 0)
         return NULL;
@@ -1357,6 +1367,56 @@ call_python(PyObject *engine, PyObject *gt, PyObject *node, PyObject *inputs, Py
     return PyObject_VectorcallMethod(s_run_task, args, 5, NULL);
 }
 
+/* evaluate_function's capture for a node a pruned pass does not need, `captures` its list of
+ * (input_idx, output_idx): graph_task.captured_vars[output_idx] = inputs[input_idx] under the
+ * GraphTask's lock, for a handled node (no tensor hooks, so call_tensor_pre_hooks changes
+ * nothing) whose class keeps Node's or AccumulateGrad's tensor_pre_hooks. Returns 1 once
+ * captured, 0, having done nothing, for Engine._run_task, or -1 on error. */
+static int
+capture(PyObject *gt, PyObject *node, PyObject *captures, PyObject *inputs, PyObject *lock)
+{
+    if (!PyList_CheckExact(captures) || !PyList_CheckExact(inputs))
+        return 0;
+    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_tensor_pre_hooks);
+    if (fn == NULL)
+        return -1;
+    int plain = fn == node_tph_fn || fn == acc_tph_fn;
+    Py_DECREF(fn);
+    PyObject *captured = plain ? GT_GET(gt, s_captured_vars) : NULL;
+    if (captured == NULL)
+        return plain ? -1 : 0;
+    int ok = PyList_CheckExact(captured);
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(captures); i++) {  /* every index in range, or Python */
+        PyObject *pair = PyList_GET_ITEM(captures, i);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(pair, 0)) ||
+            !PyLong_CheckExact(PyTuple_GET_ITEM(pair, 1))) {
+            ok = 0;
+            break;
+        }
+        Py_ssize_t in = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0)), out = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 1));
+        if ((in == -1 || out == -1) && PyErr_Occurred())
+            PyErr_Clear();
+        ok = in >= 0 && in < PyList_GET_SIZE(inputs) && out >= 0 && out < PyList_GET_SIZE(captured);
+    }
+    if (!ok) {
+        Py_DECREF(captured);
+        return 0;
+    }
+    if (call_method0(lock, s_acquire) < 0) {
+        Py_DECREF(captured);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(captures); i++) {  /* the lists cannot change: no Python runs */
+        PyObject *pair = PyList_GET_ITEM(captures, i);
+        Py_ssize_t in = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0)), out = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 1));
+        PyObject *old = PyList_GET_ITEM(captured, out);
+        PyList_SET_ITEM(captured, out, Py_NewRef(PyList_GET_ITEM(inputs, in)));
+        Py_XDECREF(old);  /* may run a finalizer: the last reference goes after the store */
+    }
+    Py_DECREF(captured);
+    return call_keeping_error(lock, s_release) < 0 ? -1 : 1;
+}
+
 static PyObject *
 run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1413,15 +1473,26 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int ok = handled(node, keep_graph), anomaly;
         if (ok < 0 || (anomaly = attr_true(Anomaly_cls, s_enabled)) < 0)
             goto error;
-        if (ok && pruned) {  /* needed, and capturing nothing: evaluate_function's plain case */
+        if (ok && pruned) {  /* needed and capturing nothing (the plain case), or captured and not needed */
             PyObject *info = PyDict_GetItemWithError(exec_info, node);
             if (info == NULL && PyErr_Occurred())
                 goto error;
-            if (info == NULL || !PyList_Check(info) || PyList_GET_SIZE(info) != 2 ||
-                PyList_GET_ITEM(info, 1) != Py_None)
+            if (info == NULL || !PyList_CheckExact(info) || PyList_GET_SIZE(info) != 2)
                 ok = 0;
             else if ((ok = PyObject_IsTrue(PyList_GET_ITEM(info, 0))) < 0)
                 goto error;
+            else if (PyList_GET_ITEM(info, 1) != Py_None) {
+                PyObject *captures = Py_NewRef(PyList_GET_ITEM(info, 1));
+                int done = ok || anomaly ? 0 : capture(gt, node, captures, inputs, lock);  /* a needed one: Python */
+                Py_DECREF(captures);
+                if (done < 0)
+                    goto error;
+                if (done) {  /* not needed: evaluate_function returns */
+                    result = Py_NewRef(Py_None);
+                    break;
+                }
+                ok = 0;
+            }
         }
         if (!ok || anomaly) {
             result = call_python(engine, gt, node, inputs, queue);
@@ -1656,6 +1727,191 @@ compute_dependencies(PyObject *module, PyObject *args)
     if (count_dependencies(root, deps) < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* A node's next_edges for init_to_execute's walk: a new reference to the tuple, or NULL with no
+ * error for an object this walk leaves to Python (not a Node, edges not a tuple of None or pairs
+ * with a Node first), or NULL with an error. */
+static PyObject *
+walk_edges(PyObject *node)
+{
+    PyObject *edges = PyObject_TypeCheck(node, Node_type) ? slot(node, n_off[N_NEXT_EDGES]) : NULL;
+    if (edges == NULL || !PyTuple_CheckExact(edges))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(edges); i++) {
+        PyObject *edge = PyTuple_GET_ITEM(edges, i);
+        if (edge != Py_None && (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2 ||
+                                !PyObject_TypeCheck(PyTuple_GET_ITEM(edge, 0), Node_type)))
+            return NULL;
+    }
+    return Py_NewRef(edges);
+}
+
+/* exec_info[node] = [True, captures], keeping the captures of an entry already there; -1 on error */
+static int
+mark_node_needed(PyObject *exec_info, PyObject *node)
+{
+    PyObject *info = PyDict_GetItemWithError(exec_info, node);
+    if (info != NULL)
+        return PyList_SetItem(info, 0, Py_NewRef(Py_True));
+    if (PyErr_Occurred() || (info = PyList_New(2)) == NULL)
+        return -1;
+    PyList_SET_ITEM(info, 0, Py_NewRef(Py_True));
+    PyList_SET_ITEM(info, 1, Py_NewRef(Py_None));
+    int rc = PyDict_SetItem(exec_info, node, info);
+    Py_DECREF(info);
+    return rc;
+}
+
+typedef struct {
+    PyObject *node, *edges;  /* strong references */
+    Py_ssize_t next;  /* the next edge to visit */
+} WalkFrame;
+
+/* GraphTask.init_to_execute(graph_root, outputs, accumulate_grad): the same entries, made in the
+ * same order, by the same iterative post-order walk, into a new dict that becomes gt.exec_info
+ * (with captured_vars) only once the walk has finished. Returns 1 when done, 0 having changed
+ * nothing for the Python method (an unusual output, node or edge), -1 on error. */
+static int
+init_to_execute(PyObject *gt, PyObject *root, PyObject *outputs, int accumulate_grad)
+{
+    PyObject *items = PySequence_Fast(outputs, "outputs must be a sequence");
+    if (items == NULL)
+        return -1;
+    Py_ssize_t n_out = PySequence_Fast_GET_SIZE(items), depth = 0, cap = 16;
+    PyObject *exec_info = PyDict_New(), *visited = PySet_New(NULL), *captured = PyList_New(n_out);
+    WalkFrame *stack = PyMem_Malloc(cap * sizeof(WalkFrame));
+    int rc = -1;
+    if (exec_info == NULL || visited == NULL || captured == NULL || stack == NULL) {
+        if (stack == NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_out; i++)
+        PyList_SET_ITEM(captured, i, Py_NewRef(Py_None));
+    for (Py_ssize_t k = 0; k < n_out; k++) {
+        PyObject *edge = PySequence_Fast_GET_ITEM(items, k);
+        if (edge == Py_None)  /* an input the graph never reached */
+            continue;
+        if (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2 ||
+            !PyObject_TypeCheck(PyTuple_GET_ITEM(edge, 0), Node_type)) {
+            rc = 0;
+            goto done;
+        }
+        PyObject *node = PyTuple_GET_ITEM(edge, 0);
+        if (accumulate_grad) {
+            if (mark_node_needed(exec_info, node) < 0)
+                goto done;
+            continue;
+        }
+        PyObject *info = PyDict_GetItemWithError(exec_info, node);
+        if (info == NULL) {
+            if (PyErr_Occurred() || (info = PyList_New(2)) == NULL)
+                goto done;
+            PyList_SET_ITEM(info, 0, Py_NewRef(Py_False));
+            PyList_SET_ITEM(info, 1, Py_NewRef(Py_None));
+            int r = PyDict_SetItem(exec_info, node, info);
+            Py_DECREF(info);
+            if (r < 0)
+                goto done;
+        }
+        PyObject *captures = PyList_GET_ITEM(info, 1), *index = NULL, *pair = NULL;
+        if (captures == Py_None) {
+            if ((captures = PyList_New(0)) == NULL)
+                goto done;
+            PyList_SetItem(info, 1, captures);  /* steals; info keeps it */
+        }
+        if ((index = PyLong_FromSsize_t(k)) != NULL)
+            pair = PyTuple_Pack(2, PyTuple_GET_ITEM(edge, 1), index);
+        int r = pair == NULL ? -1 : PyList_Append(captures, pair);
+        Py_XDECREF(index);
+        Py_XDECREF(pair);
+        if (r < 0)
+            goto done;
+    }
+    if (mark_node_needed(exec_info, root) < 0)
+        goto done;
+    PyObject *edges = walk_edges(root);
+    if (edges == NULL) {
+        rc = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    if (PySet_Add(visited, root) < 0) {
+        Py_DECREF(edges);
+        goto done;
+    }
+    stack[depth++] = (WalkFrame){Py_NewRef(root), edges, 0};
+    while (depth > 0) {
+        WalkFrame *top = &stack[depth - 1];
+        PyObject *child = NULL;
+        while (top->next < PyTuple_GET_SIZE(top->edges)) {  /* the first edge to a node not yet visited */
+            PyObject *edge = PyTuple_GET_ITEM(top->edges, top->next++);
+            if (edge == Py_None)
+                continue;
+            int seen = PySet_Contains(visited, PyTuple_GET_ITEM(edge, 0));
+            if (seen < 0)
+                goto done;
+            if (!seen) {
+                child = PyTuple_GET_ITEM(edge, 0);
+                break;
+            }
+        }
+        if (child != NULL) {
+            PyObject *child_edges = walk_edges(child);
+            if (child_edges == NULL) {
+                rc = PyErr_Occurred() ? -1 : 0;
+                goto done;
+            }
+            if (PySet_Add(visited, child) < 0) {
+                Py_DECREF(child_edges);
+                goto done;
+            }
+            if (depth == cap) {
+                WalkFrame *grown = PyMem_Realloc(stack, 2 * cap * sizeof(WalkFrame));
+                if (grown == NULL) {
+                    Py_DECREF(child_edges);
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                stack = grown;
+                cap *= 2;
+            }
+            stack[depth++] = (WalkFrame){Py_NewRef(child), child_edges, 0};
+            continue;
+        }
+        /* every child visited: the node is needed if a child is needed or captures */
+        WalkFrame done_frame = stack[--depth];
+        int r = 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(done_frame.edges) && r == 0; i++) {
+            PyObject *edge = PyTuple_GET_ITEM(done_frame.edges, i);
+            if (edge == Py_None)
+                continue;
+            PyObject *info = PyDict_GetItemWithError(exec_info, PyTuple_GET_ITEM(edge, 0));
+            if (info == NULL) {
+                r = PyErr_Occurred() ? -1 : 0;
+                continue;
+            }
+            if (PyList_GET_ITEM(info, 0) == Py_True || PyList_GET_ITEM(info, 1) != Py_None)
+                r = mark_node_needed(exec_info, done_frame.node) < 0 ? -1 : 1;
+        }
+        Py_DECREF(done_frame.node);
+        Py_DECREF(done_frame.edges);
+        if (r < 0)
+            goto done;
+    }
+    rc = GT_SET(gt, s_exec_info, exec_info) < 0 || GT_SET(gt, s_captured_vars, captured) < 0 ? -1 : 1;
+done:
+    while (depth > 0) {
+        depth--;
+        Py_DECREF(stack[depth].node);
+        Py_DECREF(stack[depth].edges);
+    }
+    PyMem_Free(stack);
+    Py_DECREF(items);
+    Py_XDECREF(exec_info);
+    Py_XDECREF(visited);
+    Py_XDECREF(captured);
+    return rc;
 }
 
 /* GraphTask.mark_as_completed_and_run_post_processing(): claims the GraphTask under its lock, then,
@@ -1980,6 +2236,21 @@ new_graph_root_py(PyObject *module, PyObject *args)
 }
 
 static PyObject *
+init_to_execute_py(PyObject *module, PyObject *args)
+{
+    PyObject *gt, *root, *outputs;
+    int accumulate;
+    if (!PyArg_ParseTuple(args, "OOOp:init_to_execute", &gt, &root, &outputs, &accumulate))
+        return NULL;
+    if (!configured)
+        Py_RETURN_NOTIMPLEMENTED;
+    int rc = init_to_execute(gt, root, outputs, accumulate);
+    if (rc < 0)
+        return NULL;
+    return PyBool_FromLong(rc);
+}
+
+static PyObject *
 new_input_buffer_py(PyObject *module, PyObject *size)
 {
     return new_input_buffer(size);
@@ -2024,15 +2295,17 @@ in_flight_remove(PyObject *registry, PyObject *gt)
     return rc < 0 ? -1 : 0;
 }
 
-/* execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute for a .backward()
- * pass (nothing captured or pruned) called outside the engine, the thread then driving its
- * CPU work: the same steps as execute, _run_graph_task's owner branch and thread_main. Seeds
- * that do not match their roots go to the Python validate_outputs, which fixes or rejects them. */
+/* execute(engine, roots, inputs, keep_graph, create_graph[, outputs, accumulate_grad]): Engine.execute
+ * for a pass called outside the engine, the thread then driving its CPU work: the same steps as
+ * execute, _run_graph_task's owner branch and thread_main. Seeds that do not match their roots go
+ * to the Python validate_outputs, which fixes or rejects them; a pruned pass (`outputs` not empty:
+ * autograd.grad, backward(inputs=...)) is marked by GraphTask.init_to_execute, as in Python. */
 static PyObject *
 execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "execute(engine, roots, inputs, keep_graph, create_graph)");
+    if (nargs != 5 && nargs != 7) {
+        PyErr_SetString(PyExc_TypeError,
+                        "execute(engine, roots, inputs, keep_graph, create_graph[, outputs, accumulate_grad])");
         return NULL;
     }
     if (!configured)  /* nothing bound yet: Engine.execute runs the pass */
@@ -2073,6 +2346,21 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (count_dependencies(root, deps) < 0 || (first = PyList_New(0)) == NULL)
         goto done;
+    int pruned = nargs == 7 ? PyObject_IsTrue(args[5]) : 0;  /* `if outputs:` */
+    if (pruned < 0)
+        goto done;
+    if (pruned) {  /* graph_task.init_to_execute(graph_root, outputs, accumulate_grad) */
+        int accumulate = PyObject_IsTrue(args[6]);
+        int marked = accumulate < 0 ? -1 : init_to_execute(gt, root, args[5], accumulate);
+        if (marked < 0)
+            goto done;
+        if (marked == 0) {  /* something unusual: the method itself */
+            PyObject *r = PyObject_CallMethodObjArgs(gt, s_init_to_execute, root, args[5], args[6], NULL);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
+        }
+    }
     /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
     if ((registry = in_flight_add(gt)) == NULL)
         goto done;
@@ -2203,8 +2491,11 @@ static PyMethodDef methods[] = {
     {"new_input_buffer", new_input_buffer_py, METH_O,
      "new_input_buffer(size): the InputBuffer the loop builds for a node with several producers (for tests)."},
     {"execute", (PyCFunction)(void (*)(void))execute, METH_FASTCALL,
-     "execute(engine, roots, inputs, keep_graph, create_graph): Engine.execute of a .backward() pass "
-     "outside the engine, compiled; NotImplemented before configure."},
+     "execute(engine, roots, inputs, keep_graph, create_graph[, outputs, accumulate_grad]): Engine.execute of a "
+     "pass outside the engine, compiled; NotImplemented before configure."},
+    {"init_to_execute", init_to_execute_py, METH_VARARGS,
+     "init_to_execute(graph_task, graph_root, outputs, accumulate_grad): GraphTask.init_to_execute as execute "
+     "runs it; False, having changed nothing, where it leaves the case to the method (for tests)."},
     {"configure", configure, METH_O,
      "configure(ns): binds the classes, functions and values the loop works with from the attributes of ns."},
     {"is_configured", is_configured, METH_NOARGS, "is_configured(): whether configure(ns) has succeeded."},

@@ -8,10 +8,11 @@
  *
  * View ops link their result to its base as _mark_views does (mark_view below; anything but
  * the plain case goes to _mark_views itself). It handles only the plain case: every tensor
- * argument on the CPU, all of one dtype, no view whose base changed in place since it was made,
- * no view that requires grad only through its base (a dead edge, Note [The autograd state of
- * views]), and no inference tensor argument where an argument requires grad. For anything else
- * (such a view, another device, mixed dtypes, a Python int that overflows the array's dtype) it
+ * argument on the CPU, all of one dtype where the op promotes, no view whose base changed in place
+ * since it was made, no view that requires grad only through its base while grad mode records (a
+ * dead edge, Note [The autograd state of views]), and no inference tensor argument where an
+ * argument requires grad. For anything else (such a view, another device, mixed dtypes for a
+ * promoting op, a Python int that overflows the array's dtype) it
  * returns None before doing anything visible, and the generated Python function, which handles
  * every case, runs the call instead. In inference mode it makes inference tensors and records
  * nothing (Note [Inference tensors]). Python objects do the rest as in the Python function: the
@@ -839,9 +840,18 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
                 return NULL;
             if (!same)
                 Py_RETURN_NONE;
-            if (!PyObject_TypeCheck(base, Tensor_type) ||
-                (slot(a, t_off[T_REQUIRES_GRAD]) != Py_True && slot(base, t_off[T_REQUIRES_GRAD]) == Py_True))
-                Py_RETURN_NONE;  /* requires grad through its base alone: a dead edge, in Python */
+            if (!PyObject_TypeCheck(base, Tensor_type))
+                Py_RETURN_NONE;
+            if (slot(a, t_off[T_REQUIRES_GRAD]) != Py_True && slot(base, t_off[T_REQUIRES_GRAD]) == Py_True) {
+                /* requires grad through its base alone: a dead edge, in Python, where the call records;
+                 * with grad mode off (a formula's transpose of a saved parameter) nothing differs */
+                int on = inference ? 1 : attr_true(grad_state, s_grad_enabled);
+                if (on != 0) {
+                    if (on < 0)
+                        return NULL;
+                    Py_RETURN_NONE;
+                }
+            }
         } else if (is_inference(a)) {
             any_inference = 1;
         }
@@ -851,8 +861,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(d);  /* an array's dtype lives as long as the array */
         if (dt == NULL)
             dt = d;
-        else if (d != dt)
-            Py_RETURN_NONE;  /* mixed dtypes: promotion rules in Python */
+        else if (d != dt && PyTuple_GET_ITEM(spec, S_PROMOTE) == Py_True)
+            Py_RETURN_NONE;  /* mixed dtypes: promotion rules in Python (an op without them takes them as given) */
         arrays[p] = data;
         if (slot(a, t_off[T_REQUIRES_GRAD]) == Py_True)
             requires_grad = 1;

@@ -160,10 +160,11 @@ class Engine(EngineThreads):
         Returns:
             The captured gradients, one per entry of ``outputs``.
         """
-        if (_loop is not None and not outputs and local.worker_device == NO_DEVICE and timeout is None
+        if (_loop is not None and local.worker_device == NO_DEVICE and timeout is None
                 and Watchdog.seconds is None):  # See Note [Stopping a pass from outside]
-            # a .backward() pass driven by this thread: the same steps, compiled (Note [The compiled loop])
-            captured = quietly(_loop.execute, self, roots, inputs, keep_graph, create_graph)  # as thread_main
+            # a pass driven by this thread: the same steps, compiled (Note [The compiled loop])
+            captured = quietly(_loop.execute, self, roots, inputs, keep_graph, create_graph, outputs,
+                               accumulate_grad)  # as thread_main
             if captured is not NotImplemented:
                 return captured
         inputs = validate_outputs(roots, list(inputs))
@@ -449,10 +450,11 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     ~~~~~~~~~~~~~~~~~~~~~~~~
     ``retrograd/_C/_engine_loop.c`` re-states in C the steps ``_run_task``,
     ``evaluate_function`` and ``call_function`` take for an ordinary node (no hooks, no anomaly
-    mode, nothing captured from it in a pruned pass; for AccumulateGrad, ``accumulate_grad``
-    with grad mode off), and runs on into the next task of the same pass, handed over or
-    popped from this thread's queue, without returning to ``thread_main``. A ``.backward()``
-    pass called outside the engine runs ``execute``, ``thread_main`` and the GraphTask's
+    mode; in a pruned pass, a node that is needed and captures nothing, or one that only
+    captures; for AccumulateGrad, ``accumulate_grad`` with grad mode off), and runs on into the
+    next task of the same pass, handed over or popped from this thread's queue, without
+    returning to ``thread_main``. A pass (``.backward()`` or ``autograd.grad``) called outside
+    the engine runs ``execute``, ``thread_main`` and the GraphTask's
     completion in C as well (the common case of each; a pass with final callbacks or an error
     completes in Python), and so does the plainest call of all,
     ``tensor.backward()`` of a one-element non-leaf (``Tensor.backward``, the seed and root

@@ -5,9 +5,9 @@ Note [The compiled op call]
 The generated Python function of an op (``build_fast_call`` in _codegen.py) still pays
 CPython's cost for every check and every attribute it sets: about 1.4 us of a recorded
 16-element multiply, against NumPy's 0.5 us. ``retrograd/_C/_op_call.c`` runs the same steps in
-C for the plain case (tensors on the CPU, of one dtype, no view whose base changed in place),
-calling the same Python objects for the forward, promotion, SavedTensor, leaf edges, view links
-and anomaly traces. Anything else makes it return None before it has done anything visible, and
+C for the plain case (tensors on the CPU, of one dtype where the op promotes, no view whose
+base changed in place), calling the same Python objects for the forward, promotion, SavedTensor,
+leaf edges, view links and anomaly traces. Anything else makes it return None before it has done anything visible, and
 the generated Python function runs the call. Where the op's forward is declared one NumPy ufunc
 call (``ufunc()`` in _declarations.py), the C call calls the ufunc itself.
 

@@ -384,3 +384,66 @@ def test_a_formula_past_the_compiled_loops_limit_runs_as_in_python():
         wide(x, *range(1, 9)).sum().backward()
         grads.append(x.grad.tolist())
     assert grads == [[36.0, 36.0], [36.0, 36.0]]
+
+
+def _grads_and_python_nodes(monkeypatch, lib, hooked):
+    """autograd.grad of a small MLP's loss w.r.t. its leaves and its hidden activation; with
+    ``hooked``, a hook on w1 doubles its gradient. Returns the gradients and, for retrograd, the
+    nodes that ran in Engine._run_task."""
+    python_nodes = []
+    if lib is rg:
+        real = engine.Engine._run_task
+
+        def recording(self, gt, node, inputs, queue=None):
+            python_nodes.append(type(node).__name__)
+            return real(self, gt, node, inputs, queue)
+        monkeypatch.setattr(engine.Engine, "_run_task", recording)
+    rng = np.random.default_rng(0)
+    w1, b1, w2 = (lib.tensor(rng.standard_normal(s), requires_grad=True) for s in ((3, 4), (4,), (4, 2)))
+    if hooked:
+        w1.register_hook(lambda grad: grad * 2)
+    x = lib.tensor(rng.standard_normal((1, 3)))
+    h = lib.relu(x @ w1 + b1)
+    loss = (h @ w2).tanh().sum()
+    plain = lib.autograd.grad(loss, (w1, b1, w2), retain_graph=True)
+    with_h = lib.autograd.grad(loss, (h, w1))  # h's node is needed for w1 and captures
+    monkeypatch.undo()
+    return [g.detach().numpy().copy() for g in plain + with_h], python_nodes
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_grad_captures_leaves_in_the_compiled_loop_as_pytorch(monkeypatch, expects_compiled, hooked):
+    # A node a pruned pass only captures from is captured in C; one that is needed too, or whose
+    # leaf has a hook, runs in Python. The gradients are PyTorch's either way.
+    torch = pytest.importorskip("torch")
+    assert engine.use_compiled_loop(True)
+    grads, python_nodes = _grads_and_python_nodes(monkeypatch, rg, hooked)
+    expected, _ = _grads_and_python_nodes(monkeypatch, torch, hooked)
+    for got, want in zip(grads, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert sorted(python_nodes) == ["AccumulateGrad"] * (2 if hooked else 0) + ["ReluBackward0"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_init_to_execute_marks_as_the_python_method(expects_compiled, seed):
+    # The same exec_info entries, in the same order, and captured_vars, for grad and backward(inputs=...).
+    assert engine.use_compiled_loop(True)
+    loss, (a, b) = _random_graph(seed, [])
+    root = loss.grad_fn
+    mid = tuple(root.next_functions[0])
+    edge_a, edge_b = (tuple(rg.autograd.graph.get_gradient_edge(t))[:2] for t in (a, b))
+    for outputs, accumulate in [([edge_b, edge_a], False), ([mid, edge_b, None, edge_b], False),
+                                ([edge_a, mid], True)]:
+        made = []
+        for compiled in (True, False):
+            gt = engine.GraphTask(False, False, 0)
+            if compiled:
+                assert engine._loop.init_to_execute(gt, root, outputs, accumulate) is True
+            else:
+                gt.init_to_execute(root, outputs, accumulate)
+            made.append((list(gt.exec_info.items()), gt.captured_vars))
+        assert made[0] == made[1]
+        assert any(info[0] for _, info in made[0][0][1:]) and (accumulate or made[0][0][0][1][1])
+    gt = engine.GraphTask(False, False, 0)
+    assert engine._loop.init_to_execute(gt, root, [("not a node", 0)], False) is False  # left to the method
+    assert gt.exec_info is None

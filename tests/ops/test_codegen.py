@@ -361,3 +361,18 @@ def test_generated_code_shows_its_own_source_in_tracebacks():
     frames = [f for f in traceback.extract_tb(info.tb) if "<generated>" in f.filename]
     assert frames and frames[0].filename.endswith("sub.call.py") and frames[0].name == "sub"
     assert "_op.forward(xp" in frames[0].line
+
+
+def test_compiled_call_takes_a_view_of_a_parameter_made_without_grad_mode():
+    # A formula's transpose of a saved parameter (no grad mode) is a view that requires grad only
+    # through its base: the C call takes it while grad mode is off, and leaves it to Python while on.
+    module = _compiled_or_skip()
+    spec = _compiled.compiled_spec(REGISTRY["matmul"])
+    w = _leaf(3, 2)
+    g = rg.tensor(np.arange(4.0).reshape(2, 2))
+    with rg.no_grad():
+        view = w.mT
+        out = module.call(spec, g, view)
+        assert isinstance(out, rg.Tensor) and not out.requires_grad and out.grad_fn is None
+        np.testing.assert_array_equal(out.numpy(), g.numpy() @ w.detach().numpy().T)
+    assert module.call(spec, g, view) is None
