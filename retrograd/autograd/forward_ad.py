@@ -19,6 +19,7 @@ from typing import NamedTuple
 from .._tensor import Tensor
 from ..ops._call import call_op
 from ..ops._declarations import REGISTRY
+from ..ops import _forward
 from ..ops._forward import current_level, enter_level, exit_level, set_tangent, suspended, tangent_of
 from . import function as _function
 from .gradcheck import ForwardMode, use_forward_mode
@@ -116,6 +117,14 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent_of(tensor, lvl) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {lvl.index} is not supported.")
+    view = _forward.batching
+    if view is not None and (type(tensor) is view.tensor_type or type(tangent) is view.tensor_type):
+        # See Note [The order of transform levels]
+        physical, physical_tangent, levels = view.lift(tensor, tangent)
+        if levels:
+            dual = _alias(physical)
+            set_tangent(dual, physical_tangent, lvl)
+            return view.rewrap(dual, levels)
     dual = _alias(tensor)
     set_tangent(dual, tangent, lvl)
     return dual

@@ -15,6 +15,29 @@ read from it: every op call with a batched argument is taken by its level's inte
 physical tensors at the bottom, so ``grad`` under ``vmap`` differentiates the batch at once, each
 sample independently (``_eager.py``). What would need one sample's values (``item()``,
 ``tolist()``, ``numpy()``, a tensor in an ``if``) raises PyTorch's vmap errors.
+
+Note [The order of transform levels]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Each transform owns its level: a batch dim belongs to a vmap level, a tangent to the dual level
+(one at a time, Note [Forward-mode tangents]), a graph to a reverse transform; and each unwraps
+only its own. As the graph is recorded on the physical tensors at the bottom (Note [Batched
+tensors]), forward-over-reverse needs the tangents there too, so the levels are ordered thus,
+innermost first: a tangents-only vmap level (Note [Batched tangents]), the dual level, then every
+other vmap level, whichever was entered first. A vmap entered under ``jvp`` pushes its interposer
+outside the dual level's anyway; a dual level entered under vmaps (``vmap(jvp(f))``) puts its
+interposer just inside theirs (``enter_level`` in ops/_forward.py). So forward mode sees only
+physical calls: each vmap interposer turns a call into the physical one of its batching rule, and
+forward mode differentiates that, on physical tangents. A batched tensor's tangent is its physical
+tensor's, batched at the same levels (``tangent_of``); ``make_dual`` of a batched primal or
+tangent lifts both to the union of their levels (an unbatched one broadcast) and pairs them
+physically; ``unpack_dual`` gives the tangent batched as the primal. A reverse transform inside
+(``vmap(jvp(grad(f)))``, ``jvp(vmap(grad(f)))``, ``vmap(hessian(f))``) marks physical leaves,
+which keep their tangents (Note [Differentiating under vmap]); its pass skips the vmap levels but
+runs under the dual level, whose formulas so see the physical saved tensors with their tangents,
+and its results are wrapped back at the levels, their tangents with them. The tangents-only level
+is the exception that keeps the primal computation of ``jacfwd`` unbatched: its interposer runs
+inside the dual level's, on the tangent arithmetic only, and no primal is ever batched at it, so
+forward mode never unwraps it.
 """
 from __future__ import annotations
 
@@ -23,9 +46,10 @@ import threading
 import numpy as np
 
 from .._tensor import Tensor
+from ..ops._forward import tangent_of, use_batching
 
-__all__ = ["BatchedTensor", "Level", "levels", "primal_levels", "push_level", "pop_level", "batched_at", "wrap", "unwrap_level",
-           "to_full_physical", "from_full_physical"]
+__all__ = ["BatchedTensor", "Level", "levels", "primal_levels", "push_level", "pop_level", "batched_at", "wrap",
+           "unwrap_level", "to_full_physical", "from_full_physical"]
 
 
 class Level:
@@ -203,14 +227,10 @@ def unwrap_level(t, level):
 def to_full_physical(t, active):
     """``t`` as a plain tensor batched at every level of ``active`` (the outermost first), dims in that order.
 
-    Missing batch dims are broadcast (an expand, no copy).
+    Missing batch dims are broadcast (an expand, no copy). A tangents-only level is no batch of a
+    primal: a tangent batched at one stays batched there (Note [The order of transform levels]).
     """
-    present = []
-    bottom = t
-    while type(bottom) is BatchedTensor:
-        present.append(bottom.level)
-        bottom = bottom.inner
-    present.reverse()  # the bottom's leading dims, outermost level first
+    bottom, present = _primal_chain(t)  # the bottom's leading dims, outermost level first
     if not active:
         return bottom
     if len(present) == len(active) and all(a is b for a, b in zip(present, active)):
@@ -234,3 +254,57 @@ def from_full_physical(p, active):
     for lv in active:
         t = wrap(t, lv)
     return t
+
+
+def _primal_chain(t):
+    """``t``'s physical tensor below its vmap levels (not tangents-only ones), and those levels, the outermost first."""
+    chain = []
+    while type(t) is BatchedTensor and not t.level.tangents_only:
+        chain.append(t.level)
+        t = t.inner
+    chain.reverse()
+    return t, chain
+
+
+class _ForwardView:
+    """How forward mode sees batched tensors: by their physical tensors. See Note [The order of transform levels]."""
+
+    tensor_type = BatchedTensor
+
+    @staticmethod
+    def outer_interposers():
+        return [lv.interposer for lv in _levels.stack if not lv.tangents_only and lv.interposer is not None]
+
+    @staticmethod
+    def tangent(t, level):
+        bottom, chain = _primal_chain(t)
+        if not chain:
+            return None
+        tangent = tangent_of(bottom, level)
+        return None if tangent is None else from_full_physical(tangent, chain)
+
+    @staticmethod
+    def physical(t, tangent):
+        bottom, chain = _primal_chain(t)
+        if tangent is None or not chain:
+            return bottom, tangent
+        lifted = to_full_physical(tangent, chain)
+        _, theirs = _primal_chain(tangent)
+        if len(theirs) != len(chain) or any(a is not b for a, b in zip(theirs, chain)):
+            lifted = lifted.clone()  # a broadcast is no tangent to write into
+        return bottom, lifted
+
+    @staticmethod
+    def lift(tensor, tangent):
+        _, mine = _primal_chain(tensor)
+        _, theirs = _primal_chain(tangent)
+        present = mine + [lv for lv in theirs if not any(lv is m for m in mine)]
+        order = [lv for lv in _levels.stack if any(lv is p for p in present)]
+        if not order:
+            return tensor, tangent, order
+        return to_full_physical(tensor, order), to_full_physical(tangent, order), order
+
+    rewrap = staticmethod(from_full_physical)
+
+
+use_batching(_ForwardView())

@@ -18,14 +18,10 @@ Under ``jvp`` (a dual level), a reverse transform whose inputs carry tangents re
 and differentiates it with ``create_graph``, so that forward mode sees the backward's ops and the
 gradient gets its tangent (``jvp(grad(f))``, ``jacfwd(jacrev(f))``). Where nothing else wants that
 graph (no transform outside, no input requiring grad), ``grad``'s results are detached, keeping
-their tangents, detached too: the caller gets plain tensors, as torch.func's. Tangents are
-recorded on the tensors a function sees, batched ones under vmap, while the reverse pass runs on
-the physical tensors underneath: a reverse transform whose input has a tangent and is batched (at
-a vmap level), or whose dual level was entered inside a vmap level its pass runs under
-(``vmap(jvp(grad(f)))``, ``jvp(vmap(grad(f)))``, ``vmap(hessian(f))``), would give wrong numbers
-silently, so it raises NotImplementedError instead. A dual level entered outside the vmap levels,
-with unbatched dual inputs (``jvp`` of ``vmap(grad(f), in_dims=(None, 0))`` in its first
-argument), works; so does the tangents-only level of Note [Batched tangents] (``hessian``).
+their tangents, detached too: the caller gets plain tensors, as torch.func's; so do ``vjp``'s
+outputs and its ``vjp_fn``'s gradients. Under vmap the tangents live on the physical tensors the
+pass runs on, batched or not, wherever the dual level was entered (Note [The order of transform
+levels]), so ``vmap(jvp(grad(f)))``, ``jvp(vmap(grad(f)))`` and ``vmap(hessian(f))`` compose.
 """
 from __future__ import annotations
 
@@ -90,30 +86,12 @@ def _wants_graph(leaves) -> bool:
     return is_grad_enabled() and (_depth.n > 0 or any(t.requires_grad or _has_tangent(t) for t in leaves))
 
 
-def _dual_inside_vmap(active) -> bool:
-    """Whether the current dual level was entered inside one of the vmap levels ``active``."""
-    stack = _call.interposition.stack
-    interposer = current_level().interposer
-    for entry in stack:
-        if entry is interposer:
-            return False
-        if isinstance(entry, _VmapInterposer) and any(entry.level is lv for lv in active):
-            return True
-    return False
-
-
 def _mark(t, active, graph):
     """The differentiation leaf of tensor ``t`` (its full physical tensor) and what the function sees of it.
 
     A tensor that requires grad, or has a tangent, is marked through a view, which keeps its history
     and its tangent; any other is detached."""
-    full = to_full_physical(t, active)
-    if (_has_tangent(t) or _has_tangent(full)) and (type(t) is BatchedTensor or _dual_inside_vmap(active)):
-        # See Note [Reverse transforms of dual tensors]
-        raise NotImplementedError("jvp (forward-mode AD) of grad, vjp or jacrev under vmap is not supported yet: "
-                                  "the reverse pass runs on the tensors underneath the batch, and the tangents "
-                                  "recorded on the batched ones would be lost (this covers vmap(jvp(grad(f))), "
-                                  "jvp(vmap(grad(f))) and vmap(hessian(f))).")
+    full = to_full_physical(t, active)  # its tangent with it: See Note [The order of transform levels]
     if graph and (full.requires_grad or _has_tangent(full)):
         leaf = full.view_as(full)
         if not leaf.requires_grad:
@@ -130,6 +108,17 @@ def _detach_dual(t):
     if tangent is None:
         return t.detach()
     return _fwad.make_dual(t.detach(), tangent.detach())
+
+
+def _private(graph, flat) -> bool:
+    """Whether the graph of a transform's pass is its own: built (for forward mode) with no transform running
+    outside and none of the tensors ``flat`` requiring grad. See Note [Reverse transforms of dual tensors]."""
+    return graph and _depth.n == 0 and not any(isinstance(t, Tensor) and t.requires_grad for t in flat)
+
+
+def _detach_dual_tree(tree):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_detach_dual(t) if isinstance(t, Tensor) else t for t in leaves], spec)
 
 
 def _detach_tree(tree, graph):
@@ -232,7 +221,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         _check_tensors(flat_in)
         graph = _wants_graph(flat_in)
         # See Note [Reverse transforms of dual tensors]
-        private = graph and _depth.n == 0 and not any(t.requires_grad for t in flat_in)
+        private = _private(graph, flat_in)
         out, leaves, specs = _call_marked(func, args, kwargs, nums, active, graph)
         aux = None
         if has_aux:
@@ -253,7 +242,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         grads = _regroup([from_full_physical(g, active) for g in grads], specs, isinstance(argnums, int))
         value = _detach_tree(out, graph)
         if has_aux:
-            return grads, (value, _detach_tree(aux, graph))
+            return grads, (value, _detach_dual_tree(aux) if private else _detach_tree(aux, graph))
         return grads, value
 
     return wrapper
@@ -335,6 +324,7 @@ def vjp(func, *primals, has_aux=False):
     _check_tensors(flat_in)
     active = primal_levels()
     graph = _wants_graph(flat_in)
+    private = _private(graph, flat_in)
     out, leaves, specs = _call_marked(func, primals, {}, tuple(range(len(primals))), active, graph)
     out, aux, flat_out, out_spec = _vjp_outputs(out, has_aux)
     outs = [to_full_physical(o, active) for o in flat_out]
@@ -355,8 +345,12 @@ def vjp(func, *primals, has_aux=False):
         cts = [to_full_physical(c, active) for c in flat_ct]
         g = graph if create_graph is None else create_graph
         grads = _backward(outs, leaves, cts, g or _depth.n > 0 and is_grad_enabled(), retain_graph)
+        if private and _private(graph, flat_ct):  # See Note [Reverse transforms of dual tensors]
+            grads = [_detach_dual(x) for x in grads]
         return tree_unflatten([from_full_physical(x, active) for x in grads], in_spec)
 
+    if private:
+        return (_detach_dual_tree(out), vjp_fn) + ((_detach_dual_tree(aux),) if has_aux else ())
     value = _detach_tree(out, graph)
     if has_aux:
         return value, vjp_fn, _detach_tree(aux, graph)
@@ -385,6 +379,8 @@ def _vjp_again(func, primals, has_aux, cotangents):
     outs = [to_full_physical(o, active) for o in flat_out]
     cts = [to_full_physical(c, active) for c in flat_ct]
     grads = _backward(outs, leaves, cts, graph, graph)
+    if _private(graph, flat_in + flat_ct):  # See Note [Reverse transforms of dual tensors]
+        grads = [_detach_dual(x) for x in grads]
     return tree_unflatten([from_full_physical(x, active) for x in grads], in_spec)
 
 

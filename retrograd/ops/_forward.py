@@ -5,14 +5,16 @@ Note [Forward-mode tangents]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 While a dual level is active (one at a time, as in PyTorch), a tensor's tangent is found in the
 level's side table, keyed weakly by the tensor itself: a Tensor has no slot for it, so tensors made
-by the C op call and the generated fast calls carry nothing and pay nothing. Three ways lead to a
+by the C op call and the generated fast calls carry nothing and pay nothing. Four ways lead to a
 tangent:
 - the tensor's own entry (``make_dual``, or an op's result, set by ``ForwardInterposer``);
 - a view whose base has a tangent: the same view of the base's tangent, made by replaying the
   view's ``_view_fn`` on it (and kept), so that writing into a view's tangent writes the base's;
 - a saved output that a node unpacks (a new Tensor around the output's array, reconnected to the
   node): the output's tangent, kept beside the array with the node that saved it, so that backward
-  formulas run under the level (forward-over-reverse) see their saved results as duals.
+  formulas run under the level (forward-over-reverse) see their saved results as duals;
+- a batched tensor under vmap: its physical tensor's, batched as it is (Note [The order of
+  transform levels]).
 A tensor sharing an array without being a view (``detach()``, ``.data``) has no tangent, as in
 PyTorch. Leaving the level drops the tables.
 
@@ -30,10 +32,11 @@ import threading
 import weakref
 
 from .._tensor import Tensor
+from . import _call
 from ._call import describe, pop_interposer, push_interposer
 
 __all__ = ["LINEAR", "FROM_BACKWARD", "MULTILINEAR", "REDUCED_FROM_BACKWARD", "DualLevel", "current_level",
-           "enter_level", "exit_level", "tangent_of", "note_output",
+           "enter_level", "exit_level", "tangent_of", "note_output", "use_batching", "batching",
            "set_tangent", "suspended", "not_implemented", "check_jvp_names"]
 
 LINEAR = "linear"  # See Note [Forward derivatives]: the op itself applied to the tangents
@@ -54,6 +57,20 @@ class DualLevel:
 
 _state = threading.local()  # .off: forward AD suspended on this thread (inside a custom Function's forward)
 _levels: list = []  # the active level, or nothing
+batching = None  # what forward mode asks of vmap, set by func/_batched.py (``use_batching``)
+
+
+def use_batching(view) -> None:
+    """Makes ``view`` how forward mode sees batched tensors. See Note [The order of transform levels].
+
+    ``view`` has ``tensor_type`` (the type of a batched tensor), ``tangent(t, level)`` (a batched
+    tensor's tangent: its physical tensor's, batched as it is), ``physical(t, tangent)`` (a batched
+    tensor's physical tensor, and ``tangent`` batched as it is), ``lift(tensor, tangent)`` (both
+    physical at the union of their batch levels, and those levels), ``rewrap(p, levels)`` and
+    ``outer_interposers()`` (those of the active vmap levels a new dual level goes inside).
+    """
+    global batching
+    batching = view
 
 
 def current_level():
@@ -65,8 +82,23 @@ def enter_level():
     """Starts level 0 (see autograd/forward_ad.py for the errors); returns it."""
     level = DualLevel(len(_levels))
     _levels.append(level)
-    push_interposer(level.interposer)
+    outer = () if batching is None else batching.outer_interposers()
+    if outer:
+        _push_inside(level.interposer, outer)
+    else:
+        push_interposer(level.interposer)
     return level
+
+
+def _push_inside(interposer, outer):
+    """Makes ``interposer`` active just inside the innermost of the active interposers ``outer``.
+
+    See Note [The order of transform levels]."""
+    with _call._interposition_lock:
+        stack = _call.interposition.stack
+        k = next((i for i, e in enumerate(stack) if any(e is o for o in outer)), len(stack))
+        _call.interposition.stack = stack[:k] + (interposer,) + stack[k:]
+        _call._tell_c()
 
 
 def exit_level():
@@ -118,11 +150,15 @@ def tangent_of(t, level):
         saved = level.saved_outputs.get(id(t._data))
         if saved is not None and saved[0]() is t._data and saved[1]() is t._grad_fn:
             return saved[2]
+    if batching is not None and type(t) is batching.tensor_type:  # See Note [The order of transform levels]
+        return batching.tangent(t, level)
     return None
 
 
 def set_tangent(t, tangent, level):
     """Makes ``tangent`` the tangent of ``t`` at ``level`` (None: removes it)."""
+    if batching is not None and type(t) is batching.tensor_type:  # See Note [The order of transform levels]
+        t, tangent = batching.physical(t, tangent)
     table = level.tangents
     key = id(t)
     if tangent is None:

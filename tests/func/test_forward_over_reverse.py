@@ -1,12 +1,12 @@
-"""jvp over grad against torch.func: plain outputs at the caller's level, and vmap compositions refused.
+"""jvp over grad against torch.func: plain outputs at the caller's level, alone and under vmap.
 
-See Note [Reverse transforms of dual tensors].
+See Note [Reverse transforms of dual tensors]; more compositions in test_composed_transforms.py.
 """
 import numpy as np
 import pytest
 
 import retrograd as rg
-from retrograd.func import grad, hessian, jacfwd, jacrev, jvp, vmap
+from retrograd.func import grad, hessian, jvp
 from retrograd.ops._call import interposition
 
 torch = pytest.importorskip("torch")
@@ -57,20 +57,22 @@ def test_grad_of_jvp_of_grad_matches_torch_func():
 
 @pytest.mark.parametrize("composition", ["vmap_jvp_grad", "jvp_vmap_grad", "vmap_hessian", "vmap_jacfwd_jacrev",
                                          "vmap_jvp_grad_of_unbatched_primal"])
-def test_forward_over_reverse_under_vmap_raises_not_implemented(composition):
-    x, v = rg.tensor(X), rg.tensor(V)
-    run = {
-        "vmap_jvp_grad": lambda: vmap(lambda a: jvp(grad(_f), (a,), (v,))[1])(x),
-        "jvp_vmap_grad": lambda: jvp(vmap(grad(_f)), (x,), (rg.tensor(np.tile(V, (3, 1))),)),
-        "vmap_hessian": lambda: vmap(hessian(_f))(x),
-        "vmap_jacfwd_jacrev": lambda: vmap(jacfwd(jacrev(_f)))(x),
-        "vmap_jvp_grad_of_unbatched_primal": lambda: vmap(lambda a: jvp(lambda w: grad(_g)(w, a), (rg.tensor(W),),
-                                                                        (v,))[1])(x),
-    }[composition]
-    with pytest.raises(NotImplementedError, match=r"^jvp \(forward-mode AD\) of grad, vjp or jacrev under vmap is "
-                                                  r"not supported yet"):
-        run()
-    # the transforms still work afterwards, alone and composed as supported
+def test_forward_over_reverse_under_vmap_matches_torch_func(composition):
+    def run(lib):
+        F = lib.func
+        x, v = lib.tensor(X), lib.tensor(V)
+        out = {
+            "vmap_jvp_grad": lambda: F.vmap(lambda a: F.jvp(F.grad(_f), (a,), (v,))[1])(x),
+            "jvp_vmap_grad": lambda: F.jvp(F.vmap(F.grad(_f)), (x,), (lib.tensor(np.tile(V, (3, 1))),))[1],
+            "vmap_hessian": lambda: F.vmap(F.hessian(_f))(x),
+            "vmap_jacfwd_jacrev": lambda: F.vmap(F.jacfwd(F.jacrev(_f)))(x),
+            "vmap_jvp_grad_of_unbatched_primal": lambda: F.vmap(lambda a: F.jvp(lambda w: F.grad(_g)(w, a),
+                                                                                (lib.tensor(W),), (v,))[1])(x),
+        }[composition]()
+        assert out.grad_fn is None
+        return out.detach().numpy()
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-12, atol=1e-12)
+    # the transforms still work afterwards, alone
     expected = torch.func.vmap(torch.func.hessian(_f))(torch.tensor(X)).numpy()
     np.testing.assert_allclose(np.stack([hessian(_f)(rg.tensor(r)).numpy() for r in X]), expected,
                                rtol=1e-12, atol=1e-12)
