@@ -1,14 +1,14 @@
-"""Where retrograd's time goes in W1, W2, W6, W14 and W15: forward per op, backward per node, and cProfile.
+"""Where retrograd's time goes in W1, W2, W6, W14, W15 and W24: forward per op, backward per node, and cProfile.
 
 Usage::
 
     python -m bench.profile chain        # or mlp, many_small; --top N for more cProfile rows
-    python -m bench.profile charlstm     # or gpt: training steps, with --kernels by default
+    python -m bench.profile charlstm     # or gpt, makemore: training steps, with --kernels by default
 
 Prints (1) wall time of the forward and the backward separately, divided by the number of ops
 recorded and of nodes run, in microseconds, against the same split for PyTorch (1 thread) when
-installed (for charlstm and gpt also the optimizer step, and the NumPy floor's whole step);
-(2) for charlstm and gpt (unless ``--no-kernels``), the NumPy kernel time of every op by
+installed (for the training steps also the optimizer step, and the NumPy floor's whole step where
+there is one); (2) for the training steps (unless ``--no-kernels``), the NumPy kernel time of every op by
 phase and family, and what remains of each phase's wall time once the kernels are taken out
 (op-call overhead, formulas and engine); (3) with ``--per-node``, each node type's ``apply``;
 (4) the cProfile functions with the most own time over ``--reps`` steps, in microseconds per
@@ -25,11 +25,16 @@ import time
 import numpy as np
 
 from . import frameworks as fws
-from .workloads import charlstm, gpt
+from .workloads import charlstm, gpt, programs
 from .workloads.mlp import _data as mlp_data, _mlp
 
 # The training-step workloads: (workload, ``make(lib, params)`` -> (loss, parameters, optimizer)).
-_MODELS = {"charlstm": (charlstm.W14, charlstm.make), "gpt": (gpt.W15, gpt.make)}
+def _makemore(lib, p):
+    loss, params, opt = programs.make_makemore(lib, p)
+    return loss, list(params.values()), opt
+
+
+_MODELS = {"charlstm": (charlstm.W14, charlstm.make), "gpt": (gpt.W15, gpt.make), "makemore": (programs.W24, _makemore)}
 
 
 def _count_nodes(root_fn) -> dict:
@@ -280,13 +285,13 @@ def _per_node(case, graphs, steps=60, clock=time.perf_counter):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.split("\n\n")[0])
-    parser.add_argument("workload", choices=("chain", "mlp", "many_small", "charlstm", "gpt"))
+    parser.add_argument("workload", choices=("chain", "mlp", "many_small", "charlstm", "gpt", "makemore"))
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--per-node", action="store_true",
                         help="also time each node type's apply (best of 60 steps)")
     parser.add_argument("--no-kernels", action="store_true",
-                        help="charlstm, gpt: leave out the NumPy kernel timing of each op")
+                        help="charlstm, gpt, makemore: leave out the NumPy kernel timing of each op")
     args = parser.parse_args(argv)
     if args.workload in _MODELS:
         return _main_model(args)
@@ -361,14 +366,15 @@ def _main_model(args) -> int:
         print(f"{name:10s} forward {f * 1e6:9.0f} µs = {f / ops * 1e6:6.2f} µs/op   backward {b * 1e6:9.0f} µs = "
               f"{b / nodes * 1e6:6.2f} µs/node   optimizer {s * 1e6:8.0f} µs   step {(f + b + s) * 1e6:9.0f} µs")
     w = _MODELS[key][0]
-    floor = w.builders["numpy"](w.params(False))
-    floor()
-    times = []
-    for _ in range(max(args.reps, 5)):
-        t0 = time.thread_time()
+    if "numpy" in w.builders:  # makemore has no NumPy floor
+        floor = w.builders["numpy"](w.params(False))
         floor()
-        times.append(time.thread_time() - t0)
-    print(f"{'numpy':10s} whole step (hand-written forward, backward and optimizer) {min(times) * 1e6:9.0f} µs")
+        times = []
+        for _ in range(max(args.reps, 5)):
+            t0 = time.thread_time()
+            floor()
+            times.append(time.thread_time() - t0)
+        print(f"{'numpy':10s} whole step (hand-written forward, backward and optimizer) {min(times) * 1e6:9.0f} µs")
     if not args.no_kernels:
         _print_kernels(_kernels(*_model_case(key, rg), steps=max(args.reps, 3)), walls)
     if args.per_node:

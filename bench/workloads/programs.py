@@ -222,57 +222,64 @@ def _mm_data(p):
     return arrays, x, y
 
 
+def make_makemore(lib, p):
+    """``(loss, params by name, optimizer)`` of makemore on ``lib`` (retrograd or torch): ``loss()`` runs the forward."""
+    nn, F = lib.nn, lib.nn.functional
+    arrays, xa, ya = _mm_data(p)
+    e, h = p["embed"], p["hidden"]
+
+    class GRUCell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.xz_to_z = nn.Linear(e + h, h)
+            self.xh_to_r = nn.Linear(e + h, h)
+            self.xh_to_hbar = nn.Linear(e + h, h)
+
+        def forward(self, xt, hprev):
+            xh = lib.cat([xt, hprev], dim=1)
+            r = F.sigmoid(self.xh_to_r(xh))
+            xhr = lib.cat([xt, r * hprev], dim=1)
+            hbar = F.tanh(self.xh_to_hbar(xhr))
+            z = F.sigmoid(self.xz_to_z(xh))
+            return (1 - z) * hprev + z * hbar
+
+    class RNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.start = nn.Parameter(lib.zeros(1, h))
+            self.wte = nn.Embedding(p["vocab"], e)
+            self.cell = GRUCell()
+            self.lm_head = nn.Linear(h, p["vocab"])
+
+        def forward(self, idx, targets):
+            b, t = idx.size()
+            emb = self.wte(idx)
+            hprev = self.start.expand((b, -1))
+            hiddens = []
+            for i in range(t):
+                hprev = self.cell(emb[:, i, :], hprev)
+                hiddens.append(hprev)
+            logits = self.lm_head(lib.stack(hiddens, 1))
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+
+    model = RNN()
+    model.load_state_dict({k: lib.tensor(a) for k, a in arrays.items()})
+    x, y = lib.tensor(xa), lib.tensor(ya)
+    opt = lib.optim.AdamW(model.parameters(), lr=MM_LR, weight_decay=MM_WD, betas=MM_BETAS, eps=1e-8)
+
+    return (lambda: model(x, y)), dict(model.named_parameters()), opt
+
+
 def _mm_lib(name):
     def build(p):
-        lib = __import__(name)
-        nn, F = lib.nn, lib.nn.functional
-        arrays, xa, ya = _mm_data(p)
-        e, h = p["embed"], p["hidden"]
-
-        class GRUCell(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.xz_to_z = nn.Linear(e + h, h)
-                self.xh_to_r = nn.Linear(e + h, h)
-                self.xh_to_hbar = nn.Linear(e + h, h)
-
-            def forward(self, xt, hprev):
-                xh = lib.cat([xt, hprev], dim=1)
-                r = F.sigmoid(self.xh_to_r(xh))
-                xhr = lib.cat([xt, r * hprev], dim=1)
-                hbar = F.tanh(self.xh_to_hbar(xhr))
-                z = F.sigmoid(self.xz_to_z(xh))
-                return (1 - z) * hprev + z * hbar
-
-        class RNN(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.start = nn.Parameter(lib.zeros(1, h))
-                self.wte = nn.Embedding(p["vocab"], e)
-                self.cell = GRUCell()
-                self.lm_head = nn.Linear(h, p["vocab"])
-
-            def forward(self, idx, targets):
-                b, t = idx.size()
-                emb = self.wte(idx)
-                hprev = self.start.expand((b, -1))
-                hiddens = []
-                for i in range(t):
-                    hprev = self.cell(emb[:, i, :], hprev)
-                    hiddens.append(hprev)
-                logits = self.lm_head(lib.stack(hiddens, 1))
-                return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
-
-        model = RNN()
-        model.load_state_dict({k: lib.tensor(a) for k, a in arrays.items()})
-        x, y = lib.tensor(xa), lib.tensor(ya)
-        opt = lib.optim.AdamW(model.parameters(), lr=MM_LR, weight_decay=MM_WD, betas=MM_BETAS, eps=1e-8)
+        loss, params, opt = make_makemore(__import__(name), p)
+        w = params["cell.xh_to_r.weight"]
 
         def step():
             opt.zero_grad(set_to_none=True)
-            model(x, y).backward()
+            loss().backward()
             opt.step()
-            return model.cell.xh_to_r.weight.grad
+            return w.grad
         return step
     return build
 

@@ -9,7 +9,7 @@ from ..autograd.graph import input_metadata
 from ..autograd.variable import gradient_edge
 from ._declarations import defop, passthrough, tensor_method
 from .joining import cat
-from .pointwise import where
+from .pointwise import formula_arrays, where
 
 
 def convert_index(index):
@@ -101,12 +101,20 @@ def _last_view_is(view):
 
 # Both name their node after the last view, as PyTorch's chain of views does. See Note [Node names per call]
 _BASIC_INDEX_NODES = {f"{view}Backward0": _last_view_is(view) for view in ("Select", "Slice", "Unsqueeze", "Alias")}
+def _basic_index_backward(grad, input_shape, indices):
+    """The gradient of a basic-indexing view: zeros of the input's shape, ``grad`` written into the view."""
+    xp = formula_arrays(grad)
+    if xp is None:
+        return _index_backward(grad, input_shape, indices, False)
+    out = xp.zeros(input_shape, dtype=grad._data.dtype)  # See Note [Formulas on arrays]: no index_put op call
+    out[indices] = grad._data
+    return Tensor._make(out, grad._device)
+
+
 _select = defop("select_index", _index_forward, view=True, public=False, node_name="Select",
-                node_names=_BASIC_INDEX_NODES,
-                input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, False))
+                node_names=_BASIC_INDEX_NODES, input=_basic_index_backward)
 _slice = defop("slice_index", _index_forward, view=True, public=False, node_name="Slice",
-               node_names=_BASIC_INDEX_NODES,
-               input=lambda grad, input_shape, indices: _index_backward(grad, input_shape, indices, False))
+               node_names=_BASIC_INDEX_NODES, input=_basic_index_backward)
 
 def _advanced_forward(xp, input, indices):
     return _check_bounds(input, tuple(i._data if isinstance(i, Tensor) else i for i in indices))

@@ -6,8 +6,9 @@ import itertools
 import numpy as np
 
 from .._size import ints
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ._declarations import defop, tensor_method
+from .pointwise import formula_arrays
 
 
 def _cat(xp, tensors, dim=0):
@@ -28,8 +29,16 @@ def _cat_backward(grad, tensors_shape, dim):
     nd = grad.dim()
     d = _wrap_dim(dim, nd)
     sizes = [s[d] if len(s) == nd else 0 for s in tensors_shape]
+    if formula_arrays(grad) is not None:  # See Note [Formulas on arrays]: views of the array, no split op call
+        lead, arr, device, out, start = (slice(None),) * d, grad._data, grad._device, [], 0
+        for size, s in zip(sizes, tensors_shape, strict=True):
+            piece = arr[lead + (slice(start, start + size), Ellipsis)] if len(s) == nd else arr[:0].reshape(s)
+            out.append(Tensor._make(piece, device))
+            start += size
+        return out
     pieces = grad.split(sizes, d)
-    return [p if len(s) == nd else None for p, s in zip(pieces, tensors_shape, strict=True)]
+    # a legacy empty 1-d input (skipped by cat) gets an empty gradient, as in PyTorch
+    return [p if len(s) == nd else grad.new_zeros(s) for p, s in zip(pieces, tensors_shape, strict=True)]
 
 
 cat = defop("cat", _cat, lists=("tensors",), tensor_args=("tensors",), tensors=_cat_backward)
@@ -76,12 +85,12 @@ def _split_sizes(tensor, split_size_or_sections, dim):
 
 def _pieces(tensor, d, sizes):
     """The slices of array ``tensor`` along ``d`` of ``sizes``, in order (views of it)."""
-    offsets = np.cumsum([0] + sizes)
-    index = [slice(None)] * tensor.ndim
+    lead = (slice(None),) * d  # plain slices, without a cumsum
     out = []
-    for start, stop in zip(offsets[:-1], offsets[1:], strict=True):
-        index[d] = slice(int(start), int(stop))
-        out.append(tensor[tuple(index)])
+    start = 0
+    for size in sizes:
+        out.append(tensor[lead + (slice(start, start + size), Ellipsis)])
+        start += size
     return tuple(out)
 
 
@@ -96,6 +105,11 @@ split = defop("split", _split, view=True, multi_output=True,
 
 
 def _cat_grads(grads, dim):
+    xp = formula_arrays(grads[0]) if grads and grads[0] is not None else None
+    if xp is not None and all(g is not None and g.dtype == grads[0].dtype for g in grads):
+        # See Note [Formulas on arrays]: one concatenation, without the op call's checks and promotion
+        return Tensor._make(xp.concatenate([g._data for g in grads], axis=_wrap_dim(dim, grads[0].dim())),
+                            grads[0]._device)
     return cat(list(grads), dim)
 
 

@@ -72,6 +72,17 @@ def _matmul(xp, input, other):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[-2]}x{a[-1]} and {b[-2]}x{b[-1]})") from None
 
 
+def _matmul_grad(grad, input, other, which):
+    """``matmul_backward``, as one product on the arrays where both operands are matrices (or stacks of them)."""
+    xp = formula_arrays(grad)
+    if xp is None or input.dim() < 2 or other.dim() < 2 or not input.dtype == other.dtype == grad.dtype:
+        return matmul_backward(grad, input, other, which)
+    # See Note [Formulas on arrays]: no transpose or matmul op call; broadcast batch dims are summed by the engine
+    if which == 0:
+        return Tensor._make(xp.matmul(grad._data, other._data.swapaxes(-1, -2)), grad._device)
+    return Tensor._make(xp.matmul(input._data.swapaxes(-1, -2), grad._data), grad._device)
+
+
 # PyTorch's matmul is a composite: its node is that of the op it ends with (batched: a reshape).
 matmul = defop("matmul", _matmul, method=True, promote="binary",
                node_names={"DotBackward0": lambda input, other: input.ndim == 1 and other.ndim == 1,
@@ -80,8 +91,8 @@ matmul = defop("matmul", _matmul, method=True, promote="binary",
                            "SqueezeBackward4": lambda input, other: input.ndim == 1 and other.ndim == 2,
                            "CloneBackward0": lambda input, other: input.ndim == 2 and input.requires_grad,
                            "UnsafeViewBackward0": lambda: True},  # every batched case else
-               input=lambda grad, input, other: matmul_backward(grad, input, other, 0),
-               other=lambda grad, input, other: matmul_backward(grad, input, other, 1))
+               input=lambda grad, input, other: _matmul_grad(grad, input, other, 0),
+               other=lambda grad, input, other: _matmul_grad(grad, input, other, 1))
 
 
 def _mm(xp, input, mat2):
@@ -414,8 +425,17 @@ def _addmm_mat2(grad, mat1, alpha):
     return _scaled(mat1.t().mm(grad), alpha)
 
 
+def _addmm_input(grad, input_shape, beta):
+    xp = formula_arrays(grad)
+    if xp is None or beta != 1 or len(input_shape) != 1 or input_shape[0] != grad.shape[1]:
+        return _scaled(grad, beta)
+    # See Note [Formulas on arrays]: a bias vector's gradient summed here, one reduction on the array, rather than
+    # by the engine's sum_to_size op (PyTorch's AddmmBackward0 leaves it to the engine: the same sum)
+    return Tensor._make(grad._data.sum(axis=0), grad._device)
+
+
 addmm = defop("addmm", _addmm, method=True, inplace=True, promote="binary",
-              input=lambda grad, beta: _scaled(grad, beta), mat1=_addmm_mat1, mat2=_addmm_mat2)
+              input=_addmm_input, mat1=_addmm_mat1, mat2=_addmm_mat2)
 
 
 def _addmv(xp, input, mat, vec, *, beta=1, alpha=1):

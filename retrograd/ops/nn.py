@@ -678,6 +678,10 @@ def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
 
 def embedding_backward(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
     """Gradient of the embedding table: each looked-up row's gradient added into its row."""
+    xp = formula_arrays(grad)
+    if xp is np and not scale_grad_by_freq and len(weight_shape) == 2:
+        return Tensor._make(_embedding_backward_array(grad._data, weight_shape, indices._data, padding_idx),
+                            grad._device)
     flat = indices.reshape(-1)
     g = grad.reshape(-1, weight_shape[1])
     if padding_idx is not None:
@@ -687,6 +691,23 @@ def embedding_backward(grad, weight_shape, indices, padding_idx, scale_grad_by_f
         counts = np.bincount(idx, minlength=weight_shape[0])[idx].astype(np.float64)
         g = g / tensor(counts, dtype=g.dtype, device=g.device).unsqueeze(1)
     return _zeros(weight_shape, grad).index_add(0, flat, g)
+
+
+def _embedding_backward_array(grad, weight_shape, indices, padding_idx):
+    """``embedding_backward`` on NumPy arrays: the rows of each index summed in one ``add.reduceat`` over the
+    gradient's rows sorted by index (``np.add.at`` adds row by row, 3 to 5 times slower). See Note [Formulas on
+    arrays]."""
+    flat = indices.reshape(-1)
+    g = grad.reshape(-1, weight_shape[1])
+    out = np.zeros(weight_shape, dtype=grad.dtype)
+    if flat.size:
+        order = np.argsort(flat, kind="stable")
+        rows = flat[order]
+        starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+        out[rows[starts]] = np.add.reduceat(g[order], starts, axis=0)
+        if padding_idx is not None:
+            out[padding_idx] = 0
+    return out
 
 
 embedding = defop("embedding", _embedding, public=False, tensor_args=("weight", "indices"),

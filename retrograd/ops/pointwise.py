@@ -20,6 +20,9 @@ from ._declarations import REGISTRY, defop, op_call, passthrough, shortcut, tens
 # (``formula_arrays(t)`` gives the array module then, else None) in a few passes into buffers it
 # owns, and wrap the result with ``Tensor._make``. With grad mode on it keeps its form in ops, so
 # higher derivatives stay exact and connected: gradcheck checks the array form, gradgradcheck the other.
+# A formula may also hand on a view of its incoming gradient's array (the pieces of a split, a reshape)
+# as a plain tensor, outside any view relation: it never writes into it, and AccumulateGrad copies a
+# gradient whose array is a view (``grad._data.base``), so no ``.grad`` shares memory with another.
 def formula_arrays(t):
     """The array module of ``t``'s device where a formula may compute on arrays (grad mode off), else None.
 
@@ -36,12 +39,14 @@ def sigmoid_array(x):
 
     float32: ``1 / (1 + exp(-x))`` in one buffer, where NumPy's exp is about twice as fast as SciPy's
     ``expit`` (exp overflows to inf for very negative x: the sigmoid is 0, its limit); float64: ``expit``.
+    Callers run under retrograd's quiet floating-point state (an op's forward, a backward pass), so the
+    overflow warns nobody; an ``np.errstate`` here would cost a third of the op on a (16, 128) array.
+    See Note [NumPy's floating-point warnings].
     """
     if x.dtype == np.float64:
         return scipy.special.expit(x)
     out = np.negative(x)
-    with np.errstate(over="ignore"):
-        np.exp(out, out=out)
+    np.exp(out, out=out)
     out += 1
     return np.reciprocal(out, out=out)
 

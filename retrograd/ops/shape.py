@@ -11,6 +11,7 @@ from .._tensor import INFERENCE_COUNTER, Tensor, _address, _wrap_dim, storage_ar
 from ..autograd import grad_mode
 from ._declarations import defop, passthrough, tensor_method
 from ._inplace import check_inplace
+from .pointwise import formula_arrays
 
 
 def shape_arg(shape, name="view", param="size"):
@@ -49,6 +50,8 @@ def _infer(shape, numel):
 
 def _view(xp, input, shape):
     shape = _infer(shape, input.size)
+    if input.flags.c_contiguous:  # always a view; the method is ten times cheaper than reshape(copy=False)
+        return input.reshape(shape)
     try:
         return xp.reshape(input, shape, copy=False)
     except (ValueError, AttributeError):
@@ -78,7 +81,12 @@ def _reshape_kind(input, shape):
     return "alias"
 
 
-_reshape_grad = lambda grad, input_shape: grad.reshape(input_shape)  # noqa: E731
+def _reshape_grad(grad, input_shape):
+    if formula_arrays(grad) is not None:  # See Note [Formulas on arrays]: NumPy's reshape, no op call
+        return Tensor._make(grad._data.reshape(input_shape), grad._device)
+    return grad.reshape(input_shape)
+
+
 
 view = defop("view", _view, view=True, input=_reshape_grad)
 # See Note [Node names per call]: PyTorch's reshape is a view, an alias or a copy, each with its node.

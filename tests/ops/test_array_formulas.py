@@ -32,6 +32,17 @@ CASES = [
     ("layer_norm_affine", lambda m, x, w, b: m.nn.functional.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
     ("layer_norm_two_dims_no_affine", lambda m, x: m.nn.functional.layer_norm(x, (3, 4)), [(2, 3, 4)]),
     ("gelu", lambda m, x: m.nn.functional.gelu(x), [(3, 4)]),
+    ("addmm_one_element_bias", lambda m, b, x, w: m.addmm(b, x, w), [(1,), (3, 2), (2, 4)]),
+    ("cat_middle_dim", lambda m, a, b: m.cat([a, b * 2], 1), [(2, 3, 2), (2, 1, 2)]),
+    ("view_then_reshape", lambda m, x: x.view(6, 2).reshape(3, 4) * x.reshape(3, 4), [(2, 6)]),
+    ("reshape_of_a_transpose", lambda m, x: x.t().reshape(-1) * 2, [(3, 4)]),
+    ("matmul_matrices", lambda m, a, b: m.matmul(a, b), [(3, 2), (2, 4)]),
+    ("matmul_broadcast_batch", lambda m, a, b: a @ b, [(2, 3, 2), (2, 4)]),
+    ("matmul_batched", lambda m, a, b: a @ b, [(2, 3, 2), (2, 2, 4)]),
+    ("chunk_all_used", lambda m, x: (lambda i, f, g: m.sigmoid(i) * f + g)(*x.chunk(3, 1)), [(2, 6)]),
+    ("chunk_one_used", lambda m, x: x.chunk(2, 0)[1] * 2, [(4, 3)]),
+    ("select_middle_dim", lambda m, x: x[:, 1] * x[:, 2], [(3, 4, 2)]),
+    ("slice_rows", lambda m, x: x[1:3] * 3, [(4, 3)]),
 ]
 
 
@@ -118,3 +129,42 @@ def test_float32_gelu_and_its_gradient_are_within_float32_rounding_of_the_exact_
     np.testing.assert_allclose(ours.grad.numpy(), exact.grad.numpy(), rtol=1e-6, atol=5e-7)
     special = rg.nn.functional.gelu(rg.tensor([float("inf"), float("nan")])).tolist()
     assert special[0] == float("inf") and special[1] != special[1]
+
+
+def test_sigmoid_overflows_quietly_inside_a_raising_numpy_errstate():
+    x = rg.tensor([-1000.0, 0.0, 1000.0], requires_grad=True)
+    with np.errstate(all="raise"):
+        y = rg.sigmoid(x)
+        y.sum().backward()
+    assert y.tolist() == [0.0, 0.5, 1.0] and x.grad.tolist() == [0.0, 0.25, 0.0]
+
+
+def test_cat_backward_gives_no_gradient_to_a_legacy_empty_input():
+    torch = pytest.importorskip("torch")
+    a = _rng.standard_normal((2, 3))
+    x, tx = rg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    e, te = rg.zeros(0, requires_grad=True), torch.zeros(0, requires_grad=True)
+    seed = _rng.standard_normal((2, 6))
+    gx, ge = rg.autograd.grad(rg.cat([x, e, x], 1), [x, e], rg.tensor(seed), allow_unused=True)
+    tgx, tge = torch.autograd.grad(torch.cat([tx, te, tx], 1), [tx, te], torch.tensor(seed), allow_unused=True)
+    np.testing.assert_allclose(gx.numpy(), tgx.numpy(), rtol=1e-12)
+    assert (ge is None) == (tge is None)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_embedding_gradient_sums_the_rows_of_repeated_indices_as_torch(padding_idx, dtype):
+    torch = pytest.importorskip("torch")
+    w = _rng.standard_normal((5, 3))
+    idx = np.array([[4, 2, 4, 0], [2, 4, 1, 4]])
+    seed = _rng.standard_normal((2, 4, 3))
+    x = rg.tensor(w, dtype=getattr(rg, dtype), requires_grad=True)
+    t = torch.tensor(w, dtype=getattr(torch, dtype), requires_grad=True)
+    rg.nn.functional.embedding(rg.tensor(idx), x, padding_idx=padding_idx).backward(rg.tensor(seed, dtype=x.dtype))
+    torch.nn.functional.embedding(torch.tensor(idx), t, padding_idx=padding_idx).backward(
+        torch.tensor(seed, dtype=t.dtype))
+    assert x.grad.dtype == x.dtype
+    tol = 1e-6 if dtype == "float32" else 1e-14
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+    if dtype == "float64" and padding_idx is None:  # the padding row's zero gradient is not its derivative
+        assert gradcheck(lambda v: rg.nn.functional.embedding(rg.tensor(idx), v), [x])
