@@ -1117,8 +1117,10 @@ def _reduce_losses(xp, losses, reduction):
     """The elementwise ``losses`` reduced as ``reduction`` ('none', 'mean' or 'sum') says."""
     if reduction == "none":
         return losses
-    with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing: nan, as PyTorch
-        total = losses.sum() if reduction == "sum" else losses.mean()
+    if reduction == "sum":
+        total = losses.sum()
+    else:  # the mean of nothing is nan, as PyTorch's, without NumPy's "Mean of empty slice" warning
+        total = losses.mean() if losses.size else np.nan
     return xp.asarray(total, dtype=losses.dtype)
 
 

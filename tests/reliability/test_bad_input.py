@@ -362,12 +362,13 @@ def test_numbers_pytorch_converts_convert_silently_to_the_same_values(data, dtyp
     assert [str(w.message) for w in caught] == []
 
 
-@pytest.mark.parametrize("case", ["mean", "mean_dim", "mean_empty_dim", "std_mean_empty"])
+@pytest.mark.parametrize("case", ["mean", "mean_dim", "mean_empty_dim", "std_mean_empty", "bce_logits_mean"])
 def test_reductions_of_nothing_give_nan_without_numpys_warning(case):
     def run(T):
         x = T.ones(2, 0)
         return {"mean": lambda: x.mean(), "mean_dim": lambda: x.mean(1), "mean_empty_dim": lambda: x.mean(0),
-                "std_mean_empty": lambda: T.std_mean(T.ones(0, 3), 0)[1]}[case]()
+                "std_mean_empty": lambda: T.std_mean(T.ones(0, 3), 0)[1],
+                "bce_logits_mean": lambda: T.nn.functional.binary_cross_entropy_with_logits(x, x)}[case]()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = run(rg)
