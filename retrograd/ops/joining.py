@@ -183,13 +183,7 @@ def chunk(input, chunks, dim=0):
         >>> rg.chunk(rg.arange(5.), 2)
         (tensor([0., 1., 2.]), tensor([3., 4.]))
     """
-    if input.dim() == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    n = input._data.shape[_wrap_dim(dim, input.dim())]
-    size = -(-n // chunks) if n else 1
-    return split(input, size, dim)
+    return split(input, _chunk_size(input, chunks, dim), dim)
 
 
 @tensor_method
@@ -212,13 +206,18 @@ def unsafe_chunk(input, chunks, dim=0):
         >>> rg.unsafe_chunk(rg.arange(5.), 2)
         (tensor([0., 1., 2.]), tensor([3., 4.]))
     """
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def _chunk_size(input, chunks, dim):
+    """The split size that cuts ``input`` into ``chunks`` pieces along ``dim``, checked as PyTorch's chunk."""
     if input.dim() == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input.dim())]
     size = -(-n // chunks) if n else 1
-    return unsafe_split(input, size, dim)
+    return size
 
 
 def _unbind(xp, input, dim=0):
