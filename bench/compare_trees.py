@@ -8,12 +8,15 @@ Each tree (a checkout with its C modules built in place) gets a worker process t
 retrograd and this checkout's workloads, builds each workload's retrograd step at its full size
 and warms it up; then the samples go round the two workers in turn, the first one alternating
 from round to round, so that a drift of the machine hits both alike. A sample is the worker's CPU
-time (process_time: a shared machine's waits are not in it) over ``--reps`` calls of the step,
+time (process_time: a shared machine's waits are not in it), the best of ``--reps`` calls of the step,
 so that one sample is long against the scheduler's slices. Printed per workload: each tree's
 median sample and the ratio A/B taken round by round, as a median with its min and max, and a
 95% bootstrap interval of that median (pairs of workers resampled, then rounds within them): the
 interval, not the median alone, says whether a difference of a few percent was resolved.
-``RETROGRAD_COMPILED=0`` in the environment measures the pure-Python paths.
+Both workers are pinned to one core (``--cpu``): they take turns, so they never compete for it, and
+neither gets a faster or quieter core than the other for the whole run (unpinned, the medians of
+single pairs ranged from 0.71 to 1.46 for the same two trees). ``RETROGRAD_COMPILED=0`` in the
+environment measures the pure-Python paths.
 """
 from __future__ import annotations
 
@@ -32,7 +35,10 @@ _BENCH_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The worker: retrograd from the tree (first on the path while it is imported), the workloads from this checkout.
 _WORKER = r"""
 import gc, json, sys, time
-tree, bench_root, keys, quick = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4] == "quick"
+tree, bench_root, keys, quick, cpu = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4] == "quick", sys.argv[5]
+if cpu != "any":
+    import os
+    os.sched_setaffinity(0, {int(cpu)})  # both workers on one core: they take turns, and share its luck
 sys.path.insert(0, tree)
 import retrograd as rg
 assert rg.__file__.startswith(tree), rg.__file__
@@ -61,9 +67,9 @@ for line in sys.stdin:
 """
 
 
-def _start(tree, keys, quick):
+def _start(tree, keys, quick, cpu):
     proc = subprocess.Popen([sys.executable, "-c", _WORKER, os.path.abspath(tree), _BENCH_ROOT, ",".join(keys),
-                             "quick" if quick else "full"],
+                             "quick" if quick else "full", str(cpu)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
     ready = json.loads(proc.stdout.readline())
     return proc, ready
@@ -97,13 +103,18 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=1,
                         help="fresh pairs of workers sharing the rounds: a process's own luck (its memory layout, "
                              "its core) differs from pair to pair and evens out")
+    parser.add_argument("--cpu", default=None,
+                        help="the core both workers are pinned to (default: the highest this process may use; "
+                             "'any' leaves them to the scheduler, and each may land on a core of its own luck)")
     parser.add_argument("--reps", type=int, default=1, help="calls of the step in one sample")
     args = parser.parse_args(argv)
     keys = args.only.split(",")
     times = {key: ([], []) for key in keys}
     per_pair = -(-args.rounds // args.pairs)
     for pair in range(args.pairs):
-        workers = [_start(args.tree_a, keys, args.quick), _start(args.tree_b, keys, args.quick)]
+        cpu = args.cpu if args.cpu is not None else "any" if not hasattr(os, "sched_getaffinity") else max(
+            os.sched_getaffinity(0))
+        workers = [_start(args.tree_a, keys, args.quick, cpu), _start(args.tree_b, keys, args.quick, cpu)]
         if pair == 0:
             for name, (_, ready) in zip("AB", workers):
                 print(f"{name}: {ready['ready']} (compiled engine, ops: {ready['compiled']})")

@@ -4,7 +4,7 @@ Usage::
 
     python -m bench.without_hooks DEST            # copy, strip, build the C modules in place
     python -m bench.without_hooks --unchanged REF  # the same copy and build, checks kept
-    python -m bench.compare_trees REF DEST --quick --rounds 400 --pairs 8 --reps 5
+    python -m bench.compare_trees REF DEST --quick --rounds 480 --pairs 16 --reps 5
 
 The profiler, ``explain_mode`` and ``detect_nonfinite`` see op calls through the op call's
 interposition and backward passes through the engine's observers (docs/perf/profiling-off.md
