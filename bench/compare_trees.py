@@ -106,14 +106,14 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu", default=None,
                         help="the core both workers are pinned to (default: the highest this process may use; "
                              "'any' leaves them to the scheduler, and each may land on a core of its own luck)")
-    parser.add_argument("--reps", type=int, default=1, help="calls of the step in one sample")
+    parser.add_argument("--reps", type=int, default=1, help="calls of the step in one sample, which is the fastest of them")
     args = parser.parse_args(argv)
     keys = args.only.split(",")
     times = {key: ([], []) for key in keys}
     per_pair = -(-args.rounds // args.pairs)
+    cpu = args.cpu if args.cpu is not None else "any" if not hasattr(os, "sched_getaffinity") else max(
+        os.sched_getaffinity(0))
     for pair in range(args.pairs):
-        cpu = args.cpu if args.cpu is not None else "any" if not hasattr(os, "sched_getaffinity") else max(
-            os.sched_getaffinity(0))
         workers = [_start(args.tree_a, keys, args.quick, cpu), _start(args.tree_b, keys, args.quick, cpu)]
         if pair == 0:
             for name, (_, ready) in zip("AB", workers):
