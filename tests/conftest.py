@@ -14,17 +14,26 @@ def _fresh_state():
     rg.autograd.grad_mode.state.grad_enabled = True
 
 
-# Tests whose "python" variant, in a process with the C modules, is the same run as the one
-# the RETROGRAD_COMPILED=0 command of the suite makes: the op sweep (every op call is the Python
-# code once the C is switched off) and the distributed tests (whose ranks are new processes,
-# started with RETROGRAD_COMPILED=0 for "python"). There they run with the C modules only;
-# the README's second command runs their pure-Python variant.
-_PYTHON_VARIANT_IN_SECOND_RUN = ("tests/ops/test_op_table.py", "tests/distributed/")
+# Where the C modules are built, the "python" variant of a test in this process is, for nearly
+# every test, the same run as the one the README's second command makes with RETROGRAD_COMPILED=0:
+# with the C switched off, every op call and every pass is the Python code. So this process runs
+# the "compiled" variant of each test, and the pure-Python variant runs in the second process. The
+# files below keep their in-process "python" variant: they switch the C on and off inside one
+# process, compare what the two paths build, or check the modules' entry points, which the
+# second process never loads.
+_PYTHON_VARIANT_IN_THIS_PROCESS = (
+    "tests/autograd/test_compiled_loop.py",
+    "tests/autograd/test_memory.py",
+    "tests/autograd/test_watchdog.py",
+    "tests/ops/test_codegen.py",
+    "tests/reliability/",
+    "tests/test_compiled_layout.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Deselects the in-process "python" variant of the tests listed above, where the C
-    modules are built and wanted (otherwise it is the only variant that runs)."""
+    """Deselects the in-process "python" variant of every test but the files listed above, where
+    the C modules are built and wanted (otherwise the "python" variant is the only one that runs)."""
     from retrograd import _C
     if _C.engine_loop is None or _C.op_call is None:
         return
@@ -33,7 +42,7 @@ def pytest_collection_modifyitems(config, items):
     def repeated(item):
         path = str(item.path)[len(root) + 1:].replace("\\", "/")
         variant = getattr(item, "callspec", None) and item.callspec.params.get("engine_loop")
-        return variant == "python" and path.startswith(_PYTHON_VARIANT_IN_SECOND_RUN)
+        return variant == "python" and not path.startswith(_PYTHON_VARIANT_IN_THIS_PROCESS)
 
     kept, dropped = [], []
     for item in items:
