@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.saved_hooks import before_inplace_write
 from ._arrays import add_, counters_before_write, grad_array, plain_arrays, scratch_like
 from .optimizer import Optimizer, _check_fused, _check_hyper
 
@@ -94,33 +95,36 @@ class SGD(Optimizer):
         it ran. A momentum buffer is made by the op path, on the parameter's first step. See Note
         [Optimizer updates on arrays] in optimizer.py."""
         momentum = group["momentum"]
-        if momentum != 0:
-            state = self.state[p]
-            if state.get("momentum_buffer") is None:
-                return False
-            arrays = plain_arrays(p, state, _STATE)
-        else:
+        if momentum == 0:
             arrays = plain_arrays(p)
+            if arrays is None:
+                return False
+            a = arrays[0]
+            g = grad_array(a, arrays[1], group["maximize"], group["weight_decay"])
+            before_inplace_write(p)
+            add_(a, g, -group["lr"])
+            p._version_counter.bump()
+            return True
+        state = self.state[p]
+        if state.get("momentum_buffer") is None:
+            return False
+        arrays = plain_arrays(p, state, _STATE)
         if arrays is None:
             return False
-        a, g = arrays[0], arrays[1]
+        a, g, buf = arrays
         g = grad_array(a, g, group["maximize"], group["weight_decay"])
-        if momentum != 0:
-            p_counter, buf_counter = counters_before_write((p, state["momentum_buffer"]))
-            buf = arrays[2]
-            np.multiply(buf, momentum, out=buf)
-            buf_counter.bump()
-            add_(buf, g, 1 - group["dampening"])
-            buf_counter.bump()
-            if not group["nesterov"]:
-                g = buf
-            elif momentum == 1:
-                g = np.add(g, buf)
-            else:
-                scaled = np.multiply(buf, momentum, out=scratch_like(a))
-                g = np.add(g, scaled, out=scaled)
+        p_counter, buf_counter = counters_before_write((p, state["momentum_buffer"]))
+        np.multiply(buf, momentum, out=buf)
+        buf_counter.bump()
+        add_(buf, g, 1 - group["dampening"])
+        buf_counter.bump()
+        if not group["nesterov"]:
+            g = buf
+        elif momentum == 1:
+            g = np.add(g, buf)
         else:
-            p_counter, = counters_before_write((p,))
+            scaled = np.multiply(buf, momentum, out=scratch_like(a))
+            g = np.add(g, scaled, out=scaled)
         add_(a, g, -group["lr"])
         p_counter.bump()
         return True
