@@ -138,8 +138,9 @@ def main(argv=None):
     torch.set_num_threads(1)
     blas = fws.pin_numpy_blas()
     only = {n for n in args.only.split(",") if n}
-    print(f"retrograd from {os.path.relpath(os.path.dirname(retrograd.__file__))}; CPU time of the thread, best of {args.rounds} rounds, float32; "
-          f"{blas}; load average {open('/proc/loadavg').read().split()[:3]}")
+    tree = os.path.relpath(os.path.dirname(retrograd.__file__))
+    print(f"retrograd from {tree}; CPU time of the thread, best of {args.rounds} rounds, float32; {blas}; "
+          f"load average {open('/proc/loadavg').read().split()[:3]}")
     if args.steps_only:
         return _steps_table(args.rounds)
     header = ("| {} | retrograd, arrays | retrograd, op path | PyTorch (1 thread) | op path / arrays |\n"

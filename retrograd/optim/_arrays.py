@@ -35,7 +35,7 @@ def plain_arrays(p, state=None, names=()):
         return None
     arrays = [a, g]
     for name in names:
-        t = state[name]
+        t = state.get(name)  # a missing one: the op path raises its KeyError where it reads it
         if type(t) not in _PLAIN or t._vc is INFERENCE_COUNTER:
             return None
         b = t._data

@@ -104,7 +104,7 @@ class Adagrad(Optimizer):
         if not state:
             self._new_state(state, p, group)
         arrays = plain_arrays(p, state, _STATE)
-        s = plain_scalar(state["step"])
+        s = plain_scalar(state.get("step"))
         if arrays is None or s is None:
             return False
         a, g, state_sum = arrays

@@ -120,7 +120,7 @@ class Adam(Optimizer):
         state = self._state_of(p, group)
         amsgrad = group["amsgrad"]
         arrays = plain_arrays(p, state, _AMSGRAD_STATE if amsgrad else _STATE)
-        s = plain_scalar(state["step"])
+        s = plain_scalar(state.get("step"))
         if arrays is None or s is None:
             return False
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]

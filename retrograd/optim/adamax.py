@@ -89,7 +89,7 @@ class Adamax(Optimizer):
         [Optimizer updates on arrays] in optimizer.py."""
         state = self._state_of(p, group)
         arrays = plain_arrays(p, state, _STATE)
-        s = plain_scalar(state["step"])
+        s = plain_scalar(state.get("step"))
         if arrays is None or s is None:
             return False
         a, g, exp_avg, exp_inf = arrays

@@ -96,7 +96,7 @@ class ASGD(Optimizer):
         [Optimizer updates on arrays] in optimizer.py."""
         state = self._state_of(p, group)
         arrays = plain_arrays(p, state, _STATE)
-        s, eta_array, mu_array = (plain_scalar(state[name]) for name in ("step", "eta", "mu"))
+        s, eta_array, mu_array = (plain_scalar(state.get(name)) for name in ("step", "eta", "mu"))
         default = _dtype.get_default_dtype().np
         if arrays is None or s is None or eta_array is None or mu_array is None or default not in FLOATS:
             return False

@@ -108,7 +108,7 @@ class NAdam(Optimizer):
         [Optimizer updates on arrays] in optimizer.py."""
         state = self._state_of(p, group)
         arrays = plain_arrays(p, state, _STATE)
-        s, product = plain_scalar(state["step"]), plain_scalar(state["mu_product"])
+        s, product = plain_scalar(state.get("step")), plain_scalar(state.get("mu_product"))
         if arrays is None or s is None or product is None:
             return False
         eps, weight_decay = group["eps"], group["weight_decay"]

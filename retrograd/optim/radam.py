@@ -106,7 +106,7 @@ class RAdam(Optimizer):
         [Optimizer updates on arrays] in optimizer.py."""
         state = self._state_of(p, group)
         arrays = plain_arrays(p, state, _STATE)
-        s = plain_scalar(state["step"])
+        s = plain_scalar(state.get("step"))
         if arrays is None or s is None:
             return False
         weight_decay, decoupled = group["weight_decay"], group["decoupled_weight_decay"]

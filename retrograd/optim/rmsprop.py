@@ -108,7 +108,7 @@ class RMSprop(Optimizer):
         momentum, centered = group["momentum"], group["centered"]
         names = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) + (("grad_avg",) if centered else ())
         arrays = plain_arrays(p, state, names)
-        s = plain_scalar(state["step"])
+        s = plain_scalar(state.get("step"))
         if arrays is None or s is None:
             return False
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]

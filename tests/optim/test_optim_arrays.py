@@ -289,3 +289,20 @@ def test_hooks_zero_grad_and_a_scheduler_see_the_array_path_as_the_op_path():
             sched.step()
         results.append((seen, b.tolist(), opt.state_dict()["param_groups"]))
     assert results[0] == results[1]
+
+
+def test_a_state_the_update_lacks_raises_where_the_op_path_raises():
+    # RMSprop makes its momentum buffer on the first step only if momentum was on then, as PyTorch's
+    results = []
+    for arrays in (True, False):
+        w = rg.tensor([0.5, -1.0], requires_grad=True)
+        opt = rg.optim.RMSprop([w], lr=0.1)
+        opt._array_updates = arrays
+        w.grad = rg.tensor([0.1, 0.2])
+        opt.step()
+        opt.param_groups[0]["momentum"] = 0.5
+        with pytest.raises(KeyError, match="momentum_buffer"):
+            opt.step()
+        results.append((w.detach().numpy().tobytes(), w._version,
+                        {k: (v.numpy().tobytes(), v._version) for k, v in opt.state[w].items()}))
+    assert results[0] == results[1]
