@@ -1,8 +1,10 @@
 """Adadelta: steps scaled by the ratio of running RMS of past updates to running RMS of gradients."""
 from __future__ import annotations
 
+import numpy as np
+
 from .._creation import zeros_like
-from ..autograd import grad_mode
+from ._arrays import add_, advance, counters_before_write, grad_array, plain_arrays, plain_scalar, scratch_like
 from .optimizer import Optimizer, _check_differentiable, _check_hyper, _check_lr, _scalar
 
 __all__ = ["Adadelta"]
@@ -65,10 +67,14 @@ class Adadelta(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, rho, eps = _scalar(group["lr"]), group["rho"], group["eps"]
-                for p, grad in self._params_with_grad(group, group["weight_decay"]):
+                arrays = self._arrays_allowed(group, lr, rho, eps, group["weight_decay"])
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group, lr):
+                        continue
+                    grad = self._grad_of(p, group, group["weight_decay"])
                     state = self._stepped_state(p, group)
                     square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                     square_avg.mul_(rho).add_(grad * grad, alpha=1 - rho)
@@ -77,3 +83,37 @@ class Adadelta(Optimizer):
                     acc_delta.mul_(rho).add_(delta * delta, alpha=1 - rho)
                     p.add_(delta, alpha=-lr)
         return loss
+
+    def _arrays_update(self, p, group, lr):
+        """The update of ``p`` above on the arrays, where they allow it; returns whether it ran. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        state = self._state_of(p, group)
+        arrays = plain_arrays(p, state, _STATE)
+        s = plain_scalar(state.get("step"))
+        if arrays is None or s is None:
+            return False
+        rho, eps = group["rho"], group["eps"]
+        a, g, square_avg, acc_delta = arrays
+        counters = counters_before_write((p, state["step"], state["square_avg"], state["acc_delta"]))
+        g = grad_array(a, g, group["maximize"], group["weight_decay"])
+        advance(s)
+        counters[1].bump()
+        np.multiply(square_avg, rho, out=square_avg)
+        counters[2].bump()
+        scratch = np.multiply(g, g, out=scratch_like(a))
+        add_(square_avg, scratch, 1 - rho, scratch)
+        counters[2].bump()
+        std = np.sqrt(np.add(square_avg, eps, out=scratch), out=scratch)
+        delta = np.add(acc_delta, eps, out=scratch_like(a))
+        np.sqrt(delta, out=delta)
+        np.multiply(np.divide(delta, std, out=delta), g, out=delta)
+        np.multiply(acc_delta, rho, out=acc_delta)
+        counters[3].bump()
+        add_(acc_delta, np.multiply(delta, delta, out=scratch), 1 - rho, scratch)
+        counters[3].bump()
+        add_(a, delta, -lr, scratch)
+        counters[0].bump()
+        return True
+
+
+_STATE = ("square_avg", "acc_delta")

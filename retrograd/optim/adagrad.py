@@ -1,8 +1,10 @@
 """Adagrad: each coordinate's step divided by the root of its accumulated squared gradients."""
 from __future__ import annotations
 
+import numpy as np
+
 from .._creation import full_like, tensor
-from ..autograd import grad_mode
+from ._arrays import add_, advance, counters_before_write, grad_array, plain_arrays, plain_scalar, scratch_like
 from .optimizer import Optimizer, _check_differentiable, _check_fused, _check_hyper, _check_lr, _scalar, _scalar_dtype
 
 __all__ = ["Adagrad"]
@@ -76,10 +78,14 @@ class Adagrad(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, lr_decay, eps = _scalar(group["lr"]), group["lr_decay"], group["eps"]
-                for p, grad in self._params_with_grad(group, group["weight_decay"]):
+                arrays = self._arrays_allowed(group, lr, lr_decay, eps, group["weight_decay"])
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group, lr):
+                        continue
+                    grad = self._grad_of(p, group, group["weight_decay"])
                     state = self.state[p]
                     if not state:
                         self._new_state(state, p, group)
@@ -90,3 +96,30 @@ class Adagrad(Optimizer):
                     std = state_sum.sqrt().add_(eps)
                     p.add_(grad / std, alpha=-clr)
         return loss
+
+    def _arrays_update(self, p, group, lr):
+        """The update of ``p`` above on the arrays, where they allow it; returns whether it ran. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        state = self.state[p]
+        if not state:
+            self._new_state(state, p, group)
+        arrays = plain_arrays(p, state, _STATE)
+        s = plain_scalar(state.get("step"))
+        if arrays is None or s is None:
+            return False
+        a, g, state_sum = arrays
+        counters = counters_before_write((p, state["step"], state["sum"]))
+        g = grad_array(a, g, group["maximize"], group["weight_decay"])
+        t = advance(s)
+        counters[1].bump()
+        clr = lr / (1 + (t - 1) * group["lr_decay"])
+        scratch = np.multiply(g, g, out=scratch_like(a))
+        np.add(state_sum, scratch, out=state_sum)
+        counters[2].bump()
+        std = np.add(np.sqrt(state_sum, out=scratch), group["eps"], out=scratch)
+        add_(a, np.divide(g, std, out=scratch), -clr, scratch)
+        counters[0].bump()
+        return True
+
+
+_STATE = ("sum",)

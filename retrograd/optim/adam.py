@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._creation import zeros_like
 from ..ops import maximum
+from ._arrays import add_, advance, counters_before_write, grad_array, plain_arrays, plain_scalar, scratch_like
 from .optimizer import Optimizer, _check_fused, _check_hyper
 
 __all__ = ["Adam", "AdamW"]
@@ -81,7 +84,11 @@ class Adam(Optimizer):
                 lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
                 beta1, beta2 = group["betas"]
                 decoupled = group["decoupled_weight_decay"]
-                for p, grad in self._params_with_grad(group, 0 if decoupled else weight_decay):
+                arrays = self._arrays_allowed(group, lr, eps, weight_decay, beta1, beta2)
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group):
+                        continue
+                    grad = self._grad_of(p, group, 0 if decoupled else weight_decay)
                     state = self._stepped_state(p, group)
                     t = state["step"].item()
                     if decoupled and weight_decay != 0:
@@ -106,6 +113,52 @@ class Adam(Optimizer):
                     denom = (second.sqrt() / math.sqrt(1 - beta2 ** t)).add_(eps)
                     p.add_(exp_avg / denom, alpha=-step_size)
         return loss
+
+    def _arrays_update(self, p, group):
+        """The update of ``p`` above (not differentiable) on the arrays, where they allow it; returns whether
+        it ran. See Note [Optimizer updates on arrays] in optimizer.py."""
+        state = self._state_of(p, group)
+        amsgrad = group["amsgrad"]
+        arrays = plain_arrays(p, state, _AMSGRAD_STATE if amsgrad else _STATE)
+        s = plain_scalar(state.get("step"))
+        if arrays is None or s is None:
+            return False
+        lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        decoupled = group["decoupled_weight_decay"]
+        a, g, exp_avg, exp_avg_sq = arrays[:4]
+        tensors = [p, state["exp_avg"], state["exp_avg_sq"], state["step"]]
+        if amsgrad:
+            tensors.append(state["max_exp_avg_sq"])
+        counters = counters_before_write(tensors)
+        g = grad_array(a, g, group["maximize"], 0 if decoupled else weight_decay)
+        t = advance(s)
+        counters[3].bump()
+        if decoupled and weight_decay != 0:
+            np.multiply(a, 1 - lr * weight_decay, out=a)
+            counters[0].bump()
+        scratch = np.subtract(g, exp_avg, out=scratch_like(a))
+        add_(exp_avg, scratch, 1 - beta1, scratch)
+        counters[1].bump()
+        np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+        counters[2].bump()
+        add_(exp_avg_sq, np.multiply(g, g, out=scratch), 1 - beta2, scratch)
+        counters[2].bump()
+        if amsgrad:
+            second = np.maximum(arrays[4], exp_avg_sq, out=arrays[4])
+            counters[4].bump()
+        else:
+            second = exp_avg_sq
+        step_size = lr / (1 - beta1 ** t)
+        denom = np.divide(np.sqrt(second, out=scratch), math.sqrt(1 - beta2 ** t), out=scratch)
+        np.add(denom, eps, out=denom)
+        add_(a, np.divide(exp_avg, denom, out=scratch), -step_size, scratch)
+        counters[0].bump()
+        return True
+
+
+_STATE = ("exp_avg", "exp_avg_sq")
+_AMSGRAD_STATE = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
 
 class AdamW(Adam):

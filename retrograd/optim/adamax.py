@@ -1,9 +1,12 @@
 """Adamax: Adam with the second moment replaced by a running infinity norm of the gradients."""
 from __future__ import annotations
 
+import numpy as np
+
 from .._creation import zeros_like
-from ..autograd import grad_mode
 from ..ops import maximum
+from ._arrays import (add_, advance, counters_before_write, grad_array, lerp_arrays, plain_arrays, plain_scalar,
+                      scratch_like)
 from .optimizer import Optimizer, _check_betas, _check_differentiable, _check_hyper, _check_lr, _lerp_, _scalar
 
 __all__ = ["Adamax"]
@@ -64,11 +67,15 @@ class Adamax(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, eps = _scalar(group["lr"]), group["eps"]
                 beta1, beta2 = (_scalar(b) for b in group["betas"])
-                for p, grad in self._params_with_grad(group, group["weight_decay"]):
+                arrays = self._arrays_allowed(group, lr, eps, beta1, beta2, group["weight_decay"])
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group, lr, beta1, beta2):
+                        continue
+                    grad = self._grad_of(p, group, group["weight_decay"])
                     state = self._stepped_state(p, group)
                     exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
                     _lerp_(exp_avg, grad, 1 - beta1)
@@ -76,3 +83,31 @@ class Adamax(Optimizer):
                     clr = lr / (1 - beta1 ** state["step"].item())
                     p.add_(exp_avg / exp_inf, alpha=-clr)
         return loss
+
+    def _arrays_update(self, p, group, lr, beta1, beta2):
+        """The update of ``p`` above on the arrays, where they allow it; returns whether it ran. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        state = self._state_of(p, group)
+        arrays = plain_arrays(p, state, _STATE)
+        s = plain_scalar(state.get("step"))
+        if arrays is None or s is None:
+            return False
+        a, g, exp_avg, exp_inf = arrays
+        counters = counters_before_write((p, state["step"], state["exp_avg"], state["exp_inf"]))
+        g = grad_array(a, g, group["maximize"], group["weight_decay"])
+        t = advance(s)
+        counters[1].bump()
+        scratch = scratch_like(a)
+        lerp_arrays(exp_avg, g, 1 - beta1, scratch)
+        counters[2].bump()
+        np.multiply(exp_inf, beta2, out=exp_inf)
+        counters[3].bump()
+        np.maximum(exp_inf, np.add(np.abs(g, out=scratch), group["eps"], out=scratch), out=exp_inf)
+        counters[3].bump()
+        clr = lr / (1 - beta1 ** t)
+        add_(a, np.divide(exp_avg, exp_inf, out=scratch), -clr, scratch)
+        counters[0].bump()
+        return True
+
+
+_STATE = ("exp_avg", "exp_inf")

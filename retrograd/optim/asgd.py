@@ -1,8 +1,11 @@
 """ASGD: averaged stochastic gradient descent, keeping a running average ``ax`` of the iterates."""
 from __future__ import annotations
 
+import numpy as np
+
+from .. import _dtype
 from .._creation import tensor, zeros_like
-from ..autograd import grad_mode
+from ._arrays import FLOATS, add_, advance, counters_before_write, grad_array, plain_arrays, plain_scalar, scratch_like
 from .optimizer import Optimizer, _check_differentiable, _check_hyper, _check_lr, _scalar, _scalar_dtype
 
 __all__ = ["ASGD"]
@@ -65,10 +68,14 @@ class ASGD(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, lambd, alpha, t0 = _scalar(group["lr"]), group["lambd"], group["alpha"], group["t0"]
-                for p, grad in self._params_with_grad(group, group["weight_decay"]):
+                arrays = self._arrays_allowed(group, lr, lambd, alpha, t0, group["weight_decay"])
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group, lr):
+                        continue
+                    grad = self._grad_of(p, group, group["weight_decay"])
                     state = self._stepped_state(p, group)
                     eta, mu, ax = state["eta"].item(), state["mu"].item(), state["ax"]
                     p.mul_(1 - lambd * eta)
@@ -83,3 +90,43 @@ class ASGD(Optimizer):
                     state["eta"].copy_(tensor(lr / (1 + lambd * lr * t) ** alpha))
                     state["mu"].copy_(tensor(1 / max(1, t - t0)))
         return loss
+
+    def _arrays_update(self, p, group, lr):
+        """The update of ``p`` above on the arrays, where they allow it; returns whether it ran. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        state = self._state_of(p, group)
+        arrays = plain_arrays(p, state, _STATE)
+        s, eta_array, mu_array = (plain_scalar(state.get(name)) for name in ("step", "eta", "mu"))
+        default = _dtype.get_default_dtype().np
+        if arrays is None or s is None or eta_array is None or mu_array is None or default not in FLOATS:
+            return False
+        lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
+        t = np.add(s, 1).item()  # the step's new count, written below
+        new_eta, new_mu = lr / (1 + lambd * lr * t) ** alpha, 1 / max(1, t - t0)
+        if type(new_eta) is not float or type(new_mu) is not float:  # a complex power, say: the op path's error
+            return False
+        a, g, ax = arrays
+        counters = counters_before_write((p, state["step"], state["ax"], state["eta"], state["mu"]))
+        g = grad_array(a, g, group["maximize"], group["weight_decay"])
+        advance(s)
+        counters[1].bump()
+        eta, mu = eta_array.item(), mu_array.item()
+        np.multiply(a, 1 - lambd * eta, out=a)
+        counters[0].bump()
+        add_(a, g, -eta)
+        counters[0].bump()
+        if mu != 1:
+            update = np.subtract(a, ax, out=scratch_like(a))
+            np.add(ax, np.multiply(update, mu, out=update), out=ax)
+        else:
+            np.copyto(ax, a)
+        counters[2].bump()
+        # as ``copy_(tensor(value))``: the value rounded to the default dtype, then cast to the state's
+        np.copyto(eta_array, np.asarray(new_eta, dtype=default))
+        counters[3].bump()
+        np.copyto(mu_array, np.asarray(new_mu, dtype=default))
+        counters[4].bump()
+        return True
+
+
+_STATE = ("ax",)

@@ -1,8 +1,11 @@
 """NAdam: Adam with Nesterov momentum, the momentum warmed up by ``momentum_decay``."""
 from __future__ import annotations
 
+import numpy as np
+
 from .._creation import tensor, zeros_like
-from ..autograd import grad_mode
+from ._arrays import (add_, advance, counters_before_write, grad_array, lerp_arrays, plain_arrays, plain_scalar,
+                      scratch_like)
 from .optimizer import (Optimizer, _check_betas, _check_differentiable, _check_hyper, _check_lr, _lerp_, _scalar,
                         _scalar_dtype)
 
@@ -75,12 +78,16 @@ class NAdam(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, eps, weight_decay = _scalar(group["lr"]), group["eps"], group["weight_decay"]
                 beta1, beta2 = (_scalar(b) for b in group["betas"])
                 momentum_decay, decoupled = group["momentum_decay"], group["decoupled_weight_decay"]
-                for p, grad in self._params_with_grad(group, 0 if decoupled else weight_decay):
+                arrays = self._arrays_allowed(group, lr, eps, weight_decay, beta1, beta2, momentum_decay)
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group, lr, beta1, beta2):
+                        continue
+                    grad = self._grad_of(p, group, 0 if decoupled else weight_decay)
                     state = self._stepped_state(p, group)
                     t = state["step"].item()
                     if decoupled and weight_decay != 0:
@@ -95,3 +102,43 @@ class NAdam(Optimizer):
                     p.add_(grad / denom, alpha=-lr * (1.0 - mu) / (1.0 - mu_product))
                     p.add_(exp_avg / denom, alpha=-lr * mu_next / (1.0 - mu_product * mu_next))
         return loss
+
+    def _arrays_update(self, p, group, lr, beta1, beta2):
+        """The update of ``p`` above on the arrays, where they allow it; returns whether it ran. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        state = self._state_of(p, group)
+        arrays = plain_arrays(p, state, _STATE)
+        s, product = plain_scalar(state.get("step")), plain_scalar(state.get("mu_product"))
+        if arrays is None or s is None or product is None:
+            return False
+        eps, weight_decay = group["eps"], group["weight_decay"]
+        momentum_decay, decoupled = group["momentum_decay"], group["decoupled_weight_decay"]
+        a, g, exp_avg, exp_avg_sq = arrays
+        counters = counters_before_write((p, state["step"], state["mu_product"], state["exp_avg"], state["exp_avg_sq"]))
+        g = grad_array(a, g, group["maximize"], 0 if decoupled else weight_decay)
+        t = advance(s)
+        counters[1].bump()
+        if decoupled and weight_decay != 0:
+            np.multiply(a, 1 - lr * weight_decay, out=a)
+            counters[0].bump()
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * momentum_decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+        mu_product = np.multiply(product, mu, out=product).item()
+        counters[2].bump()
+        scratch = scratch_like(a)
+        lerp_arrays(exp_avg, g, 1 - beta1, scratch)
+        counters[3].bump()
+        np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+        counters[4].bump()
+        add_(exp_avg_sq, np.multiply(g, g, out=scratch), 1 - beta2, scratch)
+        counters[4].bump()
+        denom = np.divide(exp_avg_sq, 1 - beta2 ** t, out=scratch_like(a))
+        np.add(np.sqrt(denom, out=denom), eps, out=denom)
+        add_(a, np.divide(g, denom, out=scratch), -lr * (1.0 - mu) / (1.0 - mu_product), scratch)
+        counters[0].bump()
+        add_(a, np.divide(exp_avg, denom, out=scratch), -lr * mu_next / (1.0 - mu_product * mu_next), scratch)
+        counters[0].bump()
+        return True
+
+
+_STATE = ("exp_avg", "exp_avg_sq")

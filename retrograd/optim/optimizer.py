@@ -11,6 +11,53 @@ of non-leaf parameters carry a graph back to the old values, the gradients and a
 requires grad (a meta-gradient); the tensors a later step modifies in place are cloned where an op
 would save them. The closure, when given, runs under ``enable_grad`` because it computes a loss
 and calls ``backward``. State tensors are created lazily, on the first step that sees a gradient.
+
+Note [Optimizer updates on arrays]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Each optimizer's update of a parameter has two forms that compute the same bits. The op path,
+the definition, is the update written with tensor ops (Note [Optimizer updates]). The array path
+(``_arrays_update`` of each optimizer, with the helpers of ``_arrays.py``) calls the NumPy ufuncs
+those ops would call, on the same operands in the same order, directly on the arrays of the
+parameter, its gradient and its state (``out=``, a scratch array for the intermediate results),
+without an op call around each: AdamW on 37 parameters is 444 op calls a step, each paying
+several microseconds of call and in-place bookkeeping on top of a small kernel. The array path
+runs for one parameter's update when:
+
+- the optimizer's ``_array_updates`` is true (a class attribute; ``opt._array_updates = False``
+  forces the op path, which the tests use to compare the two);
+- the group is not ``differentiable`` (the step must then be recorded in the graph);
+- no interposer is active (Note [Op call interposition] in ops/_call.py: a profiler, forward-mode
+  AD, vmap or a non-finite check must see every op call of the step);
+- every hyper-parameter the update computes with is a Python float or int (``python_numbers``):
+  a tensor ``lr`` (of Adam or SGD, which compute with it as a tensor) or a NumPy scalar takes the
+  op path, whose promotion rules apply to them; where the op path itself turns a tensor ``lr``
+  into a Python number (``_scalar``), the array path uses that number;
+- the parameter, its gradient and its state tensors are of exactly ``Tensor`` or ``nn.Parameter``
+  (a subclass may override the methods the op path calls), hold NumPy arrays (a CPU tensor: another
+  backend's arrays take the op path) of float32 or float64, one dtype and shape for all but the
+  scalar state (step counts and the like: any floating dtype, as loaded); the tensors written are
+  writeable (not an expanded view) and not inference tensors; ``plain_arrays`` and
+  ``plain_scalar`` check it. Otherwise the op path runs, and raises its errors;
+- the update does not make a state tensor from the gradient: SGD's momentum buffer, a clone of the
+  first gradient, is made by the op path on the parameter's first step.
+
+Why the results are the same: with grad mode off and no interposer, each op of the op path on
+these operands ends in ``run_op`` (or the C op call, which re-states it), whose forward is one
+NumPy ufunc on the arrays and the Python scalars (two for ``add`` with an ``alpha`` other than 1:
+the product first), in the array's dtype by NumPy's rule for Python scalars, so no promotion
+follows; an in-place op then copies that result into its target (``_write_inplace``). The array
+path calls the same ufuncs with the same Python scalars, computed by the same Python expressions,
+so every intermediate value is rounded as before, bit for bit in float32 and float64 (the tests
+compare the two paths on every optimizer and option set). What else an in-place op does, the
+array path does too: ``before_inplace_write`` before a tensor's first write of the update (Note
+[Mutation of saved tensors]; later writes of the same update find the saved values cloned
+already) and one bump of the written tensor's version counter per in-place op of the op path, so
+``_version`` moves as PyTorch's does for the same step, and a graph that saved a parameter raises
+PyTorch's error on backward after ``step()``. Both paths run under retrograd's quiet
+floating-point state (Note [NumPy's floating-point warnings]), set after the closure has run.
+Nothing else observes an op call with grad mode off: no node, no hook, no saved tensor. The
+paths may mix within one step, parameter by parameter; the step's bookkeeping (state made on the
+first step, the step hooks, ``state_dict``) is shared.
 """
 from __future__ import annotations
 
@@ -23,7 +70,10 @@ from .. import _dtype
 from .._creation import tensor
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..backends.numpy_backend import FP_QUIET, FP_STATE
+from ..ops._call import interposition
 from ..utils.hooks import HookDict, add_hook
+from ._arrays import python_numbers
 
 __all__ = ["Optimizer", "required"]
 
@@ -189,37 +239,48 @@ class Optimizer:
             return closure()
 
     def _update_mode(self):
-        """The grad mode of a step's arithmetic: on with ``differentiable=True``, else off. See Note [Optimizer updates]."""
-        return grad_mode.set_grad_enabled(bool(self.defaults.get("differentiable", False)))
+        """What a step's arithmetic runs under (``_StepMode``): grad mode on with ``differentiable=True``, else
+        off. See Note [Optimizer updates]."""
+        return _StepMode(bool(self.defaults.get("differentiable", False)))
 
-    def _params_with_grad(self, group, weight_decay=0):
-        """The group's parameters that have a gradient, each with the gradient its update uses.
+    # See Note [Optimizer updates on arrays]; False forces the op path.
+    _array_updates = True
+
+    def _arrays_allowed(self, group, *hypers) -> bool:
+        """Whether the group's updates may run on the arrays, given the hyper-parameters they compute with.
+
+        The parameters, gradients and states are checked one by one (``plain_arrays``). See Note
+        [Optimizer updates on arrays].
+        """
+        return (self._array_updates and not group.get("differentiable", False) and not interposition.stack
+                and python_numbers(hypers))
+
+    def _grad_of(self, p, group, weight_decay=0):
+        """The gradient the op path's update of ``p`` uses.
 
         The gradient is negated when the group maximizes, then gets ``weight_decay * p`` added (the
         L2 penalty) when ``weight_decay`` is nonzero; the parameter's own ``.grad`` is never changed.
-        Each pair is made when the loop asks for it, so a parameter listed twice in a group is decayed
-        with its value after the first update, as in PyTorch's for-loop implementations.
+        It is made when the loop reaches ``p``, so a parameter listed twice in a group is decayed with
+        its value after the first update, as in PyTorch's for-loop implementations.
         """
-        maximize = group.get("maximize", False)
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            grad = -p._grad if maximize else p._grad
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
-            yield p, grad
+        grad = -p._grad if group.get("maximize", False) else p._grad
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        return grad
 
-    def _stepped_state(self, p, group):
-        """The state of ``p`` with its ``"step"`` count advanced by one.
-
-        A parameter's state is made on its first step (see Note [Optimizer updates]): ``"step"``,
-        a scalar tensor of ``_scalar_dtype()`` as in PyTorch's state dicts, then the buffers
-        ``_init_state`` adds.
-        """
+    def _state_of(self, p, group):
+        """The state of ``p``, made on its first step (see Note [Optimizer updates]): ``"step"``, a
+        scalar tensor of ``_scalar_dtype()`` as in PyTorch's state dicts, then the buffers
+        ``_init_state`` adds."""
         state = self.state[p]
         if not state:
             state["step"] = tensor(0.0, dtype=_scalar_dtype())
             self._init_state(state, p, group)
+        return state
+
+    def _stepped_state(self, p, group):
+        """The state of ``p`` (``_state_of``) with its ``"step"`` count advanced by one."""
+        state = self._state_of(p, group)
         state["step"].add_(1)
         return state
 
@@ -304,6 +365,30 @@ class Optimizer:
         self.__dict__.update(state)
         self._step_pre_hooks = HookDict()
         self._step_post_hooks = HookDict()
+
+
+class _StepMode:
+    """What a step's arithmetic runs under: grad mode (``set_grad_enabled(differentiable)``) and, where
+    the array path may run, retrograd's quiet floating-point state. See Note [Optimizer updates on arrays]."""
+
+    __slots__ = ("grad", "quiet", "token")
+
+    def __init__(self, differentiable):
+        self.grad = grad_mode.set_grad_enabled(differentiable)
+        self.quiet = not differentiable
+        self.token = None
+
+    def __enter__(self):
+        self.grad.__enter__()
+        if self.quiet:
+            self.token = FP_STATE.set(FP_QUIET)
+        return self
+
+    def __exit__(self, *exc):
+        if self.token is not None:
+            FP_STATE.reset(self.token)
+            self.token = None
+        return self.grad.__exit__(*exc)
 
 
 def _with_step_hooks(step):

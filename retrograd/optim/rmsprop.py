@@ -1,8 +1,10 @@
 """RMSprop: gradient scaled by a running root mean square, with optional momentum and centering."""
 from __future__ import annotations
 
+import numpy as np
+
 from .._creation import zeros_like
-from ..autograd import grad_mode
+from ._arrays import add_, advance, counters_before_write, grad_array, plain_arrays, plain_scalar, scratch_like
 from .optimizer import Optimizer, _check_differentiable, _check_hyper
 
 __all__ = ["RMSprop"]
@@ -72,11 +74,15 @@ class RMSprop(Optimizer):
             The closure's loss, or None.
         """
         loss = self._eval_closure(closure)
-        with grad_mode.no_grad():
+        with self._update_mode():
             for group in self.param_groups:
                 lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
                 weight_decay, momentum = group["weight_decay"], group["momentum"]
-                for p, grad in self._params_with_grad(group, weight_decay):
+                arrays = self._arrays_allowed(group, lr, alpha, eps, weight_decay, momentum)
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group):
+                        continue
+                    grad = self._grad_of(p, group, weight_decay)
                     state = self._stepped_state(p, group)
                     square_avg = state["square_avg"]
                     square_avg.mul_(alpha).add_(grad * grad, alpha=1 - alpha)
@@ -94,3 +100,46 @@ class RMSprop(Optimizer):
                     else:
                         p.add_(grad / avg, alpha=-lr)
         return loss
+
+    def _arrays_update(self, p, group):
+        """The update of ``p`` above on the arrays, where they allow it; returns whether it ran. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        state = self._state_of(p, group)
+        momentum, centered = group["momentum"], group["centered"]
+        names = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) + (("grad_avg",) if centered else ())
+        arrays = plain_arrays(p, state, names)
+        s = plain_scalar(state.get("step"))
+        if arrays is None or s is None:
+            return False
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        a, g, square_avg = arrays[0], arrays[1], arrays[2]
+        counters = counters_before_write([p, state["step"]] + [state[name] for name in names])
+        g = grad_array(a, g, group["maximize"], group["weight_decay"])
+        advance(s)
+        counters[1].bump()
+        np.multiply(square_avg, alpha, out=square_avg)
+        counters[2].bump()
+        scratch = np.multiply(g, g, out=scratch_like(a))
+        add_(square_avg, scratch, 1 - alpha, scratch)
+        counters[2].bump()
+        if centered:
+            grad_avg = arrays[-1]
+            np.subtract(g, grad_avg, out=scratch)
+            add_(grad_avg, scratch, 1 - alpha, scratch)
+            counters[-1].bump()
+            avg = np.subtract(square_avg, np.multiply(grad_avg, grad_avg, out=scratch), out=scratch)
+            np.sqrt(avg, out=avg)
+        else:
+            avg = np.sqrt(square_avg, out=scratch)
+        np.add(avg, eps, out=avg)
+        if momentum > 0:
+            buf = arrays[3]
+            np.multiply(buf, momentum, out=buf)
+            counters[3].bump()
+            np.add(buf, np.divide(g, avg, out=avg), out=buf)
+            counters[3].bump()
+            add_(a, buf, -lr, scratch)
+        else:
+            add_(a, np.divide(g, avg, out=avg), -lr, avg)
+        counters[0].bump()
+        return True

@@ -1,7 +1,11 @@
 """SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
+import numpy as np
+
 from .._tensor import Tensor
+from ..autograd.saved_hooks import before_inplace_write
+from ._arrays import add_, counters_before_write, grad_array, plain_arrays, scratch_like
 from .optimizer import Optimizer, _check_fused, _check_hyper
 
 __all__ = ["SGD"]
@@ -67,7 +71,11 @@ class SGD(Optimizer):
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-                for p, grad in self._params_with_grad(group, weight_decay):
+                arrays = self._arrays_allowed(group, lr, momentum, dampening, weight_decay)
+                for p in group["params"]:
+                    if p._grad is None or arrays and self._arrays_update(p, group):
+                        continue
+                    grad = self._grad_of(p, group, weight_decay)
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
@@ -81,3 +89,45 @@ class SGD(Optimizer):
                     else:
                         p.add_(grad, alpha=-lr)
         return loss
+
+    def _arrays_update(self, p, group):
+        """The update of ``p`` above (not differentiable) on the arrays, where they allow it; returns whether
+        it ran. A momentum buffer is made by the op path, on the parameter's first step. See Note
+        [Optimizer updates on arrays] in optimizer.py."""
+        momentum = group["momentum"]
+        if momentum == 0:
+            arrays = plain_arrays(p)
+            if arrays is None:
+                return False
+            a = arrays[0]
+            g = grad_array(a, arrays[1], group["maximize"], group["weight_decay"])
+            before_inplace_write(p)
+            add_(a, g, -group["lr"])
+            p._version_counter.bump()
+            return True
+        state = self.state[p]
+        if state.get("momentum_buffer") is None:
+            return False
+        arrays = plain_arrays(p, state, _STATE)
+        if arrays is None:
+            return False
+        a, g, buf = arrays
+        g = grad_array(a, g, group["maximize"], group["weight_decay"])
+        p_counter, buf_counter = counters_before_write((p, state["momentum_buffer"]))
+        np.multiply(buf, momentum, out=buf)
+        buf_counter.bump()
+        add_(buf, g, 1 - group["dampening"])
+        buf_counter.bump()
+        if not group["nesterov"]:
+            g = buf
+        elif momentum == 1:
+            g = np.add(g, buf)
+        else:
+            scaled = np.multiply(buf, momentum, out=scratch_like(a))
+            g = np.add(g, scaled, out=scaled)
+        add_(a, g, -group["lr"])
+        p_counter.bump()
+        return True
+
+
+_STATE = ("momentum_buffer",)
