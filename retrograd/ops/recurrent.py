@@ -31,15 +31,22 @@ than at the step before. A padded ``(T, B, *)`` input is the packed layout with 
 theirs, which is how a packed sequence's shorter members end early (forward) or start late
 (``reverse``), and how ``h_n`` holds each sequence's own last state.
 
-Note [Gates through one exp]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-NumPy's ``exp`` costs a fraction of its ``tanh`` or of SciPy's ``expit``, and the gates' nonlinearities
-are most of a step's elementwise work. An LSTM step takes its four gates through one ``exp``: the
-pre-activations of i, f and o are scaled by -1 and those of g by -2 (the input projection of all
-steps once, the columns of ``weight_hh`` once per call), so that ``1 / (1 + exp(.))`` is the
-sigmoid of i, f and o, and ``sigmoid(2 g)``, from which ``tanh(g) = 2 sigmoid(2 g) - 1``. GRU's r and z
-go the same way. Where a pre-activation is very negative, ``exp`` overflows to inf and the sigmoid
-is 0, its limit.
+Note [Gates through one tanh]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A step's gate nonlinearities are most of its elementwise work, and each NumPy call on a batch of
+rows costs about a microsecond whatever it does, so a step is written in as few calls as it can be.
+An LSTM step takes its four gates through one ``tanh``: ``sigmoid(x) = (tanh(x / 2) + 1) / 2``, so
+the columns of i, f and o in both weights and the bias are scaled by 1/2 once per call (into
+C-contiguous copies: NumPy's product with a transposed weight takes a slower BLAS path on a few
+rows), and after the ``tanh`` one product and one sum with per-column constants (1/2 and 1/2 for
+i, f, o; 1 and 0 for g) turn the four blocks into the gates. GRU's r and z go through one ``exp``
+instead: their pre-activations are negated, so that ``1 / (1 + exp(.))`` is the sigmoid; where one
+is very negative, ``exp`` overflows to inf and the sigmoid is 0, its limit.
+
+The backward of a step is five calls and the product with ``weight_hh``: the derivatives of the
+gates and of the cell that do not depend on the incoming gradient are computed for all steps at
+once before the loop, and the gradients of the cell through ``m = o * tanh(c)`` and of o come
+from one broadcast product.
 """
 from __future__ import annotations
 
@@ -70,69 +77,129 @@ def _empty(xp, like):
     return xp.empty((0,), dtype=like.dtype)
 
 
+_LSTM_ORDER = (0, 1, 3, 2)  # the gates' blocks in the forward's workspace: i, f, o, g (the sigmoids first)
+
+
+def _runs(batch_sizes):
+    """``(first row, steps, rows)`` of each run of steps of equal batch size, in the order of the rows."""
+    runs = []
+    start = 0
+    for b in batch_sizes:
+        if runs and runs[-1][2] == b:
+            runs[-1][1] += 1
+        else:
+            runs.append([start, 1, b])
+        start += b
+    return runs
+
+
+def _blocks(flat, runs, k):
+    """``(first row, rows, view)`` of each run of a step-major buffer of ``k`` blocks a row: ``(steps, k, rows, H)``."""
+    hs = flat.shape[0] // (k * sum(m * b for _, m, b in runs)) if runs else 0
+    return [(s, m * b, flat[k * hs * s:k * hs * (s + m * b)].reshape(m, k, b, hs)) for s, m, b in runs]
+
+
+def _lstm_layer(xp, tensors, batch_sizes, reverse):
+    """``_rnn_layer`` of an LSTM; see Note [Gates through one tanh]."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    n = x.shape[0]
+    hs = w_ih.shape[0] // 4
+    ho = h0.shape[1]
+    dt = x.dtype
+    block = 4 * hs
+    half = xp.asarray([0.5, 0.5, 0.5, 1.0], dtype=dt)[:, None, None]  # the pre-activations' scale, per gate
+    w_in = xp.multiply(w_ih.reshape(4, hs, -1)[_LSTM_ORDER, :, :].transpose(0, 2, 1), half,
+                       out=xp.empty((4, w_ih.shape[1], hs), dtype=dt))  # C-contiguous: the faster products
+    w_rec = xp.multiply(w_hh.reshape(4, hs, ho)[_LSTM_ORDER, :, :].transpose(0, 2, 1), half,
+                        out=xp.empty((4, ho, hs), dtype=dt))
+    bias = None if b_ih is None else (b_ih + b_hh).reshape(4, 1, hs)[_LSTM_ORDER, :, :] * half
+    gates = xp.empty(n * block, dtype=dt)  # step-major: the (4, rows, H) block of a step is contiguous
+    for s, rows, view in _blocks(gates, _runs(batch_sizes), 4):  # every step's input projection at once
+        m, _, b, _ = view.shape
+        xp.matmul(x[s:s + rows].reshape(m, 1, b, -1), w_in, out=view)
+        if bias is not None:
+            view += bias
+    w_hr_t = None if w_hr is None else xp.ascontiguousarray(w_hr.T)
+    cells = xp.empty((n, hs), dtype=dt)  # the cell after each step
+    tanh_c = xp.empty((n, hs), dtype=dt)  # its tanh
+    out = xp.empty((n, ho), dtype=dt)
+    h_n, c_n = xp.empty_like(h0), xp.empty_like(c0)
+    product = xp.empty(h0.shape[0] * block, dtype=dt)
+    scratch = xp.empty(h0.shape[0] * hs, dtype=dt)
+    steps = _steps(batch_sizes, reverse)
+    h_src, c_src = h0, c0  # the state: its first rows are those of the sequences running now
+    h_prevs, c_prevs = [], []
+    for k, (s, b) in enumerate(steps):
+        e = s + b
+        hp, cp = h_src[:b], c_src[:b]
+        h_prevs.append(hp)
+        c_prevs.append(cp)
+        g = gates[block * s:block * e].reshape(4, b, hs)
+        g += xp.matmul(hp, w_rec, out=product[:block * b].reshape(4, b, hs))
+        xp.tanh(g, out=g)
+        sg = g[:3]
+        sg *= 0.5
+        sg += 0.5  # i, f, o
+        cn, t = cells[s:e], scratch[:hs * b].reshape(b, hs)
+        xp.multiply(g[1], cp, out=cn)
+        xp.multiply(g[0], g[3], out=t)
+        cn += t
+        tc = tanh_c[s:e]
+        xp.tanh(cn, out=tc)
+        if w_hr_t is None:
+            xp.multiply(g[2], tc, out=out[s:e])
+        else:
+            xp.matmul(xp.multiply(g[2], tc, out=t), w_hr_t, out=out[s:e])
+        nb = steps[k + 1][1] if k + 1 < len(steps) else 0
+        if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
+            h_src = xp.concatenate([out[s:e], h0[b:nb]])
+            c_src = xp.concatenate([cn, c0[b:nb]])
+            continue
+        if nb < b:  # the sequences in rows nb..b end here
+            h_n[nb:b] = out[s + nb:e]
+            c_n[nb:b] = cells[s + nb:e]
+        h_src, c_src = out[s:e], cn
+    order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
+    return out, h_n, c_n, gates, xp.concatenate(c_prevs[order]), tanh_c, xp.concatenate(h_prevs[order])
+
+
 def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
     """One layer and direction over a packed sequence; see Note [Fused recurrent layers].
 
     Returns ``(output, h_n, c_n, gates, state_a, state_b, h_prev)``: the last four are the
     workspace of ``rnn_layer_backward`` (``c_n``, ``state_a`` and ``state_b`` are empty where the
-    mode has no use for them). LSTM: ``state_a`` is the cell before each step, ``state_b`` the tanh
-    of the cell after it; GRU: ``state_a`` is ``weight_hh @ h + bias_hh`` of each step.
+    mode has no use for them). ``gates`` holds the activated gates of each step; LSTM: ``state_a``
+    is the cell before each step, ``state_b`` the tanh of the cell after it; GRU: ``state_a`` is
+    ``weight_hh @ h + bias_hh`` of each step.
     """
+    if mode == "LSTM":
+        return _lstm_layer(xp, tensors, batch_sizes, reverse)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
     hs = w_ih.shape[0] // GATES[mode]
     dt = x.dtype
-    lstm = mode == "LSTM"
     gates = x @ w_ih.T  # every step's input projection at once; becomes the activated gates in place
     if b_ih is not None:
         gates += b_ih
         if mode != "GRU":  # GRU adds its hidden bias per step: the new gate's sits inside r * (...)
             gates += b_hh
-    w_hh_t = w_hh.T
+    w_hh_t = xp.ascontiguousarray(w_hh.T)  # See Note [Gates through one tanh]: the faster product
     state_a = state_b = c_n = _empty(xp, x)
-    if lstm:  # See Note [Gates through one exp]
-        scale = xp.full(4 * hs, -1.0, dtype=dt)
-        scale[2 * hs:3 * hs] = -2.0
-        gates *= scale
-        w_hh_t = w_hh_t * scale
-        cells = xp.empty((n, hs), dtype=dt)  # the cell after each step
-        state_b = xp.empty((n, hs), dtype=dt)  # its tanh
-        c_n = xp.empty_like(c0)
-        w_hr_t = None if w_hr is None else w_hr.T
-    elif mode == "GRU":
-        gates[:, :2 * hs] *= -1  # See Note [Gates through one exp]
+    if mode == "GRU":
+        gates[:, :2 * hs] *= -1  # See Note [Gates through one tanh]
         state_a = xp.empty((n, 3 * hs), dtype=dt)  # weight_hh @ h + bias_hh of each step (r scales its n part)
     out = xp.empty((n, h0.shape[1]), dtype=dt)
     h_n = xp.empty_like(h0)
     steps = _steps(batch_sizes, reverse)
-    h_src, c_src = h0, c0  # the state: its first rows are those of the sequences running now
-    h_prevs, c_prevs = [], []
+    h_src = h0  # the state: its first rows are those of the sequences running now
+    h_prevs = []
     with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid 0, as it should
         for k, (s, b) in enumerate(steps):
             e = s + b
             hp = h_src[:b]
             h_prevs.append(hp)
             g = gates[s:e]
-            if lstm:
-                cp = c_src[:b]
-                c_prevs.append(cp)
-                g += hp @ w_hh_t
-                xp.exp(g, out=g)
-                g += 1
-                xp.reciprocal(g, out=g)  # sigmoid(i, f, o), sigmoid(2 g)
-                gg = g[:, 2 * hs:3 * hs]
-                gg *= 2
-                gg -= 1  # tanh(g) = 2 sigmoid(2 g) - 1
-                cn = cells[s:e]
-                xp.multiply(g[:, hs:2 * hs], cp, out=cn)
-                cn += g[:, :hs] * gg
-                tc = state_b[s:e]
-                xp.tanh(cn, out=tc)
-                if w_hr_t is not None:
-                    xp.matmul(tc * g[:, 3 * hs:], w_hr_t, out=out[s:e])
-                else:
-                    xp.multiply(tc, g[:, 3 * hs:], out=out[s:e])
-            elif mode == "GRU":
+            if mode == "GRU":
                 hh = state_a[s:e]
                 xp.matmul(hp, w_hh_t, out=hh)
                 if b_hh is not None:
@@ -159,63 +226,91 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
             nb = steps[k + 1][1] if k + 1 < len(steps) else 0
             if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
                 h_src = xp.concatenate([out[s:e], h0[b:nb]])
-                if lstm:
-                    c_src = xp.concatenate([cells[s:e], c0[b:nb]])
                 continue
             if nb < b:  # the sequences in rows nb..b end here
                 h_n[nb:b] = out[s + nb:e]
-                if lstm:
-                    c_n[nb:b] = cells[s + nb:e]
             h_src = out[s:e]
-            if lstm:
-                c_src = cells[s:e]
     order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
-    h_prev = xp.concatenate(h_prevs[order])
-    if lstm:
-        state_a = xp.concatenate(c_prevs[order])  # the cell before each step
-    return out, h_n, c_n, gates, state_a, state_b, h_prev
+    return out, h_n, c_n, gates, state_a, state_b, xp.concatenate(h_prevs[order])
+
+
+def _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, c_prev, tanh_c, h_prev, batch_sizes,
+                         reverse):
+    """``_rnn_layer_backward_arrays`` of an LSTM; see Note [Gates through one tanh]."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    n = x.shape[0]
+    hs = w_ih.shape[0] // 4
+    dt = x.dtype
+    block = 4 * hs
+    dh = grad_hy.astype(dt, copy=True)
+    dc = grad_cy.astype(dt, copy=True)
+    runs = _runs(batch_sizes)
+    coefs = xp.empty(n * 5 * hs, dtype=dt)  # step-major, a step's (5, rows, H): d(pre-activation of i, f, g) / d(cell
+    # after the step), then d(cell, pre-activation of o) / d(m = o * tanh(cell))
+    for (s, rows, a), (_, _, cf) in zip(_blocks(gates, runs, 4), _blocks(coefs, runs, 5), strict=True):
+        shape = a[:, 0].shape
+        cp, tc = c_prev[s:s + rows].reshape(shape), tanh_c[s:s + rows].reshape(shape)
+        i, f, o, g = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+        slope = cf[:, 2:]  # scratch: the sigmoids' derivatives, i, f, o
+        xp.subtract(1, a[:, :3], out=slope)
+        slope *= a[:, :3]
+        xp.multiply(slope[:, 0], g, out=cf[:, 0])
+        xp.multiply(slope[:, 1], cp, out=cf[:, 1])
+        xp.multiply(slope[:, 2], tc, out=cf[:, 4])
+        xp.multiply(g, g, out=cf[:, 2])
+        xp.subtract(1, cf[:, 2], out=cf[:, 2])
+        cf[:, 2] *= i
+        xp.multiply(tc, tc, out=cf[:, 3])
+        xp.subtract(1, cf[:, 3], out=cf[:, 3])
+        cf[:, 3] *= o
+    d_gates = xp.empty(n * block, dtype=dt)  # step-major, PyTorch's order: i, f, g, o
+    w_hh4 = w_hh.reshape(4, hs, -1)
+    product = xp.empty(dh.shape[0] * 4 * dh.shape[1], dtype=dt)
+    sum0 = xp.add.reduce if xp is np else xp.sum
+    d_hr = None if w_hr is None else xp.empty((n, w_hr.shape[0]), dtype=dt)
+    for s, b in _steps(batch_sizes, not reverse):  # backward visits the steps in the other order
+        e = s + b
+        dm = dh[:b]
+        dm += grad_output[s:e]
+        if d_hr is not None:
+            d_hr[s:e] = dm
+            dm = dm @ w_hr
+        dg = d_gates[block * s:block * e].reshape(4, b, hs)
+        cf = coefs[5 * hs * s:5 * hs * e].reshape(5, b, hs)
+        xp.multiply(dm, cf[3:], out=dg[2:])  # the cell's share from m in g's slot, for now
+        dcb = dc[:b]
+        dcb += dg[2]
+        xp.multiply(dcb, cf[:3], out=dg[:3])
+        dcb *= gates[block * s + hs * b:block * s + 2 * hs * b].reshape(b, hs)  # f
+        sum0(xp.matmul(dg, w_hh4, out=product[:b * 4 * dh.shape[1]].reshape(4, b, -1)), axis=0, out=dh[:b])
+    d_rows = xp.empty((n, 4, hs), dtype=dt)  # the gates' gradients row by row: one product per input
+    for s, rows, view in _blocks(d_gates, runs, 4):
+        m, _, b, _ = view.shape
+        d_rows[s:s + rows].reshape(m, b, 4, hs)[...] = view.transpose(0, 2, 1, 3)
+    d_rows = d_rows.reshape(n, block)
+    empty = _empty(xp, x)
+    db_ih = empty if b_ih is None else d_rows.sum(0)
+    dw_hr = empty
+    if d_hr is not None:
+        o = xp.concatenate([v[:, 2].reshape(-1, hs) for _, _, v in _blocks(gates, runs, 4)])
+        dw_hr = d_hr.T @ (o * tanh_c)
+    return (d_rows @ w_ih, dh, dc, d_rows.T @ x, d_rows.T @ h_prev, db_ih, empty if b_hh is None else db_ih.copy(),
+            dw_hr)
 
 
 def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates, state_a, state_b, h_prev,
                                batch_sizes, mode, reverse=False):
     """Backpropagation through time of ``_rnn_layer``: the gradients of its eight inputs (empty where absent)."""
+    if mode == "LSTM":
+        return _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, state_a, state_b, h_prev,
+                                    batch_sizes, reverse)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
     hs = w_ih.shape[0] // GATES[mode]
     dt = x.dtype
     dh = grad_hy.astype(dt, copy=True)
     steps = _steps(batch_sizes, not reverse)  # backward visits the steps in the other order
-    dc = d_hr = None
-    if mode == "LSTM":
-        dc = grad_cy.astype(dt, copy=True)
-        i, f, gg, o = (gates[:, k * hs:(k + 1) * hs] for k in range(4))
-        tc = state_b
-        coef = xp.empty((n, 3, hs), dtype=dt)  # d(pre-activation of i, f, g) / d(cell)
-        xp.multiply(gg, i * (1 - i), out=coef[:, 0])
-        xp.multiply(state_a, f * (1 - f), out=coef[:, 1])
-        xp.multiply(i, 1 - gg * gg, out=coef[:, 2])
-        coef_o = tc * o * (1 - o)  # d(pre-activation of o) / d(m)
-        coef_c = o * (1 - tc * tc)  # d(cell) / d(m)
-        d_gates = xp.empty((n, 4, hs), dtype=dt)
-        flat = d_gates.reshape(n, 4 * hs)
-        if w_hr is not None:
-            d_hr = xp.empty((n, w_hr.shape[0]), dtype=dt)
-        for s, b in steps:
-            e = s + b
-            dhb = dh[:b] + grad_output[s:e]
-            if d_hr is not None:
-                d_hr[s:e] = dhb
-                dm = dhb @ w_hr
-            else:
-                dm = dhb
-            dcb = dm * coef_c[s:e]
-            dcb += dc[:b]
-            xp.multiply(dcb[:, None, :], coef[s:e], out=d_gates[s:e, :3])
-            xp.multiply(dm, coef_o[s:e], out=d_gates[s:e, 3])
-            xp.multiply(dcb, f[s:e], out=dc[:b])
-            xp.matmul(flat[s:e], w_hh, out=dh[:b])
-        d_in = d_hid = flat
-    elif mode == "GRU":
+    if mode == "GRU":
         r, z, new = (gates[:, k * hs:(k + 1) * hs] for k in range(3))
         coef_n = (1 - z) * (1 - new * new)  # d(pre-activation of n) / d(h)
         coef_z = (h_prev - new) * z * (1 - z)  # d(pre-activation of z) / d(h)
@@ -248,10 +343,7 @@ def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates
     dw_hh = d_hid.T @ h_prev
     db_ih = d_in.sum(0) if b_ih is not None else empty
     db_hh = empty if b_hh is None else db_ih.copy() if d_hid is d_in else d_hid.sum(0)
-    dw_hr = empty
-    if d_hr is not None:
-        dw_hr = d_hr.T @ (gates[:, 3 * hs:] * tc)
-    return dx, dh, empty if dc is None else dc, dw_ih, dw_hh, db_ih, db_hh, dw_hr
+    return dx, dh, empty, dw_ih, dw_hh, db_ih, db_hh, empty
 
 
 # The fused backward (PyTorch's hand-written RNN backwards); not differentiable, see Note [Fused recurrent layers].
