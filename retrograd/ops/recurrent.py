@@ -77,7 +77,10 @@ def _empty(xp, like):
     return xp.empty((0,), dtype=like.dtype)
 
 
-_LSTM_ORDER = (0, 1, 3, 2)  # the gates' blocks in the forward's workspace: i, f, o, g (the sigmoids first)
+# See Note [Gates through one tanh]: the workspace of an LSTM step, (6, rows, H): PyTorch's gates i, o, f, g (their
+# pre-activations, then the gates), the tanh of the cell after the step and the cell before it. The sigmoids come first
+# and each of i, o, f is followed, three blocks on, by the block its derivative is multiplied by (g, tanh(cell), cell).
+_LSTM_ORDER = (0, 3, 1, 2)
 
 
 def _runs(batch_sizes):
@@ -93,9 +96,8 @@ def _runs(batch_sizes):
     return runs
 
 
-def _blocks(flat, runs, k):
-    """``(first row, rows, view)`` of each run of a step-major buffer of ``k`` blocks a row: ``(steps, k, rows, H)``."""
-    hs = flat.shape[0] // (k * sum(m * b for _, m, b in runs)) if runs else 0
+def _blocks(flat, runs, k, hs):
+    """``(first row, rows, view)`` of each run of a step-major buffer of ``k`` blocks a row: ``(steps, k, rows, hs)``."""
     return [(s, m * b, flat[k * hs * s:k * hs * (s + m * b)].reshape(m, k, b, hs)) for s, m, b in runs]
 
 
@@ -106,61 +108,71 @@ def _lstm_layer(xp, tensors, batch_sizes, reverse):
     hs = w_ih.shape[0] // 4
     ho = h0.shape[1]
     dt = x.dtype
-    block = 4 * hs
+    block = 6 * hs
     half = xp.asarray([0.5, 0.5, 0.5, 1.0], dtype=dt)[:, None, None]  # the pre-activations' scale, per gate
     w_in = xp.multiply(w_ih.reshape(4, hs, -1)[_LSTM_ORDER, :, :].transpose(0, 2, 1), half,
                        out=xp.empty((4, w_ih.shape[1], hs), dtype=dt))  # C-contiguous: the faster products
     w_rec = xp.multiply(w_hh.reshape(4, hs, ho)[_LSTM_ORDER, :, :].transpose(0, 2, 1), half,
                         out=xp.empty((4, ho, hs), dtype=dt))
     bias = None if b_ih is None else (b_ih + b_hh).reshape(4, 1, hs)[_LSTM_ORDER, :, :] * half
-    gates = xp.empty(n * block, dtype=dt)  # step-major: the (4, rows, H) block of a step is contiguous
-    for s, rows, view in _blocks(gates, _runs(batch_sizes), 4):  # every step's input projection at once
+    gates = xp.empty(n * block, dtype=dt)  # step-major: the (6, rows, H) block of a step is contiguous
+    for s, rows, view in _blocks(gates, _runs(batch_sizes), 6, hs):  # every step's input projection at once
         m, _, b, _ = view.shape
-        xp.matmul(x[s:s + rows].reshape(m, 1, b, -1), w_in, out=view)
+        pre = view[:, :4]
+        xp.matmul(x[s:s + rows].reshape(m, 1, b, -1), w_in, out=pre)
         if bias is not None:
-            view += bias
+            pre += bias
     w_hr_t = None if w_hr is None else xp.ascontiguousarray(w_hr.T)
-    cells = xp.empty((n, hs), dtype=dt)  # the cell after each step
-    tanh_c = xp.empty((n, hs), dtype=dt)  # its tanh
     out = xp.empty((n, ho), dtype=dt)
     h_n, c_n = xp.empty_like(h0), xp.empty_like(c0)
-    product = xp.empty(h0.shape[0] * block, dtype=dt)
-    scratch = xp.empty(h0.shape[0] * hs, dtype=dt)
+    rows = h0.shape[0]
+    product = xp.empty(rows * 4 * hs, dtype=dt)
+    scratch = xp.empty(rows * hs, dtype=dt)
+    cell = xp.empty(rows * hs, dtype=dt)  # the cell after a step, where it is not written into the next step's block
     steps = _steps(batch_sizes, reverse)
-    h_src, c_src = h0, c0  # the state: its first rows are those of the sequences running now
-    h_prevs, c_prevs = [], []
+    h_src = h0  # the state: its first rows are those of the sequences running now
+    h_prevs = []
     for k, (s, b) in enumerate(steps):
         e = s + b
-        hp, cp = h_src[:b], c_src[:b]
+        hp = h_src[:b]
         h_prevs.append(hp)
-        c_prevs.append(cp)
-        g = gates[block * s:block * e].reshape(4, b, hs)
-        g += xp.matmul(hp, w_rec, out=product[:block * b].reshape(4, b, hs))
-        xp.tanh(g, out=g)
+        g = gates[block * s:block * e].reshape(6, b, hs)
+        if k == 0:
+            g[5] = c0[:b]
+        pre = g[:4]
+        pre += xp.matmul(hp, w_rec, out=product[:4 * hs * b].reshape(4, b, hs))
+        xp.tanh(pre, out=pre)
         sg = g[:3]
         sg *= 0.5
-        sg += 0.5  # i, f, o
-        cn, t = cells[s:e], scratch[:hs * b].reshape(b, hs)
-        xp.multiply(g[1], cp, out=cn)
+        sg += 0.5  # i, o, f
+        ns, nb = steps[k + 1] if k + 1 < len(steps) else (0, 0)
+        cn = gates[block * ns + 5 * hs * b:block * ns + 6 * hs * b] if nb == b else cell[:hs * b]
+        cn = cn.reshape(b, hs)
+        t = scratch[:hs * b].reshape(b, hs)
+        xp.multiply(g[2], g[5], out=cn)
         xp.multiply(g[0], g[3], out=t)
         cn += t
-        tc = tanh_c[s:e]
-        xp.tanh(cn, out=tc)
+        xp.tanh(cn, out=g[4])
         if w_hr_t is None:
-            xp.multiply(g[2], tc, out=out[s:e])
+            xp.multiply(g[1], g[4], out=out[s:e])
         else:
-            xp.matmul(xp.multiply(g[2], tc, out=t), w_hr_t, out=out[s:e])
-        nb = steps[k + 1][1] if k + 1 < len(steps) else 0
-        if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
-            h_src = xp.concatenate([out[s:e], h0[b:nb]])
-            c_src = xp.concatenate([cn, c0[b:nb]])
+            xp.matmul(xp.multiply(g[1], g[4], out=t), w_hr_t, out=out[s:e])
+        if nb == b:
+            h_src = out[s:e]
             continue
-        if nb < b:  # the sequences in rows nb..b end here
-            h_n[nb:b] = out[s + nb:e]
-            c_n[nb:b] = cells[s + nb:e]
-        h_src, c_src = out[s:e], cn
+        after = gates[block * ns + 5 * hs * nb:block * ns + 6 * hs * nb].reshape(nb, hs)  # the next step's cell before
+        if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
+            after[:b] = cn
+            after[b:] = c0[b:nb]
+            h_src = xp.concatenate([out[s:e], h0[b:nb]])
+            continue
+        after[...] = cn[:nb]  # the sequences in rows nb..b end here
+        h_n[nb:b] = out[s + nb:e]
+        c_n[nb:b] = cn[nb:]
+        h_src = out[s:e]
     order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
-    return out, h_n, c_n, gates, xp.concatenate(c_prevs[order]), tanh_c, xp.concatenate(h_prevs[order])
+    empty = _empty(xp, x)
+    return out, h_n, c_n, gates, empty, empty, xp.concatenate(h_prevs[order])
 
 
 def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
@@ -168,8 +180,8 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
 
     Returns ``(output, h_n, c_n, gates, state_a, state_b, h_prev)``: the last four are the
     workspace of ``rnn_layer_backward`` (``c_n``, ``state_a`` and ``state_b`` are empty where the
-    mode has no use for them). ``gates`` holds the activated gates of each step; LSTM: ``state_a``
-    is the cell before each step, ``state_b`` the tanh of the cell after it; GRU: ``state_a`` is
+    mode has no use for them). ``gates`` holds the activated gates of each step (LSTM: with the tanh
+    of the cell after the step and the cell before it, see ``_LSTM_ORDER``); GRU: ``state_a`` is
     ``weight_hh @ h + bias_hh`` of each step.
     """
     if mode == "LSTM":
@@ -234,36 +246,28 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
     return out, h_n, c_n, gates, state_a, state_b, xp.concatenate(h_prevs[order])
 
 
-def _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, c_prev, tanh_c, h_prev, batch_sizes,
-                         reverse):
+def _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, h_prev, batch_sizes, reverse):
     """``_rnn_layer_backward_arrays`` of an LSTM; see Note [Gates through one tanh]."""
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
     hs = w_ih.shape[0] // 4
     dt = x.dtype
-    block = 4 * hs
+    block = 6 * hs
     dh = grad_hy.astype(dt, copy=True)
     dc = grad_cy.astype(dt, copy=True)
     runs = _runs(batch_sizes)
-    coefs = xp.empty(n * 5 * hs, dtype=dt)  # step-major, a step's (5, rows, H): d(pre-activation of i, f, g) / d(cell
-    # after the step), then d(cell, pre-activation of o) / d(m = o * tanh(cell))
-    for (s, rows, a), (_, _, cf) in zip(_blocks(gates, runs, 4), _blocks(coefs, runs, 5), strict=True):
-        shape = a[:, 0].shape
-        cp, tc = c_prev[s:s + rows].reshape(shape), tanh_c[s:s + rows].reshape(shape)
-        i, f, o, g = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
-        slope = cf[:, 2:]  # scratch: the sigmoids' derivatives, i, f, o
-        xp.subtract(1, a[:, :3], out=slope)
-        slope *= a[:, :3]
-        xp.multiply(slope[:, 0], g, out=cf[:, 0])
-        xp.multiply(slope[:, 1], cp, out=cf[:, 1])
-        xp.multiply(slope[:, 2], tc, out=cf[:, 4])
-        xp.multiply(g, g, out=cf[:, 2])
-        xp.subtract(1, cf[:, 2], out=cf[:, 2])
-        cf[:, 2] *= i
-        xp.multiply(tc, tc, out=cf[:, 3])
-        xp.subtract(1, cf[:, 3], out=cf[:, 3])
-        cf[:, 3] *= o
-    d_gates = xp.empty(n * block, dtype=dt)  # step-major, PyTorch's order: i, f, g, o
+    coefs = xp.empty(n * 5 * hs, dtype=dt)  # step-major, a step's (5, rows, H): the derivatives of the pre-activations
+    # of i, o, f by the cell (o: by m = o * tanh(cell)), of g's by the cell, of the cell by m
+    for (_, _, a), (_, _, cf) in zip(_blocks(gates, runs, 6, hs), _blocks(coefs, runs, 5, hs), strict=True):
+        p = cf[:, :3]
+        xp.subtract(1, a[:, :3], out=p)
+        p *= a[:, :3]  # the sigmoids' derivatives
+        p *= a[:, 3:]  # by g, tanh(cell), the cell before
+        q = cf[:, 3:]
+        xp.multiply(a[:, 3:5], a[:, 3:5], out=q)
+        xp.subtract(1, q, out=q)  # tanh's derivatives, of g and of the cell
+        q *= a[:, :2]  # by i, o
+    d_gates = xp.empty(n * 4 * hs, dtype=dt)  # step-major, a step's (4, rows, H) in PyTorch's order: i, f, g, o
     w_hh4 = w_hh.reshape(4, hs, -1)
     product = xp.empty(dh.shape[0] * 4 * dh.shape[1], dtype=dt)
     sum0 = xp.add.reduce if xp is np else xp.sum
@@ -275,25 +279,29 @@ def _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, c_pr
         if d_hr is not None:
             d_hr[s:e] = dm
             dm = dm @ w_hr
-        dg = d_gates[block * s:block * e].reshape(4, b, hs)
+        dg = d_gates[4 * hs * s:4 * hs * e].reshape(4, b, hs)
         cf = coefs[5 * hs * s:5 * hs * e].reshape(5, b, hs)
-        xp.multiply(dm, cf[3:], out=dg[2:])  # the cell's share from m in g's slot, for now
         dcb = dc[:b]
-        dcb += dg[2]
-        xp.multiply(dcb, cf[:3], out=dg[:3])
-        dcb *= gates[block * s + hs * b:block * s + 2 * hs * b].reshape(b, hs)  # f
+        xp.multiply(dm, cf[4], out=dg[0])  # the cell's gradient through m, in i's place for now
+        dcb += dg[0]
+        xp.multiply(dm, cf[1], out=dg[3])
+        xp.multiply(dcb, cf[2:4], out=dg[1:3])
+        xp.multiply(dcb, cf[0], out=dg[0])
+        dcb *= gates[block * s + 2 * hs * b:block * s + 3 * hs * b].reshape(b, hs)  # f
         sum0(xp.matmul(dg, w_hh4, out=product[:b * 4 * dh.shape[1]].reshape(4, b, -1)), axis=0, out=dh[:b])
     d_rows = xp.empty((n, 4, hs), dtype=dt)  # the gates' gradients row by row: one product per input
-    for s, rows, view in _blocks(d_gates, runs, 4):
+    for s, rows, view in _blocks(d_gates, runs, 4, hs):
         m, _, b, _ = view.shape
         d_rows[s:s + rows].reshape(m, b, 4, hs)[...] = view.transpose(0, 2, 1, 3)
-    d_rows = d_rows.reshape(n, block)
+    d_rows = d_rows.reshape(n, 4 * hs)
     empty = _empty(xp, x)
     db_ih = empty if b_ih is None else d_rows.sum(0)
     dw_hr = empty
     if d_hr is not None:
-        o = xp.concatenate([v[:, 2].reshape(-1, hs) for _, _, v in _blocks(gates, runs, 4)])
-        dw_hr = d_hr.T @ (o * tanh_c)
+        m_rows = xp.empty((n, hs), dtype=dt)  # m = o * tanh(cell), row by row
+        for s, rows, a in _blocks(gates, runs, 6, hs):
+            xp.multiply(a[:, 1], a[:, 4], out=m_rows[s:s + rows].reshape(a.shape[0], -1, hs))
+        dw_hr = d_hr.T @ m_rows
     return (d_rows @ w_ih, dh, dc, d_rows.T @ x, d_rows.T @ h_prev, db_ih, empty if b_hh is None else db_ih.copy(),
             dw_hr)
 
@@ -302,8 +310,7 @@ def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates
                                batch_sizes, mode, reverse=False):
     """Backpropagation through time of ``_rnn_layer``: the gradients of its eight inputs (empty where absent)."""
     if mode == "LSTM":
-        return _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, state_a, state_b, h_prev,
-                                    batch_sizes, reverse)
+        return _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, h_prev, batch_sizes, reverse)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
     hs = w_ih.shape[0] // GATES[mode]
