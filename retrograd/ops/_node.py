@@ -67,7 +67,9 @@ class OpNode(Node):
         if op.multi_output:
             if all(g is None for g in grads):
                 return [None] * len(edges)
-            grads = tuple(materialize_grads(grads, self.input_metadata))
+            nondiff = op.nondiff_outputs  # never differentiated: no zeros made for them (an RNN's workspace)
+            grads = tuple(g if g is not None or j in nondiff else materialize_grads((None,), (m,))[0]
+                          for j, (g, m) in enumerate(zip(grads, self.input_metadata, strict=True)))
             grad = grads[0]
         else:
             grad = grads[0]

@@ -31,15 +31,30 @@ than at the step before. A padded ``(T, B, *)`` input is the packed layout with 
 theirs, which is how a packed sequence's shorter members end early (forward) or start late
 (``reverse``), and how ``h_n`` holds each sequence's own last state.
 
-Note [Gates through one exp]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-NumPy's ``exp`` costs a fraction of its ``tanh`` or of SciPy's ``expit``, and the gates' nonlinearities
-are most of a step's elementwise work. An LSTM step takes its four gates through one ``exp``: the
-pre-activations of i, f and o are scaled by -1 and those of g by -2 (the input projection of all
-steps once, the columns of ``weight_hh`` once per call), so that ``1 / (1 + exp(.))`` is the
-sigmoid of i, f and o, and ``sigmoid(2 g)``, from which ``tanh(g) = 2 sigmoid(2 g) - 1``. GRU's r and z
-go the same way. Where a pre-activation is very negative, ``exp`` overflows to inf and the sigmoid
-is 0, its limit.
+Note [Gates through one tanh]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A step works on 16 or so rows, where each NumPy call costs about a microsecond whatever it does, and
+a call on a non-contiguous view about two more; so an LSTM step is written in as few calls as it can
+be, each on contiguous memory. Its workspace is step-major: a step's block is ``(6, rows, H)``, the
+gates i, o, f, g (``_LSTM_ORDER``), then the tanh of the cell after the step and the cell before it.
+The four gates go through one ``tanh``: ``sigmoid(x) = (tanh(x / 2) + 1) / 2``, so the blocks of i,
+o and f in both weights and the bias are halved once per call, and after the ``tanh`` two scalar
+passes over the first three blocks turn them into the sigmoids. The recurrent product is four
+``(rows, H_out) x (H_out, H)`` products in one batched matmul (C-contiguous weights: OpenBLAS's
+kernel for small matrices runs them about 1.5x faster than one ``(rows, H_out) x (H_out, 4H)``
+product, and a transposed weight takes a slower path still), written into the block; the cell, its
+tanh and the output are three calls, and the cell goes straight into the next step's block.
+
+The backward first computes, for all steps at once, the derivatives of the pre-activations that do
+not depend on the incoming gradient: each sigmoid's derivative is multiplied by the block three
+places on (i by g, o by tanh(cell), f by the cell before), and tanh's derivatives of g and of the
+cell by i and o, six calls on long runs. A step is then five elementwise calls and the split
+product with ``weight_hh`` with its sum; the gates' gradients are reordered into rows once, and the
+weights' and the input's gradients are one product each over all steps.
+
+GRU's r and z go through one ``exp`` instead: their pre-activations are negated, so that
+``1 / (1 + exp(.))`` is the sigmoid; where one is very negative, ``exp`` overflows to inf and the
+sigmoid is 0, its limit.
 """
 from __future__ import annotations
 
@@ -70,69 +85,141 @@ def _empty(xp, like):
     return xp.empty((0,), dtype=like.dtype)
 
 
+# See Note [Gates through one tanh]: the workspace of an LSTM step, (6, rows, H): PyTorch's gates i, o, f, g (their
+# pre-activations, then the gates), the tanh of the cell after the step and the cell before it. The sigmoids come first
+# and each of i, o, f is followed, three blocks on, by the block its derivative is multiplied by (g, tanh(cell), cell).
+_LSTM_ORDER = (0, 3, 1, 2)
+
+
+def _runs(batch_sizes):
+    """``(first row, steps, rows)`` of each run of steps of equal batch size, in the order of the rows."""
+    runs = []
+    start = 0
+    for b in batch_sizes:
+        if runs and runs[-1][2] == b:
+            runs[-1][1] += 1
+        else:
+            runs.append([start, 1, b])
+        start += b
+    return runs
+
+
+def _blocks(flat, runs, k, hs):
+    """``(first row, rows, view)`` of each run of a step-major buffer of ``k`` blocks a row: ``(steps, k, rows, hs)``."""
+    return [(s, m * b, flat[k * hs * s:k * hs * (s + m * b)].reshape(m, k, b, hs)) for s, m, b in runs]
+
+
+def _lstm_layer(xp, tensors, batch_sizes, reverse):
+    """``_rnn_layer`` of an LSTM; see Note [Gates through one tanh]."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    n = x.shape[0]
+    hs = w_ih.shape[0] // 4
+    ho = h0.shape[1]
+    dt = x.dtype
+    block = 6 * hs
+    half = xp.asarray([0.5, 0.5, 0.5, 1.0], dtype=dt)[:, None, None]  # the pre-activations' scale, per gate
+    w_in = xp.multiply(w_ih.reshape(4, hs, -1)[_LSTM_ORDER, :, :].transpose(0, 2, 1), half,
+                       out=xp.empty((4, w_ih.shape[1], hs), dtype=dt))  # C-contiguous: the faster products
+    w_rec = xp.multiply(w_hh.reshape(4, hs, ho)[_LSTM_ORDER, :, :].transpose(0, 2, 1), half,
+                        out=xp.empty((4, ho, hs), dtype=dt))
+    bias = None if b_ih is None else (b_ih + b_hh).reshape(4, 1, hs)[_LSTM_ORDER, :, :] * half
+    gates = xp.empty(n * block, dtype=dt)  # step-major: the (6, rows, H) block of a step is contiguous
+    for s, rows, view in _blocks(gates, _runs(batch_sizes), 6, hs):  # every step's input projection at once
+        m, _, b, _ = view.shape
+        pre = view[:, :4]
+        xp.matmul(x[s:s + rows].reshape(m, 1, b, -1), w_in, out=pre)
+        if bias is not None:
+            pre += bias
+    w_hr_t = None if w_hr is None else xp.ascontiguousarray(w_hr.T)
+    out = xp.empty((n, ho), dtype=dt)
+    h_n, c_n = xp.empty_like(h0), xp.empty_like(c0)
+    rows = h0.shape[0]
+    product = xp.empty(rows * 4 * hs, dtype=dt)
+    scratch = xp.empty(rows * hs, dtype=dt)
+    cell = xp.empty(rows * hs, dtype=dt)  # the cell after a step, where it is not written into the next step's block
+    steps = _steps(batch_sizes, reverse)
+    h_src = h0  # the state: its first rows are those of the sequences running now
+    h_prevs = []
+    for k, (s, b) in enumerate(steps):
+        e = s + b
+        hp = h_src[:b]
+        h_prevs.append(hp)
+        g = gates[block * s:block * e].reshape(6, b, hs)
+        if k == 0:
+            g[5] = c0[:b]
+        pre = g[:4]
+        pre += xp.matmul(hp, w_rec, out=product[:4 * hs * b].reshape(4, b, hs))
+        xp.tanh(pre, out=pre)
+        sg = g[:3]
+        sg *= 0.5
+        sg += 0.5  # i, o, f
+        ns, nb = steps[k + 1] if k + 1 < len(steps) else (0, 0)
+        cn = gates[block * ns + 5 * hs * b:block * ns + 6 * hs * b] if nb == b else cell[:hs * b]
+        cn = cn.reshape(b, hs)
+        t = scratch[:hs * b].reshape(b, hs)
+        xp.multiply(g[2], g[5], out=cn)
+        xp.multiply(g[0], g[3], out=t)
+        cn += t
+        xp.tanh(cn, out=g[4])
+        if w_hr_t is None:
+            xp.multiply(g[1], g[4], out=out[s:e])
+        else:
+            xp.matmul(xp.multiply(g[1], g[4], out=t), w_hr_t, out=out[s:e])
+        if nb == b:
+            h_src = out[s:e]
+            continue
+        after = gates[block * ns + 5 * hs * nb:block * ns + 6 * hs * nb].reshape(nb, hs)  # the next step's cell before
+        if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
+            after[:b] = cn
+            after[b:] = c0[b:nb]
+            h_src = xp.concatenate([out[s:e], h0[b:nb]])
+            continue
+        after[...] = cn[:nb]  # the sequences in rows nb..b end here
+        h_n[nb:b] = out[s + nb:e]
+        c_n[nb:b] = cn[nb:]
+        h_src = out[s:e]
+    order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
+    empty = _empty(xp, x)
+    return out, h_n, c_n, gates, empty, empty, xp.concatenate(h_prevs[order])
+
+
 def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
     """One layer and direction over a packed sequence; see Note [Fused recurrent layers].
 
     Returns ``(output, h_n, c_n, gates, state_a, state_b, h_prev)``: the last four are the
     workspace of ``rnn_layer_backward`` (``c_n``, ``state_a`` and ``state_b`` are empty where the
-    mode has no use for them). LSTM: ``state_a`` is the cell before each step, ``state_b`` the tanh
-    of the cell after it; GRU: ``state_a`` is ``weight_hh @ h + bias_hh`` of each step.
+    mode has no use for them). ``gates`` holds the activated gates of each step (LSTM: with the tanh
+    of the cell after the step and the cell before it, see ``_LSTM_ORDER``); GRU: ``state_a`` is
+    ``weight_hh @ h + bias_hh`` of each step.
     """
+    if mode == "LSTM":
+        return _lstm_layer(xp, tensors, batch_sizes, reverse)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
     hs = w_ih.shape[0] // GATES[mode]
     dt = x.dtype
-    lstm = mode == "LSTM"
     gates = x @ w_ih.T  # every step's input projection at once; becomes the activated gates in place
     if b_ih is not None:
         gates += b_ih
         if mode != "GRU":  # GRU adds its hidden bias per step: the new gate's sits inside r * (...)
             gates += b_hh
-    w_hh_t = w_hh.T
+    w_hh_t = xp.ascontiguousarray(w_hh.T)  # See Note [Gates through one tanh]: the faster product
     state_a = state_b = c_n = _empty(xp, x)
-    if lstm:  # See Note [Gates through one exp]
-        scale = xp.full(4 * hs, -1.0, dtype=dt)
-        scale[2 * hs:3 * hs] = -2.0
-        gates *= scale
-        w_hh_t = w_hh_t * scale
-        cells = xp.empty((n, hs), dtype=dt)  # the cell after each step
-        state_b = xp.empty((n, hs), dtype=dt)  # its tanh
-        c_n = xp.empty_like(c0)
-        w_hr_t = None if w_hr is None else w_hr.T
-    elif mode == "GRU":
-        gates[:, :2 * hs] *= -1  # See Note [Gates through one exp]
+    if mode == "GRU":
+        gates[:, :2 * hs] *= -1  # See Note [Gates through one tanh]
         state_a = xp.empty((n, 3 * hs), dtype=dt)  # weight_hh @ h + bias_hh of each step (r scales its n part)
     out = xp.empty((n, h0.shape[1]), dtype=dt)
     h_n = xp.empty_like(h0)
     steps = _steps(batch_sizes, reverse)
-    h_src, c_src = h0, c0  # the state: its first rows are those of the sequences running now
-    h_prevs, c_prevs = [], []
+    h_src = h0  # the state: its first rows are those of the sequences running now
+    h_prevs = []
     with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid 0, as it should
         for k, (s, b) in enumerate(steps):
             e = s + b
             hp = h_src[:b]
             h_prevs.append(hp)
             g = gates[s:e]
-            if lstm:
-                cp = c_src[:b]
-                c_prevs.append(cp)
-                g += hp @ w_hh_t
-                xp.exp(g, out=g)
-                g += 1
-                xp.reciprocal(g, out=g)  # sigmoid(i, f, o), sigmoid(2 g)
-                gg = g[:, 2 * hs:3 * hs]
-                gg *= 2
-                gg -= 1  # tanh(g) = 2 sigmoid(2 g) - 1
-                cn = cells[s:e]
-                xp.multiply(g[:, hs:2 * hs], cp, out=cn)
-                cn += g[:, :hs] * gg
-                tc = state_b[s:e]
-                xp.tanh(cn, out=tc)
-                if w_hr_t is not None:
-                    xp.matmul(tc * g[:, 3 * hs:], w_hr_t, out=out[s:e])
-                else:
-                    xp.multiply(tc, g[:, 3 * hs:], out=out[s:e])
-            elif mode == "GRU":
+            if mode == "GRU":
                 hh = state_a[s:e]
                 xp.matmul(hp, w_hh_t, out=hh)
                 if b_hh is not None:
@@ -159,63 +246,86 @@ def _rnn_layer(xp, tensors, batch_sizes, mode, reverse=False):
             nb = steps[k + 1][1] if k + 1 < len(steps) else 0
             if nb > b:  # reversed packed rows: the sequences that start next join with their initial state
                 h_src = xp.concatenate([out[s:e], h0[b:nb]])
-                if lstm:
-                    c_src = xp.concatenate([cells[s:e], c0[b:nb]])
                 continue
             if nb < b:  # the sequences in rows nb..b end here
                 h_n[nb:b] = out[s + nb:e]
-                if lstm:
-                    c_n[nb:b] = cells[s + nb:e]
             h_src = out[s:e]
-            if lstm:
-                c_src = cells[s:e]
     order = slice(None, None, -1) if reverse else slice(None)  # the states in the order of the rows
-    h_prev = xp.concatenate(h_prevs[order])
-    if lstm:
-        state_a = xp.concatenate(c_prevs[order])  # the cell before each step
-    return out, h_n, c_n, gates, state_a, state_b, h_prev
+    return out, h_n, c_n, gates, state_a, state_b, xp.concatenate(h_prevs[order])
+
+
+def _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, h_prev, batch_sizes, reverse):
+    """``_rnn_layer_backward_arrays`` of an LSTM; see Note [Gates through one tanh]."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
+    n = x.shape[0]
+    hs = w_ih.shape[0] // 4
+    dt = x.dtype
+    block = 6 * hs
+    dh = grad_hy.astype(dt, copy=True)
+    dc = grad_cy.astype(dt, copy=True)
+    runs = _runs(batch_sizes)
+    coefs = xp.empty(n * 5 * hs, dtype=dt)  # step-major, a step's (5, rows, H): the derivatives of the pre-activations
+    # of i, o, f by the cell (o: by m = o * tanh(cell)), of g's by the cell, of the cell by m
+    for (_, _, a), (_, _, cf) in zip(_blocks(gates, runs, 6, hs), _blocks(coefs, runs, 5, hs), strict=True):
+        p = cf[:, :3]
+        xp.subtract(1, a[:, :3], out=p)
+        p *= a[:, :3]  # the sigmoids' derivatives
+        p *= a[:, 3:]  # by g, tanh(cell), the cell before
+        q = cf[:, 3:]
+        xp.multiply(a[:, 3:5], a[:, 3:5], out=q)
+        xp.subtract(1, q, out=q)  # tanh's derivatives, of g and of the cell
+        q *= a[:, :2]  # by i, o
+    d_gates = xp.empty(n * 4 * hs, dtype=dt)  # step-major, a step's (4, rows, H) in PyTorch's order: i, f, g, o
+    w_hh4 = w_hh.reshape(4, hs, -1)
+    product = xp.empty(dh.shape[0] * 4 * dh.shape[1], dtype=dt)
+    sum0 = xp.add.reduce if xp is np else xp.sum
+    d_hr = None if w_hr is None else xp.empty((n, w_hr.shape[0]), dtype=dt)
+    for s, b in _steps(batch_sizes, not reverse):  # backward visits the steps in the other order
+        e = s + b
+        dm = dh[:b]
+        dm += grad_output[s:e]
+        if d_hr is not None:
+            d_hr[s:e] = dm
+            dm = dm @ w_hr
+        dg = d_gates[4 * hs * s:4 * hs * e].reshape(4, b, hs)
+        cf = coefs[5 * hs * s:5 * hs * e].reshape(5, b, hs)
+        dcb = dc[:b]
+        xp.multiply(dm, cf[4], out=dg[0])  # the cell's gradient through m, in i's place for now
+        dcb += dg[0]
+        xp.multiply(dm, cf[1], out=dg[3])
+        xp.multiply(dcb, cf[2:4], out=dg[1:3])
+        xp.multiply(dcb, cf[0], out=dg[0])
+        dcb *= gates[block * s + 2 * hs * b:block * s + 3 * hs * b].reshape(b, hs)  # f
+        sum0(xp.matmul(dg, w_hh4, out=product[:b * 4 * dh.shape[1]].reshape(4, b, -1)), axis=0, out=dh[:b])
+    d_rows = xp.empty((n, 4, hs), dtype=dt)  # the gates' gradients row by row: one product per input
+    for s, rows, view in _blocks(d_gates, runs, 4, hs):
+        m, _, b, _ = view.shape
+        d_rows[s:s + rows].reshape(m, b, 4, hs)[...] = view.transpose(0, 2, 1, 3)
+    d_rows = d_rows.reshape(n, 4 * hs)
+    empty = _empty(xp, x)
+    db_ih = empty if b_ih is None else d_rows.sum(0)
+    dw_hr = empty
+    if d_hr is not None:
+        m_rows = xp.empty((n, hs), dtype=dt)  # m = o * tanh(cell), row by row
+        for s, rows, a in _blocks(gates, runs, 6, hs):
+            xp.multiply(a[:, 1], a[:, 4], out=m_rows[s:s + rows].reshape(a.shape[0], -1, hs))
+        dw_hr = d_hr.T @ m_rows
+    return (d_rows @ w_ih, dh, dc, d_rows.T @ x, d_rows.T @ h_prev, db_ih, empty if b_hh is None else db_ih.copy(),
+            dw_hr)
 
 
 def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates, state_a, state_b, h_prev,
                                batch_sizes, mode, reverse=False):
     """Backpropagation through time of ``_rnn_layer``: the gradients of its eight inputs (empty where absent)."""
+    if mode == "LSTM":
+        return _lstm_layer_backward(xp, grad_output, grad_hy, grad_cy, tensors, gates, h_prev, batch_sizes, reverse)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = tensors
     n = x.shape[0]
     hs = w_ih.shape[0] // GATES[mode]
     dt = x.dtype
     dh = grad_hy.astype(dt, copy=True)
     steps = _steps(batch_sizes, not reverse)  # backward visits the steps in the other order
-    dc = d_hr = None
-    if mode == "LSTM":
-        dc = grad_cy.astype(dt, copy=True)
-        i, f, gg, o = (gates[:, k * hs:(k + 1) * hs] for k in range(4))
-        tc = state_b
-        coef = xp.empty((n, 3, hs), dtype=dt)  # d(pre-activation of i, f, g) / d(cell)
-        xp.multiply(gg, i * (1 - i), out=coef[:, 0])
-        xp.multiply(state_a, f * (1 - f), out=coef[:, 1])
-        xp.multiply(i, 1 - gg * gg, out=coef[:, 2])
-        coef_o = tc * o * (1 - o)  # d(pre-activation of o) / d(m)
-        coef_c = o * (1 - tc * tc)  # d(cell) / d(m)
-        d_gates = xp.empty((n, 4, hs), dtype=dt)
-        flat = d_gates.reshape(n, 4 * hs)
-        if w_hr is not None:
-            d_hr = xp.empty((n, w_hr.shape[0]), dtype=dt)
-        for s, b in steps:
-            e = s + b
-            dhb = dh[:b] + grad_output[s:e]
-            if d_hr is not None:
-                d_hr[s:e] = dhb
-                dm = dhb @ w_hr
-            else:
-                dm = dhb
-            dcb = dm * coef_c[s:e]
-            dcb += dc[:b]
-            xp.multiply(dcb[:, None, :], coef[s:e], out=d_gates[s:e, :3])
-            xp.multiply(dm, coef_o[s:e], out=d_gates[s:e, 3])
-            xp.multiply(dcb, f[s:e], out=dc[:b])
-            xp.matmul(flat[s:e], w_hh, out=dh[:b])
-        d_in = d_hid = flat
-    elif mode == "GRU":
+    if mode == "GRU":
         r, z, new = (gates[:, k * hs:(k + 1) * hs] for k in range(3))
         coef_n = (1 - z) * (1 - new * new)  # d(pre-activation of n) / d(h)
         coef_z = (h_prev - new) * z * (1 - z)  # d(pre-activation of z) / d(h)
@@ -248,10 +358,7 @@ def _rnn_layer_backward_arrays(xp, grad_output, grad_hy, grad_cy, tensors, gates
     dw_hh = d_hid.T @ h_prev
     db_ih = d_in.sum(0) if b_ih is not None else empty
     db_hh = empty if b_hh is None else db_ih.copy() if d_hid is d_in else d_hid.sum(0)
-    dw_hr = empty
-    if d_hr is not None:
-        dw_hr = d_hr.T @ (gates[:, 3 * hs:] * tc)
-    return dx, dh, empty if dc is None else dc, dw_ih, dw_hh, db_ih, db_hh, dw_hr
+    return dx, dh, empty, dw_ih, dw_hh, db_ih, db_hh, empty
 
 
 # The fused backward (PyTorch's hand-written RNN backwards); not differentiable, see Note [Fused recurrent layers].

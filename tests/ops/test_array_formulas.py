@@ -168,3 +168,26 @@ def test_embedding_gradient_sums_the_rows_of_repeated_indices_as_torch(padding_i
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
     if dtype == "float64" and padding_idx is None:  # the padding row's zero gradient is not its derivative
         assert gradcheck(lambda v: rg.nn.functional.embedding(rg.tensor(idx), v), [x])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_few_rows_times_a_transposed_matrix_matches_torch_and_is_contiguous(dtype):
+    # Note [Products on a few rows]: x @ w.t() (forward) and h @ v (the backward's grad @ v.t()) on these shapes
+    # take the product the other way round
+    torch = pytest.importorskip("torch")
+    arrays = [_rng.standard_normal(s) for s in ((16, 256), (128, 256), (16, 128), (128, 256))]
+    seed = _rng.standard_normal((16, 128))
+    rs = [rg.tensor(a, dtype=getattr(rg, dtype), requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in arrays]
+    (rx, rw, rh, rv), (tx, tw, th, tv) = rs, ts
+    out, tout = rx @ rw.t(), tx @ tw.t()
+    assert out.is_contiguous()
+    r_loss = (out * rg.tensor(seed, dtype=out.dtype)).sum() + (rh @ rv).square().sum()
+    t_loss = (tout * torch.tensor(seed, dtype=tout.dtype)).sum() + (th @ tv).square().sum()
+    r_loss.backward()
+    t_loss.backward()
+    tol = 1e-3 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=tol, atol=tol)
+    for r, t in zip(rs, ts, strict=True):
+        assert r.grad.dtype == r.dtype and r.grad.is_contiguous()
+        np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
