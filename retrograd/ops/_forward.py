@@ -170,6 +170,16 @@ def set_tangent(t, tangent, level):
     note_output(t, tangent, level)
 
 
+def _forget_tangents(t):
+    """Drops ``t``'s tangent at the active level (``detach_``)."""
+    for level in _levels:
+        set_tangent(t, None, level)
+        level.saved_outputs.pop(id(t._data), None)
+
+
+Tensor._forget_tangents = staticmethod(_forget_tangents)
+
+
 def note_output(t, tangent, level):
     """Keeps ``tangent`` beside ``t``'s array for the node that made ``t``, which may save it as its output
     (see Note [Forward-mode tangents])."""
