@@ -488,6 +488,9 @@ def _write_inplace(op, target, array):
 # (PyTorch's casting rule, the version counter bumped) and returns ``out``. An ``out`` of another
 # shape is resized first, with PyTorch's warning unless it is empty: within its storage where that
 # is large enough (a view stays a view), else in a new one.
+refuse_tangents_of_out = None  # raises where an out= call meets a forward-mode tangent: set by ops/_forward.py
+
+
 def call_out(op, args, out, name=None):
     """The call ``op(*args, out=out)``: see Note [The out= argument]. ``name``: the public function's, where not the
     op's (the messages name it).
@@ -496,10 +499,13 @@ def call_out(op, args, out, name=None):
         TypeError: ``out`` is not a tensor.
         RuntimeError: PyTorch's error where grad mode is on and ``out`` or an input requires grad, and those of
             an in-place write (a result dtype ``out`` cannot hold, an expanded ``out``).
+        NotImplementedError: ``out`` or an input has a forward-mode tangent.
     """
     name = op.name if name is None else name
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if refuse_tangents_of_out is not None:
+        refuse_tangents_of_out(name, op, args, out)
     if grad_mode.recording() and (_requires_grad(out) or any(
             _requires_grad(a) or (type(a) in (list, tuple) and any(_requires_grad(t) for t in a))
             for a in (args[i] for i in op.tensor_pos))):

@@ -180,6 +180,23 @@ def _forget_tangents(t):
 Tensor._forget_tangents = staticmethod(_forget_tangents)
 
 
+def _refuse_tangents_of_out(name, op, args, out):
+    """PyTorch's error for an out= call where ``out`` or an input has a tangent: forward mode has no out= form."""
+    level = current_level()
+    if level is None:
+        return
+    tensors = [out]
+    for i in op.tensor_pos:
+        a = args[i]
+        tensors.extend(a if type(a) in (list, tuple) else (a,))
+    if any(isinstance(t, Tensor) and tangent_of(t, level) is not None for t in tensors):
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it because it is "
+                                  "an out= function")
+
+
+_call.refuse_tangents_of_out = _refuse_tangents_of_out
+
+
 def note_output(t, tangent, level):
     """Keeps ``tangent`` beside ``t``'s array for the node that made ``t``, which may save it as its output
     (see Note [Forward-mode tangents])."""
