@@ -7,6 +7,7 @@ PyTorch's check of its own test helper.
 import sys
 import threading
 import traceback
+import weakref
 
 import pytest
 
@@ -188,3 +189,15 @@ def test_set_multithreading_enabled_as_context_manager_and_function():
         seen.append(ag.is_multithreading_enabled())
         return seen
     assert same_in_both(scenario) == ("ok", [False, True, True, True, True, False, True])
+
+
+def test_threads_reading_grad_at_once_see_the_same_tensor():
+    def scenario(lib):
+        same = []
+        for _ in range(3):
+            t = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            (t ** 2).sum().backward()
+            refs = run_in_threads(lambda: weakref.ref(t.grad), n=4)
+            same.append(all(ref() is t.grad for ref in refs))
+        return same, t.grad
+    assert same_in_both(scenario) == ("ok", ([True] * 3, [2.0, 4.0, 6.0]))
