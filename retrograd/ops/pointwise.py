@@ -428,9 +428,15 @@ lerp = defop("lerp", _lerp, method=True, inplace=True, promote="binary", tensor_
 hypot = defop("hypot", ufunc("hypot", "input", "other"), method=True, inplace=True, promote="float",
               input=lambda grad, input, result: grad * input / result,
               other=lambda grad, other, result: grad * other / result)
+def _atan2_scale(input, other):
+    """1 / (input² + other²), 0 where both are 0: atan2's gradient at the origin is 0, as PyTorch's."""
+    scale = (input * input + other * other).reciprocal()
+    return scale.masked_fill(scale.isinf(), 0)
+
+
 atan2 = defop("atan2", ufunc("arctan2", "input", "other"), method=True, inplace=True, promote="float",
-              input=lambda grad, input, other: grad * other / (input * input + other * other),
-              other=lambda grad, input, other: -grad * input / (input * input + other * other))
+              input=lambda grad, input, other: grad * other * _atan2_scale(input, other),
+              other=lambda grad, input, other: -grad * input * _atan2_scale(input, other))
 arctan2 = tensor_method(atan2, name="arctan2")
 logaddexp = defop("logaddexp", ufunc("logaddexp", "input", "other"), method=True, promote="float",
                   input=lambda grad, input, other: grad / ((other - input).exp() + 1),
