@@ -201,3 +201,17 @@ def test_threads_reading_grad_at_once_see_the_same_tensor():
             same.append(all(ref() is t.grad for ref in refs))
         return same, t.grad
     assert same_in_both(scenario) == ("ok", ([True] * 3, [2.0, 4.0, 6.0]))
+
+
+def test_an_assertion_failing_in_a_backward_on_a_thread_reaches_the_caller():
+    def scenario(lib):
+        def backward(ctx, g):
+            if not g.sum() < 0:
+                raise AssertionError("the gradient is not negative")
+            return g
+        checked = function(lib, lambda ctx, x: x.clone(), backward, name="Checked")
+        try:
+            run_in_threads(lambda: checked.apply(ones(lib, 2, requires_grad=True)).sum().backward(), n=3)
+        except AssertionError as e:
+            return str(e)
+    assert same_in_both(scenario) == ("ok", "the gradient is not negative")
