@@ -288,7 +288,8 @@ def run_op(op, args, inplace=None):
         if quiet:
             _fp_reset(quiet)
 
-    record = requires_grad and op.differentiable and _grad_state.grad_enabled and not (
+    record = requires_grad and op.differentiable and (inplace is not None or op.multi_output or not op.nondiff_outputs) \
+        and _grad_state.grad_enabled and not (
         _census.threads and _grad_state.inference) and not (
         _census.made and all_inference(op, args))  # See Note [Inference tensors]
     node = saved_inputs = None
@@ -317,7 +318,7 @@ def run_op(op, args, inplace=None):
         for j, t in enumerate(results):
             arr = t._data
             metadata.append(input_metadata(arr, device))
-            if arr.dtype.kind == "f" and j not in op.nondiff_outputs:
+            if arr.dtype.kind == "f" and (j not in op.nondiff_outputs or inplace is not None):
                 t._grad_fn = node
                 t._output_nr = j
                 t._requires_grad = True

@@ -367,9 +367,10 @@ round = defop("round", _round, method=True, inplace=True, input=lambda grad: gra
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
 # A comparison's in-place form (``x.eq_(y)``) writes 1 or 0 in x's dtype; on a floating tensor it is
 # recorded, as PyTorch's, with zero gradients (``EqBackward0`` for a number, ``EqBackward1`` for a tensor).
+# The result of the out-of-place form is no differentiable output: that call records nothing.
 def _comparison(name, ufunc_name):
     stem = name[0].upper() + name[1:]
-    return defop(name, ufunc(ufunc_name, "input", "other"), method=True, inplace=True,
+    return defop(name, ufunc(ufunc_name, "input", "other"), method=True, inplace=True, nondiff_outputs=(0,),
                  node_names={f"{stem}Backward1": lambda other: isinstance(other, Tensor)},
                  input=lambda grad: grad * 0, other=lambda grad, other: grad.new_zeros(other.shape))
 
