@@ -3,6 +3,10 @@ import numpy as np
 
 from . import _dtype
 from ._tensor import Tensor
+from .ops._forward import current_level, tangent_of
+
+_INDENT = len("tensor(")
+_WIDTH = 80
 
 
 def _float_formatter(values):
@@ -64,7 +68,27 @@ def format_tensor(t) -> str:
         extras.append(f"grad_fn=<{fn_name}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    level = current_level()
+    tangent = None if level is None else tangent_of(t, level)
+    if tangent is not None:
+        extras.append(f"tangent={tangent}")
+    return _closed("tensor(" + body, extras)
+
+
+def _closed(text, suffixes):
+    """``text``, then ``, suffix`` for each suffix, then ``)``, as PyTorch lays them out: a suffix that would take
+    its line past the width (counting two more for the separator and two for the parenthesis's side) starts a
+    line of its own, indented under the first element."""
+    parts = [text]
+    used = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if used + len(suffix) + 2 > _WIDTH:
+            parts.append(",\n" + " " * _INDENT + suffix)
+            used = _INDENT + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            used += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 Tensor.__repr__ = Tensor.__str__ = format_tensor

@@ -104,6 +104,7 @@ class Tensor:
     # few tensors ever do, so none pays for a slot.
     _post_accumulate_grad_hooks = None
     _modes = _NoModes  # the grad modes' census, attached by autograd/grad_mode.py: see Note [Inference tensors]
+    _forget_tangents = None  # drops a tensor's forward-mode tangents, attached by ops/_forward.py
 
     # -- construction (internal) ------------------------------------------------------------------
     @classmethod
@@ -375,6 +376,8 @@ class Tensor:
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        if Tensor._forget_tangents is not None:  # forward-mode AD's history goes too, as in PyTorch
+            Tensor._forget_tangents(self)
         return self
 
     @property

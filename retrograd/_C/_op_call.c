@@ -941,7 +941,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True &&
         mark_view(PyTuple_GET_ITEM(spec, S_OP), args, nargs, res, out, inference) < 0)
         goto fail_res;  /* link the result to its base */
-    if (!requires_grad || inference || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True) {
+    if (!requires_grad || inference || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True ||
+        PyTuple_GET_ITEM(spec, S_NONDIFF_OUTPUT) == Py_True) {  /* no differentiable output: nothing to record */
         Py_DECREF(out);
         return res;
     }

@@ -20,8 +20,10 @@ from .._tensor import Tensor
 from ..ops._call import call_op
 from ..ops._declarations import REGISTRY
 from ..ops import _forward
-from ..ops._forward import current_level, enter_level, exit_level, set_tangent, suspended, tangent_of
+from ..ops._forward import (current_level, enter_level, exit_level, same_layout, set_tangent, suspended,
+                            tangent_of, with_layout)
 from . import function as _function
+from . import grad_mode
 from .gradcheck import ForwardMode, use_forward_mode
 from .grad_mode import _DecoratorContextManager
 
@@ -77,7 +79,8 @@ def _alias(tensor):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """Returns a view of ``tensor`` whose tangent at ``level`` is ``tangent`` (kept as it is).
+    """Returns a view of ``tensor`` whose tangent at ``level`` is ``tangent``: kept as it is where it has the
+    primal's layout (strides and storage offset in a storage of the same size), else a copy laid out so.
 
     Backward-differentiable: gradients flow to ``tensor`` through the view.
 
@@ -91,7 +94,7 @@ def make_dual(tensor, tangent, *, level=None):
 
     Raises:
         RuntimeError: outside a level, for another level, a tangent of another shape, or a
-            ``tensor`` that has a tangent at this level already.
+            ``tensor`` or ``tangent`` that has a tangent at this level already.
         ValueError: a primal or tangent that is not floating point.
 
     Example::
@@ -117,6 +120,9 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent_of(tensor, lvl) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {lvl.index} is not supported.")
+    if tangent_of(tangent, lvl) is not None:
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{lvl.index} "
+                           f"is not supported.")
     view = _forward.batching
     if view is not None and (type(tensor) is view.tensor_type or type(tangent) is view.tensor_type):
         # See Note [The order of transform levels]
@@ -126,6 +132,11 @@ def make_dual(tensor, tangent, *, level=None):
             set_tangent(dual, physical_tangent, lvl)
             return view.rewrap(dual, levels)
     dual = _alias(tensor)
+    if grad_mode.inference_now():  # inference mode computes no tangent, as PyTorch's
+        return dual
+    batched = view is not None and type(tangent) is view.tensor_type  # a batch of tangents is kept as it is
+    if not batched and not same_layout(tangent, tensor):  # See Note [The layout of a tangent] in ops/_forward.py
+        tangent = with_layout(tangent, tensor)
     set_tangent(dual, tangent, lvl)
     return dual
 

@@ -200,6 +200,11 @@ class Function(metaclass=FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
                            "new-style autograd function with static forward method. (Example: "
                            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
@@ -234,10 +239,9 @@ class Function(metaclass=FunctionMeta):
         Keyword arguments are inputs too (each gets a gradient slot in backward, after the
         positional ones). With ``setup_context`` overridden they are bound to ``forward``'s
         parameters first (defaults filled in), so ``inputs`` holds every positional argument.
+        ``forward``, ``setup_context`` and ``backward`` are looked up on the class, so classmethods
+        work as staticmethods do, as in PyTorch.
         """
-        if not isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
-            raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
-                               "new-style autograd function with static forward method.")
         custom_setup = cls.setup_context is not Function.setup_context
         if custom_setup:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
@@ -277,6 +281,7 @@ class InplaceFunction(Function):
     """A Function that may work in place: ``inplace`` is kept for its ``forward`` to read (as in PyTorch)."""
 
     def __init__(self, inplace=False):
+        super().__init__()
         self.inplace = inplace
 
 

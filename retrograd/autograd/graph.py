@@ -156,6 +156,14 @@ class Node:
             self._metadata = {}
         return self._metadata
 
+    def _sequence_nr(self) -> int:
+        """The node's sequence number: among the nodes ready to run, the engine runs the highest first."""
+        return self.sequence_nr
+
+    def _set_sequence_nr(self, sequence_nr: int) -> None:
+        """Gives the node another sequence number, and so another place among the nodes ready with it."""
+        self.sequence_nr = sequence_nr
+
     def num_inputs(self) -> int:
         return len(self.input_metadata)
 

@@ -306,5 +306,14 @@ class _ForwardView:
 
     rewrap = staticmethod(from_full_physical)
 
+    @staticmethod
+    def zeros(like, tangent):
+        chain = []  # tangent's levels, the innermost first, down to its plain tensor
+        while type(tangent) is BatchedTensor:
+            chain.append(tangent.level)
+            tangent = tangent.inner
+        chain.reverse()
+        return from_full_physical(tangent.new_zeros(tuple(lv.size for lv in chain) + tuple(like.shape)), chain)
+
 
 use_batching(_ForwardView())

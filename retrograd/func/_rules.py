@@ -642,7 +642,7 @@ _ELEMENTWISE = (
     "softshrink threshold clone _to_copy copy fill zero").split()
 
 RULES = dict.fromkeys(_ELEMENTWISE, elementwise)
-RULES["masked_fill"] = elementwise_into_first
+RULES["masked_fill"] = RULES["copy"] = elementwise_into_first  # copy: the result has its destination's shape
 RULES.update(dict.fromkeys(("tanh_backward", "sigmoid_backward", "gelu_backward"), elementwise_full))
 RULES.update({
     # reductions: a None dim is all of the logical dims

@@ -288,7 +288,8 @@ def run_op(op, args, inplace=None):
         if quiet:
             _fp_reset(quiet)
 
-    record = requires_grad and op.differentiable and _grad_state.grad_enabled and not (
+    record = requires_grad and op.differentiable and (inplace is not None or op.multi_output or not op.nondiff_outputs) \
+        and _grad_state.grad_enabled and not (
         _census.threads and _grad_state.inference) and not (
         _census.made and all_inference(op, args))  # See Note [Inference tensors]
     node = saved_inputs = None
@@ -317,7 +318,7 @@ def run_op(op, args, inplace=None):
         for j, t in enumerate(results):
             arr = t._data
             metadata.append(input_metadata(arr, device))
-            if arr.dtype.kind == "f" and j not in op.nondiff_outputs:
+            if arr.dtype.kind == "f" and (j not in op.nondiff_outputs or inplace is not None):
                 t._grad_fn = node
                 t._output_nr = j
                 t._requires_grad = True
@@ -488,6 +489,9 @@ def _write_inplace(op, target, array):
 # (PyTorch's casting rule, the version counter bumped) and returns ``out``. An ``out`` of another
 # shape is resized first, with PyTorch's warning unless it is empty: within its storage where that
 # is large enough (a view stays a view), else in a new one.
+refuse_tangents_of_out = None  # raises where an out= call meets a forward-mode tangent: set by ops/_forward.py
+
+
 def call_out(op, args, out, name=None):
     """The call ``op(*args, out=out)``: see Note [The out= argument]. ``name``: the public function's, where not the
     op's (the messages name it).
@@ -496,10 +500,13 @@ def call_out(op, args, out, name=None):
         TypeError: ``out`` is not a tensor.
         RuntimeError: PyTorch's error where grad mode is on and ``out`` or an input requires grad, and those of
             an in-place write (a result dtype ``out`` cannot hold, an expanded ``out``).
+        NotImplementedError: ``out`` or an input has a forward-mode tangent.
     """
     name = op.name if name is None else name
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if refuse_tangents_of_out is not None:
+        refuse_tangents_of_out(name, op, args, out)
     if grad_mode.recording() and (_requires_grad(out) or any(
             _requires_grad(a) or (type(a) in (list, tuple) and any(_requires_grad(t) for t in a))
             for a in (args[i] for i in op.tensor_pos))):

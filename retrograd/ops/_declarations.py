@@ -246,7 +246,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
         lists: parameters holding sequences of tensors (their formula returns a list).
         saved_lists: parameters without formulas holding a sequence, as given to the forward, whose
             tensors the node saves as saved tensors (released with the graph): a list for the formulas.
-        nondiff_outputs: output indices that never require grad.
+        nondiff_outputs: output indices that never require grad. A single-output op whose output is one
+            records nothing out of place; its in-place form records where the target is floating.
         multi_output: the forward returns a tuple of arrays.
         device_param: a parameter naming the device the forward moved its result to.
         public: export from ``retrograd``.

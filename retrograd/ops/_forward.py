@@ -31,13 +31,14 @@ import inspect
 import threading
 import weakref
 
-from .._tensor import Tensor
+from .._tensor import Tensor, storage_array
+from ..autograd import grad_mode
 from . import _call
 from ._call import describe, pop_interposer, push_interposer
 
 __all__ = ["LINEAR", "FROM_BACKWARD", "MULTILINEAR", "REDUCED_FROM_BACKWARD", "DualLevel", "current_level",
            "enter_level", "exit_level", "tangent_of", "note_output", "use_batching", "batching",
-           "set_tangent", "suspended", "not_implemented", "check_jvp_names"]
+           "set_tangent", "suspended", "not_implemented", "check_jvp_names", "same_layout", "with_layout"]
 
 LINEAR = "linear"  # See Note [Forward derivatives]: the op itself applied to the tangents
 FROM_BACKWARD = "from_backward"  # the backward formulas applied to the tangents (a diagonal Jacobian)
@@ -67,7 +68,8 @@ def use_batching(view) -> None:
     tensor's tangent: its physical tensor's, batched as it is), ``physical(t, tangent)`` (a batched
     tensor's physical tensor, and ``tangent`` batched as it is), ``lift(tensor, tangent)`` (both
     physical at the union of their batch levels, and those levels), ``rewrap(p, levels)`` and
-    ``outer_interposers()`` (those of the active vmap levels a new dual level goes inside).
+    ``outer_interposers()`` (those of the active vmap levels a new dual level goes inside) and
+    ``zeros(like, tangent)`` (zeros of ``like``'s logical shape, batched at every level ``tangent`` is).
     """
     global batching
     batching = view
@@ -168,6 +170,33 @@ def set_tangent(t, tangent, level):
     note_output(t, tangent, level)
 
 
+def _forget_tangents(t):
+    """Drops ``t``'s tangent at the active level (``detach_``)."""
+    for level in _levels:
+        set_tangent(t, None, level)
+        level.saved_outputs.pop(id(t._data), None)
+
+
+Tensor._forget_tangents = staticmethod(_forget_tangents)
+
+
+def _refuse_tangents_of_out(name, op, args, out):
+    """PyTorch's error for an out= call where ``out`` or an input has a tangent: forward mode has no out= form."""
+    level = current_level()
+    if level is None:
+        return
+    tensors = [out]
+    for i in op.tensor_pos:
+        a = args[i]
+        tensors.extend(a if type(a) in (list, tuple) else (a,))
+    if any(isinstance(t, Tensor) and tangent_of(t, level) is not None for t in tensors):
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it because it is "
+                                  "an out= function")
+
+
+_call.refuse_tangents_of_out = _refuse_tangents_of_out
+
+
 def note_output(t, tangent, level):
     """Keeps ``tangent`` beside ``t``'s array for the node that made ``t``, which may save it as its output
     (see Note [Forward-mode tangents])."""
@@ -207,6 +236,48 @@ def _zeros_like(t):
     return 0 if isinstance(t, (int, float)) and not isinstance(t, bool) else t
 
 
+def same_layout(tangent, primal):
+    """Whether ``tangent`` may serve as ``primal``'s tangent as it is: the same shape and the same geometry of a
+    storage of the same size (a dim of size 0 or 1 may have any stride; a tensor without elements any offset).
+
+    See Note [The layout of a tangent]."""
+    a, b = tangent._data, primal._data
+    if a.shape != b.shape or storage_array(a).size != storage_array(b).size:
+        return False
+    if a.size == 0:
+        return True
+    if tangent.storage_offset() != primal.storage_offset():
+        return False
+    return all(x == y or n in (0, 1) for x, y, n in zip(tangent.stride(), primal.stride(), a.shape, strict=True))
+
+
+def with_layout(tangent, primal):
+    """A copy of ``tangent`` laid out as ``primal``: the same geometry of a zeroed storage of the same size."""
+    storage = storage_array(primal._data)
+    with suspended():
+        out = tangent.new_zeros((storage.size,)).as_strided(tuple(primal.shape), primal.stride(),
+                                                           primal.storage_offset())
+        return out.copy_(tangent)
+
+
+def batched_zeros(like, tangent):
+    """Zeros of ``like``'s shape, batched as ``tangent`` is where it is batched (``jacfwd``'s basis): the tangent
+    of a plain tensor that a batch of tangents is written into in place; None where ``tangent`` is not batched."""
+    if batching is None or type(tangent) is not batching.tensor_type:
+        return None
+    return batching.zeros(like, tangent)
+
+
+# Note [The layout of a tangent]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# As in PyTorch, a tangent has its primal's layout: the same strides and storage offset in a storage
+# of the same size, so that a composite op that reads a primal's strides, or an ``as_strided`` of
+# both, treats the tangent alike. ``make_dual`` keeps a tangent that has it as it is, and lays out a
+# copy of any other (``with_layout``). An in-place op that gives a view without a tangent one, its
+# base having none, gives the base zeros of the base's shape, of which the view's tangent is the view
+# that the view is of its base, and copies the new tangent there; where the new tangent has the
+# layout of both the base and the view (a view of the whole base), it becomes the base's tangent and
+# the view's as it is.
 class ForwardInterposer:
     """Computes the tangent of each op call's result at its level (Note [Forward-mode tangents])."""
 
@@ -214,7 +285,7 @@ class ForwardInterposer:
         self.level = level
 
     def interpose(self, op, args, inplace, proceed):
-        if getattr(_state, "off", False):
+        if getattr(_state, "off", False) or grad_mode.inference_now():  # inference mode computes no tangent
             return proceed(op, args, inplace)
         level = self.level
         tangents = {}
@@ -245,7 +316,8 @@ class ForwardInterposer:
         results = out if op.multi_output else (out,)
         new = self._tangents(op, rule, primal_args, tangents, results)
         for j, (r, t) in enumerate(zip(results, new, strict=True)):
-            if t is None or not isinstance(r, Tensor) or r._data.dtype.kind != "f" or j in op.nondiff_outputs:
+            if t is None or not isinstance(r, Tensor) or r._data.dtype.kind != "f" or (
+                    j in op.nondiff_outputs and r is not inplace):
                 continue
             if tuple(t.shape) != tuple(r.shape):
                 t = t.expand(tuple(r.shape)).clone()
@@ -259,9 +331,15 @@ class ForwardInterposer:
         """Writes the new tangent of an in-place op's target into its old one (or its base's)."""
         level = self.level
         old = tangent_of(target, level)
-        if old is None and target._base is not None:
+        if old is None and target._base is not None:  # See Note [The layout of a tangent]
             base = target._base
-            set_tangent(base, _zeros_like(base), level)
+            zeros = batched_zeros(base, t)
+            if zeros is None and same_layout(t, base) and same_layout(t, target):
+                set_tangent(base, t, level)
+                set_tangent(target, t, level)
+                note_output(target, t, level)
+                return
+            set_tangent(base, _zeros_like(base) if zeros is None else zeros, level)
             old = tangent_of(target, level)
         if old is None:
             set_tangent(target, t, level)

@@ -201,7 +201,7 @@ def build_fast_call(op, public_params, names, env, out=False):
     ]
     if op.view:
         lines.append(f"    _mark_views(_op, {args_tuple}, (res,))")
-    if not op.differentiable:
+    if not op.differentiable or 0 in op.nondiff_outputs:  # See defop's nondiff_outputs
         lines.append("    return res")
         return "\n".join(lines) + "\n"
     lines += ["    if not requires_grad or inference or not _grad_state.grad_enabled:",
@@ -241,8 +241,7 @@ def build_fast_call(op, public_params, names, env, out=False):
               "    if _Anomaly.enabled:",
               "        _record_trace(node)",
               "    node.input_metadata = ((out.shape, out.dtype, None if device is _cpu else device),)"]
-    float_out = "out.dtype.kind == 'f'" + (" and False" if 0 in op.nondiff_outputs else "")
-    lines += [f"    if {float_out}:",
+    lines += ["    if out.dtype.kind == 'f':",
               "        res._grad_fn = node",
               "        res._requires_grad = True"]
     # Saves, each guarded by the formulas that need it.

@@ -365,12 +365,22 @@ round = defop("round", _round, method=True, inplace=True, input=lambda grad: gra
               node_names={"RoundBackward1": lambda decimals: decimals != 0})
 
 # -- comparisons and logic (not differentiable: results never require grad) --------------------------
-eq = defop("eq", ufunc("equal", "input", "other"), method=True)
-ne = defop("ne", ufunc("not_equal", "input", "other"), method=True)
-lt = defop("lt", ufunc("less", "input", "other"), method=True)
-le = defop("le", ufunc("less_equal", "input", "other"), method=True)
-gt = defop("gt", ufunc("greater", "input", "other"), method=True)
-ge = defop("ge", ufunc("greater_equal", "input", "other"), method=True)
+# A comparison's in-place form (``x.eq_(y)``) writes 1 or 0 in x's dtype; on a floating tensor it is
+# recorded, as PyTorch's, with zero gradients (``EqBackward0`` for a number, ``EqBackward1`` for a tensor).
+# The result of the out-of-place form is no differentiable output: that call records nothing.
+def _comparison(name, ufunc_name):
+    stem = name[0].upper() + name[1:]
+    return defop(name, ufunc(ufunc_name, "input", "other"), method=True, inplace=True, nondiff_outputs=(0,),
+                 node_names={f"{stem}Backward1": lambda other: isinstance(other, Tensor)},
+                 input=lambda grad: grad * 0, other=lambda grad, other: grad.new_zeros(other.shape))
+
+
+eq = _comparison("eq", "equal")
+ne = _comparison("ne", "not_equal")
+lt = _comparison("lt", "less")
+le = _comparison("le", "less_equal")
+gt = _comparison("gt", "greater")
+ge = _comparison("ge", "greater_equal")
 logical_not = defop("logical_not", ufunc("logical_not", "input"), method=True)
 logical_and = defop("logical_and", ufunc("logical_and", "input", "other"), method=True)
 logical_or = defop("logical_or", ufunc("logical_or", "input", "other"), method=True)
@@ -419,9 +429,15 @@ lerp = defop("lerp", _lerp, method=True, inplace=True, promote="binary", tensor_
 hypot = defop("hypot", ufunc("hypot", "input", "other"), method=True, inplace=True, promote="float",
               input=lambda grad, input, result: grad * input / result,
               other=lambda grad, other, result: grad * other / result)
+def _atan2_scale(input, other):
+    """1 / (input² + other²), 0 where both are 0: atan2's gradient at the origin is 0, as PyTorch's."""
+    scale = (input * input + other * other).reciprocal()
+    return scale.masked_fill(scale.isinf(), 0)
+
+
 atan2 = defop("atan2", ufunc("arctan2", "input", "other"), method=True, inplace=True, promote="float",
-              input=lambda grad, input, other: grad * other / (input * input + other * other),
-              other=lambda grad, input, other: -grad * input / (input * input + other * other))
+              input=lambda grad, input, other: grad * other * _atan2_scale(input, other),
+              other=lambda grad, input, other: -grad * input * _atan2_scale(input, other))
 arctan2 = tensor_method(atan2, name="arctan2")
 logaddexp = defop("logaddexp", ufunc("logaddexp", "input", "other"), method=True, promote="float",
                   input=lambda grad, input, other: grad / ((other - input).exp() + 1),
@@ -589,4 +605,4 @@ defjvp(FROM_BACKWARD, "add_scalar", "mul", "div", "div_rounding", "pow", "exp", 
        "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh_backward", "sigmoid_backward", "tanh", "sigmoid",
        "threshold_backward", "relu", "abs", "sign", "clamp", "maximum", "minimum", "floor", "ceil", "trunc", "round",
        "remainder", "lerp", "hypot", "atan2", "logaddexp", "logaddexp2", "clamp_min", "clamp_max", "frac", "fmod",
-       "copysign", "sgn", "fmax", "fmin", "nan_to_num")
+       "copysign", "sgn", "fmax", "fmin", "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge")

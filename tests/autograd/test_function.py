@@ -320,17 +320,21 @@ def test_non_tensor_gradient_raises_runtime_error():
         _returning(lambda g: (1.0, None)).apply(rg.ones(1, requires_grad=True), 2.0).backward()
 
 
-def test_legacy_function_with_non_static_forward_raises():
+def test_legacy_function_instance_warns_and_calling_it_raises():
     class Legacy(Function):
         def forward(self, x):
-            return x
+            return x * 2
 
+        def backward(self, g):
+            return g
+
+    # apply calls the class's forward as it finds it, as PyTorch's: ctx takes the place of self
+    assert Legacy.apply(rg.ones(1)).tolist() == [2.0]
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        legacy = Legacy()
     with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward method is "
                                            "deprecated."):
-        Legacy.apply(rg.ones(1))
-    with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward method is "
-                                           "deprecated."):
-        Legacy()
+        legacy(rg.ones(1))
 
 
 # -- once_differentiable ----------------------------------------------------------------------

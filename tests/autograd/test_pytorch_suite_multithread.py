@@ -7,6 +7,7 @@ PyTorch's check of its own test helper.
 import sys
 import threading
 import traceback
+import weakref
 
 import pytest
 
@@ -188,3 +189,29 @@ def test_set_multithreading_enabled_as_context_manager_and_function():
         seen.append(ag.is_multithreading_enabled())
         return seen
     assert same_in_both(scenario) == ("ok", [False, True, True, True, True, False, True])
+
+
+def test_threads_reading_grad_at_once_see_the_same_tensor():
+    def scenario(lib):
+        same = []
+        for _ in range(3):
+            t = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            (t ** 2).sum().backward()
+            refs = run_in_threads(lambda: weakref.ref(t.grad), n=4)
+            same.append(all(ref() is t.grad for ref in refs))
+        return same, t.grad
+    assert same_in_both(scenario) == ("ok", ([True] * 3, [2.0, 4.0, 6.0]))
+
+
+def test_an_assertion_failing_in_a_backward_on_a_thread_reaches_the_caller():
+    def scenario(lib):
+        def backward(ctx, g):
+            if not g.sum() < 0:
+                raise AssertionError("the gradient is not negative")
+            return g
+        checked = function(lib, lambda ctx, x: x.clone(), backward, name="Checked")
+        try:
+            run_in_threads(lambda: checked.apply(ones(lib, 2, requires_grad=True)).sum().backward(), n=3)
+        except AssertionError as e:
+            return str(e)
+    assert same_in_both(scenario) == ("ok", "the gradient is not negative")

@@ -42,6 +42,13 @@ def test_an_op_list_holding_a_non_op_raises():
                                                     "<class 'int'>.")
 
 
+def test_an_op_list_holding_an_op_of_every_overload_raises():
+    def scenario(lib):
+        lib.utils.checkpoint.create_selective_checkpoint_contexts([lib.ops.aten.sin])  # not aten.sin.default
+    assert same_in_both(scenario) == ("ValueError", "Expected op in `op_list` to be an OpOverload but got: aten.sin "
+                                                    "of type <class 'retrograd._ops.OpOverloadPacket'>.")
+
+
 def test_a_policy_neither_function_nor_list_raises():
     def scenario(lib):
         lib.utils.checkpoint.create_selective_checkpoint_contexts(2)
