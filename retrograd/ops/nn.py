@@ -24,6 +24,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from .._tensor import Tensor
 from ._declarations import defop
+from ._rows import fast_rows, lead_sum, row_sum, rows_apply
 from .joining import cat
 from .pointwise import formula_arrays, sigmoid_array, where
 from .shape import expand
@@ -525,7 +526,10 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
             out = out * weight
         rstd = (1 / xp.sqrt(var + eps)).astype(mean.dtype, copy=False)
         return (out if bias is None else out + bias), mean, rstd
-    inv_n = input.dtype.type(1.0 / math.prod(input.shape[d] for d in dims))
+    n = math.prod(input.shape[d] for d in dims)
+    if xp is np and n and input.flags.c_contiguous and fast_rows(input.reshape(-1, n)):
+        return _layer_norm_rows(input, dims, n, weight, bias, eps)  # See Note [Row reductions as products]
+    inv_n = input.dtype.type(1.0 / n)
     mean = input.sum(axis=dims, keepdims=True)
     mean *= inv_n
     out = input - mean
@@ -541,6 +545,43 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         out = xp.add(out, bias, out=out) if bias.dtype == out.dtype else out + bias
     return out, mean, rstd
+
+
+def _layer_norm_rows(input, dims, n, weight, bias, eps):
+    """``_layer_norm`` on the rows of ``n`` elements of a ``fast_rows`` input (Note [Row reductions as products]):
+    the two statistics as products with ones, each per-row step one pass."""
+    x = input.reshape(-1, n)
+    inv_n = x.dtype.type(1.0 / n)
+    mean = row_sum(x)
+    mean *= inv_n
+    out = np.empty_like(x)
+    rows_apply(np.subtract, x, mean, out)
+    sq = out * out
+    rstd = row_sum(sq)
+    del sq
+    rstd *= inv_n
+    rstd += rstd.dtype.type(eps)
+    np.reciprocal(np.sqrt(rstd, out=rstd), out=rstd)
+    rows_apply(np.multiply, out, rstd, out)
+    if weight is not None:
+        w = weight.reshape(n)
+        out = np.multiply(out, w, out=out) if w.dtype == out.dtype else out * w
+    if bias is not None:
+        b = bias.reshape(n)
+        out = np.add(out, b, out=out) if b.dtype == out.dtype else out + b
+    stat = tuple(1 if d in dims else size for d, size in enumerate(input.shape))
+    return out.reshape(input.shape), mean.reshape(stat), rstd.reshape(stat)
+
+
+def _ln_rows(grad, input, result):
+    """``(g, x, mean, rstd)`` as (rows, n) and (rows, 1) arrays where the formulas may use the kernels of Note [Row
+    reductions as products] (every array C-contiguous), else None."""
+    x, g = input._data, grad._data
+    mean, rstd = result[1]._data, result[2]._data
+    n = x.size // mean.size if mean.size else 0
+    if not n or not g.flags.c_contiguous or not x.flags.c_contiguous or not fast_rows(x.reshape(-1, n)):
+        return None
+    return g.reshape(-1, n), x.reshape(-1, n), mean.reshape(-1, 1), rstd.reshape(-1, 1)
 
 
 def _ln_xhat_array(input, result):
@@ -567,6 +608,9 @@ def _layer_norm_input(grads, input, normalized_shape, weight, eps, result):
     if _ln_on_arrays(grads, input, weight, result) is None:
         return norm_input_backward(grad, input, weight, dims, eps, tuple(normalized_shape))
     # See Note [Formulas on arrays]: rstd * (g - mean(g) - xhat * mean(g * xhat)), g = grad * weight
+    rows = _ln_rows(grad, input, result)
+    if rows is not None:
+        return Tensor._make(_layer_norm_input_rows(*rows, weight).reshape(input.shape), grad._device)
     xhat = _ln_xhat_array(input, result)
     g = grad._data * weight._data if weight is not None else grad._data.copy()
     inv_n = g.dtype.type(1.0 / math.prod(g.shape[d] for d in dims))
@@ -579,11 +623,41 @@ def _layer_norm_input(grads, input, normalized_shape, weight, eps, result):
     return Tensor._make(g, grad._device)
 
 
+def _layer_norm_input_rows(g, x, mean, rstd, weight):
+    """The input's gradient on (rows, n) arrays, as ``rstd * (g - mean(g)) - xc * (rstd^3 mean(g * xc))`` with ``xc =
+    x - mean``: four per-row passes, the row means as products with ones (Note [Row reductions as products])."""
+    inv_n = g.dtype.type(1.0 / g.shape[1])
+    g = g * weight._data.reshape(-1) if weight is not None else g.copy()
+    xc = np.empty_like(x)
+    rows_apply(np.subtract, x, mean, xc)
+    t = g * xc
+    k = row_sum(t)  # then k = rstd^3 * mean(g * xc), the factor of xc
+    del t
+    k *= inv_n
+    k *= rstd
+    k *= rstd
+    k *= rstd
+    gm = row_sum(g)
+    gm *= inv_n
+    rows_apply(np.subtract, g, gm, g)
+    rows_apply(np.multiply, g, rstd, g)
+    rows_apply(np.multiply, xc, k, xc)
+    g -= xc
+    return g
+
+
 def _layer_norm_weight(grads, input, normalized_shape, eps, result):
     dims = _ln_dims(input.shape, normalized_shape)
     grad = grads[0]
     if _ln_on_arrays(grads, input, None, result) is None:
         return _sum_lead(grad * _xhat(input, dims, eps), input.shape, normalized_shape)
+    rows = _ln_rows(grad, input, result)
+    if rows is not None:  # sum over rows of grad * (x - mean) * rstd: rstd^T @ (grad * (x - mean))
+        g, x, mean, rstd = rows
+        xc = np.empty_like(x)
+        rows_apply(np.subtract, x, mean, xc)
+        xc *= g
+        return Tensor._make(np.matmul(rstd.reshape(-1), xc).reshape(tuple(normalized_shape)), grad._device)
     xhat = _ln_xhat_array(input, result)  # See Note [Formulas on arrays]
     xhat *= grad._data
     lead = tuple(range(input.dim() - len(normalized_shape)))
@@ -597,12 +671,21 @@ def _sum_lead(t, input_shape, normalized_shape):
     return t.sum(lead) if lead else t
 
 
+def _layer_norm_bias(grad, input_shape, normalized_shape):
+    n = math.prod(normalized_shape)
+    g = grad._data
+    if formula_arrays(grad) is np and n and g.flags.c_contiguous and fast_rows(g.reshape(-1, n)):
+        # See Note [Row reductions as products]: one vector-matrix product
+        return Tensor._make(lead_sum(g.reshape(-1, n)).reshape(tuple(normalized_shape)), grad._device)
+    return _sum_lead(grad, input_shape, normalized_shape)
+
+
 # PyTorch's native_layer_norm: (output, mean, rstd), one node saving the input, the weight and the two statistics
 # (result1, result2), whose formulas on arrays start from them instead of recomputing them.
 layer_norm = defop(
     "layer_norm", _layer_norm, public=False, node_name="NativeLayerNorm", promote="binary", multi_output=True,
     nondiff_outputs=(1, 2), input=_layer_norm_input, weight=_layer_norm_weight,
-    bias=lambda grads, input_shape, normalized_shape: _sum_lead(grads[0], input_shape, normalized_shape))
+    bias=lambda grads, input_shape, normalized_shape: _layer_norm_bias(grads[0], input_shape, normalized_shape))
 
 
 def _bn_dims(ndim):
@@ -843,34 +926,37 @@ def _erf_array(xp, x):
 # SciPy's erf costs about 100 times NumPy's exp per element in float32 (it computes in double, one element at a
 # time). PyTorch's own CPU gelu in float32 evaluates erf by Abramowitz and Stegun's 7.1.26, ``erfc(z) = t (a1 + a2 t
 # + ... + a5 t^4) exp(-z^2)`` with ``t = 1 / (1 + p z)``, absolute error under 1.5e-7 (about float32's rounding of
-# numbers near 1). retrograd's float32 exact gelu and gelu_backward use the same approximation on whole arrays, with
-# the CDF as ``1/2 + sign(x) (1/2 - erfc(|x| / sqrt 2) / 2)`` and the backward's density ``exp(-x^2 / 2)`` the
-# approximation's own exponential: about 20 array passes of NumPy's fast loops, a twentieth of SciPy's erf. The
+# numbers near 1). retrograd's float32 exact gelu and gelu_backward use the same approximation on whole arrays, on
+# ``|x|`` only: with ``Q = Phi(-|x|) = erfc(|x| / sqrt 2) / 2`` (the coefficients halved),
+#
+#     gelu(x) = x Phi(x) = x / 2 + |x| (1/2 - Q)
+#     gelu'(x) = Phi(x) + x phi(x) = 1/2 + sign(x) (1/2 - Q + |x| phi(x))
+#
+# and the density ``phi(x) = exp(-x^2 / 2) / sqrt(2 pi)`` the approximation's own exponential. The sign is applied by
+# flipping the sign bit of the float32 bit pattern (an integer xor, one fast pass; NumPy's ``copysign`` costs four
+# passes and a masked write forty). About 20 array passes of NumPy's fast loops, a twentieth of SciPy's erf; the
 # results are within 5e-7 of PyTorch's. float64 keeps SciPy's erf, as PyTorch keeps an accurate erf in double.
 _AS_P = 0.3275911 * _SQRT_HALF  # t = 1 / (1 + p |x| / sqrt 2)
-_AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)  # a5 .. a1
+_AS_Q = tuple(0.5 * a for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))  # a5 .. a1, / 2
+_SIGN_BIT = np.uint32(0x80000000)
 
 
-def _gelu_cdf_f32(x):
-    """``(Phi(x), exp(-x^2 / 2))`` of a float32 array, each in a fresh buffer. See Note [float32 GELU]."""
+def _gelu_parts_f32(x):
+    """``(|x|, q, e)`` of a float32 array, each in a fresh buffer: ``q e = Q = Phi(-|x|)`` and ``e = exp(-x^2 / 2)``.
+    See Note [float32 GELU]."""
     f = np.float32
     e = x * x
     e *= f(-0.5)
     np.exp(e, out=e)
-    t = np.abs(x)
-    t *= f(_AS_P)
+    a = np.abs(x)
+    t = a * f(_AS_P)
     t += f(1)
     np.reciprocal(t, out=t)
-    q = t * f(_AS_A[0])
-    for a in _AS_A[1:]:
-        q += f(a)
+    q = t * f(_AS_Q[0])
+    for c in _AS_Q[1:]:
+        q += f(c)
         q *= t
-    q *= e
-    q *= f(-0.5)  # -erfc(|x| / sqrt 2) / 2: -Phi(-|x|)
-    q += f(0.5)
-    np.copysign(q, x, out=q)  # (masked writes cost 40 times this in NumPy)
-    q += f(0.5)
-    return q, e
+    return a, q, e
 
 
 def _gelu(xp, input, approximate="none"):
@@ -890,9 +976,13 @@ def _gelu(xp, input, approximate="none"):
         out *= input
         out *= _SQRT_2_OVER_PI  # sqrt(2 / pi) * (x + a x^3)
         xp.tanh(out, out=out)
-    elif xp is np and input.dtype == np.float32:  # See Note [float32 GELU]
-        out, _ = _gelu_cdf_f32(input)
-        out *= input
+    elif xp is np and input.dtype == np.float32:  # x / 2 + |x| (1/2 - Q): see Note [float32 GELU]
+        a, q, e = _gelu_parts_f32(input)
+        q *= e
+        q -= np.float32(0.5)
+        q *= a  # |x| (Q - 1/2)
+        out = np.multiply(input, np.float32(0.5), out=e)
+        out -= q
         return out
     else:
         out = input * _SQRT_HALF
@@ -928,10 +1018,17 @@ def _gelu_backward(xp, grad_output, input, approximate="none"):
         sq *= 1 - out * out  # 0.5 x (1 - t^2) du
         out += 1
         out *= 0.5
-    elif xp is np and input.dtype == np.float32:  # Phi(x) + x phi(x): see Note [float32 GELU]
-        out, sq = _gelu_cdf_f32(input)
-        sq *= input
-        sq *= np.float32(_INV_SQRT_2PI)
+    elif xp is np and input.dtype == np.float32:  # 1/2 + sign(x) (1/2 - Q + |x| phi(x)): Note [float32 GELU]
+        out, q, e = _gelu_parts_f32(input)
+        out *= np.float32(_INV_SQRT_2PI)
+        out -= q
+        out *= e  # |x| phi(x) - Q
+        out += np.float32(0.5)
+        sign = np.bitwise_and(input.view(np.uint32), _SIGN_BIT, out=q.view(np.uint32))
+        np.bitwise_xor(out.view(np.uint32), sign, out=out.view(np.uint32))
+        out += np.float32(0.5)
+        out *= grad_output
+        return out
     else:  # Phi(x) + x phi(x)
         out = input * _SQRT_HALF
         _kernels(xp).erf(out, out=out)
