@@ -199,3 +199,18 @@ def test_softmax_over_many_rows_matches_torch_on_masked_distant_and_nonfinite_ro
     many = np.tile(x[:8], (3, 1))  # no infinity: rows 2 (all -inf) and 4 (NaN) go the exact way
     np.testing.assert_allclose(rg.softmax(rg.tensor(many), 1).numpy(), torch.softmax(torch.tensor(many), 1).numpy(),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_convolution_of_small_planes_keeps_nonfinite_values_where_torch_has_them():
+    # See Note [Small planes as products]: a 0 times inf would be NaN over the plane, so such inputs take the copies
+    torch = pytest.importorskip("torch")
+    x = _rng.standard_normal((2, 2, 4, 4))
+    x[0, 1, 2, 3], x[1, 0, 0, 0] = np.inf, np.nan
+    w, seed = _rng.standard_normal((3, 2, 3, 3)), _rng.standard_normal((2, 3, 4, 4))
+    seed[1, 2, 1, 1] = np.inf
+    xs, ws = rg.tensor(x, requires_grad=True), rg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    out, tout = rg.nn.functional.conv2d(xs, ws, padding=1), torch.nn.functional.conv2d(xt, wt, padding=1)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
+    (gx,), (tgx,) = rg.autograd.grad(out, [xs], rg.tensor(seed)), torch.autograd.grad(tout, [xt], torch.tensor(seed))
+    np.testing.assert_allclose(gx.numpy(), tgx.numpy(), rtol=1e-12, atol=1e-12)
