@@ -1009,21 +1009,22 @@ _SIGN_BIT = np.uint32(0x80000000)
 
 
 def _gelu_parts_f32(x):
-    """``(|x|, q, e)`` of a float32 array, each in a fresh buffer: ``q e = Q = Phi(-|x|)`` and ``e = exp(-x^2 / 2)``.
-    See Note [float32 GELU]."""
+    """``(t, q, e)`` of a float32 array, each in a fresh buffer: ``q e = Q = Phi(-|x|)``, ``e = exp(-x^2 / 2)``, and
+    ``t`` a buffer for the caller (three buffers, not four: the callers take ``|x|`` again). See Note [float32
+    GELU]."""
     f = np.float32
     e = x * x
     e *= f(-0.5)
     np.exp(e, out=e)
-    a = np.abs(x)
-    t = a * f(_AS_P)
+    t = np.abs(x)
+    t *= f(_AS_P)
     t += f(1)
     np.reciprocal(t, out=t)
     q = t * f(_AS_Q[0])
     for c in _AS_Q[1:]:
         q += f(c)
         q *= t
-    return a, q, e
+    return t, q, e
 
 
 def _gelu(xp, input, approximate="none"):
@@ -1044,10 +1045,11 @@ def _gelu(xp, input, approximate="none"):
         out *= _SQRT_2_OVER_PI  # sqrt(2 / pi) * (x + a x^3)
         xp.tanh(out, out=out)
     elif xp is np and input.dtype == np.float32:  # x / 2 + |x| (1/2 - Q): see Note [float32 GELU]
-        a, q, e = _gelu_parts_f32(input)
+        t, q, e = _gelu_parts_f32(input)
         q *= e
         q -= np.float32(0.5)
-        q *= a  # |x| (Q - 1/2)
+        q *= np.abs(input, out=t)  # |x| (Q - 1/2)
+        del t
         out = np.multiply(input, np.float32(0.5), out=e)
         out -= q
         return out
@@ -1087,6 +1089,7 @@ def _gelu_backward(xp, grad_output, input, approximate="none"):
         out *= 0.5
     elif xp is np and input.dtype == np.float32:  # 1/2 + sign(x) (1/2 - Q + |x| phi(x)): Note [float32 GELU]
         out, q, e = _gelu_parts_f32(input)
+        np.abs(input, out=out)
         out *= np.float32(_INV_SQRT_2PI)
         out -= q
         out *= e  # |x| phi(x) - Q
