@@ -93,16 +93,18 @@ def _shifted_exp(x):
     return e, s, top, bad
 
 
-def softmax_rows(x):
-    """softmax over the last axis of a ``fast_rows`` array, in a fresh array. See Note [Row reductions as products]."""
+def softmax_rows(x, safe=False):
+    """softmax over the last axis of a ``fast_rows`` array, in a fresh array. See Note [Row reductions as products].
+
+    ``safe``: a row whose every element is -inf gets zeros (attention's "safe softmax"), not NaN."""
     shifted = _shifted_exp(x)
     if shifted is None:
-        return _exact_rows(x, log=False)
+        return _exact_rows(x, log=False, safe=safe)
     e, s, _, bad = shifted
     np.reciprocal(s, out=s)
     rows_apply(np.multiply, e, s, e)
     if bad is not None:
-        e[bad] = _exact_rows(x[bad], log=False)
+        e[bad] = _exact_rows(x[bad], log=False, safe=safe)
     return e
 
 
@@ -120,12 +122,20 @@ def log_softmax_rows(x):
     return e
 
 
-def _exact_rows(x, log):
+def _exact_rows(x, log, safe=False):
     """softmax (or log_softmax) over the last axis, each row shifted by its own maximum."""
-    e = x - np.amax(x, axis=-1, keepdims=True)
+    top = np.amax(x, axis=-1, keepdims=True)
+    dead = None
+    if safe:
+        dead = top == -np.inf
+        top[dead] = 0
+    e = x - top
     if log:
         e -= np.log(np.sum(np.exp(e), axis=-1, keepdims=True))
         return e
     np.exp(e, out=e)
-    e /= np.sum(e, axis=-1, keepdims=True)
+    total = np.sum(e, axis=-1, keepdims=True)
+    if dead is not None:
+        total[dead] = 1  # exp(-inf) = 0 throughout: zeros
+    e /= total
     return e
