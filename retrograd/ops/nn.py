@@ -279,14 +279,19 @@ def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
         best = views[0].copy()
         for v in views[1:]:
             xp.maximum(best, v, out=best)
-        # Which window element holds the maximum, the first one on ties (as PyTorch): going
-        # backwards, set ``which`` to k where element k equals the maximum. Blending with
-        # arithmetic on small integers is several times faster than putmask or copyto here.
+        # Which window element holds the maximum, the first one on ties (as PyTorch): with ne_k
+        # whether element k differs from the maximum, which = ne_0 (1 + ne_1 (1 + ... ne_{last-1})).
+        # Arithmetic on small integers is several times faster than putmask or copyto here.
         last = len(views) - 1
-        which = xp.full(best.shape, last, dtype=xp.uint8 if last < 256 else xp.int64)
-        for k in range(last - 1, -1, -1):
-            which -= (which - k) * (views[k] == best)
-        idx = offsets[which]
+        dtype = xp.uint8 if last < 256 else xp.int64
+        if last == 0:
+            which = xp.zeros(best.shape, dtype=dtype)
+        else:
+            which = (views[last - 1] != best).astype(dtype)
+            for k in range(last - 2, -1, -1):
+                which += 1
+                which *= views[k] != best
+        idx = xp.take(offsets, which)
     idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
     return best, idx
 
