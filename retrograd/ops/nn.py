@@ -172,9 +172,16 @@ def conv_weight_backward(grad, columns, weight_shape, groups):
     n, o = grad.shape[0], grad.shape[1]
     length = math.prod(grad.shape[2:])
     if formula_arrays(grad) is np and grad.dtype == columns.dtype and grad._data.dtype in _FUSED_DTYPES and n:
-        # See Note [Formulas on arrays]: the per-sample products summed by one vector-matrix product
+        # See Note [Formulas on arrays]: the per-sample products summed by one vector-matrix product, or, where
+        # those (O/G, k) products outweigh copies of the gradient and the columns, one product over samples and
+        # positions together
+        k = columns.shape[1] // groups
         g = grad._data.reshape(n, groups, o // groups, length)
-        cols = columns._data.reshape(n, groups, columns.shape[1] // groups, length)
+        cols = columns._data.reshape(n, groups, k, length)
+        if (o // groups) * k >= (o // groups + k) * length:
+            g = np.ascontiguousarray(g.transpose(1, 2, 0, 3)).reshape(groups, o // groups, n * length)
+            cols = np.ascontiguousarray(cols.transpose(1, 0, 3, 2)).reshape(groups, n * length, k)
+            return Tensor._make(np.matmul(g, cols).reshape(weight_shape), grad._device)
         per = np.matmul(g, cols.swapaxes(-1, -2))
         total = np.matmul(np.ones(n, dtype=per.dtype), per.reshape(n, -1))
         return Tensor._make(total.reshape(weight_shape), grad._device)
@@ -1371,8 +1378,18 @@ def _nll_weights(xp, target, weight, ignore_index, dtype):
     return safe, weight[safe].astype(dtype, copy=False) * valid, valid
 
 
+def _plain_targets(xp, target, weight, ignore_index, rows):
+    """Whether nll_loss over (N, C) has no weight and no ignored target (N > 0): then every weight is 1 and the
+    forward and backward skip the weight arrays, the masks and the ``errstate`` (the same numbers)."""
+    return xp is np and weight is None and rows and target.ndim == 1 and not (target == ignore_index).any()
+
+
 def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-100):
     """input (N, C, *) log-probabilities, target (N, *) class indices."""
+    n = input.shape[0]
+    if input.ndim == 2 and reduction != "none" and _plain_targets(xp, target, weight, ignore_index, n):
+        total = -np.add.reduce(input[np.arange(n), target])
+        return total if reduction == "sum" else (total / input.dtype.type(n)).astype(input.dtype, copy=False)
     safe, w, _ = _nll_weights(xp, target, weight, ignore_index, input.dtype)
     if input.ndim == 2:  # (N, C): plain fancy indexing, several times cheaper than take_along_axis
         picked = input[xp.arange(input.shape[0]), safe]
@@ -1390,6 +1407,14 @@ def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-10
 
 def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_index, input_shape):
     """The gradient of nll_loss for its input: -weight * grad at each target's class, 0 elsewhere."""
+    n = input_shape[0] if input_shape else 0
+    if len(input_shape) == 2 and _plain_targets(xp, target, weight, ignore_index, n):
+        coef = -grad_output
+        if reduction == "mean":
+            coef = coef / grad_output.dtype.type(n)
+        out = np.zeros(input_shape, dtype=grad_output.dtype)
+        out[np.arange(n), target] = coef
+        return out
     safe, w, valid = _nll_weights(xp, target, weight, ignore_index, grad_output.dtype)
     coef = -w * grad_output
     if reduction == "mean":
