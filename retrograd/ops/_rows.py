@@ -31,7 +31,8 @@ import math
 
 import numpy as np
 
-__all__ = ["fast_rows", "row_sum", "lead_sum", "rows_apply", "softmax_rows", "log_softmax_rows"]
+__all__ = ["fast_rows", "row_sum", "lead_sum", "rows_apply", "softmax_rows", "log_softmax_rows", "layer_norm_rows",
+           "layer_norm_input_rows"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _ONES = {}  # (length, dtype) -> read-only vector of ones
@@ -139,3 +140,53 @@ def _exact_rows(x, log, safe=False):
         total[dead] = 1  # exp(-inf) = 0 throughout: zeros
     e /= total
     return e
+
+
+def layer_norm_rows(input, dims, n, weight, bias, eps):
+    """layer_norm's ``(output, mean, rstd)`` on the rows of ``n`` elements of a ``fast_rows`` input (normalized over
+    ``dims``): the two statistics as products with ones, each per-row step one pass."""
+    x = input.reshape(-1, n)
+    inv_n = x.dtype.type(1.0 / n)
+    mean = row_sum(x)
+    mean *= inv_n
+    out = np.empty_like(x)
+    rows_apply(np.subtract, x, mean, out)
+    sq = out * out
+    rstd = row_sum(sq)
+    del sq
+    rstd *= inv_n
+    rstd += rstd.dtype.type(eps)
+    np.reciprocal(np.sqrt(rstd, out=rstd), out=rstd)
+    rows_apply(np.multiply, out, rstd, out)
+    if weight is not None:
+        w = weight.reshape(n)
+        out = np.multiply(out, w, out=out) if w.dtype == out.dtype else out * w
+    if bias is not None:
+        b = bias.reshape(n)
+        out = np.add(out, b, out=out) if b.dtype == out.dtype else out + b
+    stat = tuple(1 if d in dims else size for d, size in enumerate(input.shape))
+    return out.reshape(input.shape), mean.reshape(stat), rstd.reshape(stat)
+
+
+def layer_norm_input_rows(g, x, mean, rstd, weight):
+    """layer_norm's input gradient on (rows, n) arrays (``weight`` an array or None), as ``rstd * (g - mean(g)) - xc
+    * (rstd^3 mean(g * xc))`` with ``g`` the gradient times the weight and ``xc = x - mean``: four per-row passes, the
+    row means as products with ones."""
+    inv_n = g.dtype.type(1.0 / g.shape[1])
+    g = g * weight.reshape(-1) if weight is not None else g.copy()
+    xc = np.empty_like(x)
+    rows_apply(np.subtract, x, mean, xc)
+    t = g * xc
+    k = row_sum(t)  # then k = rstd^3 * mean(g * xc), the factor of xc
+    del t
+    k *= inv_n
+    k *= rstd
+    k *= rstd
+    k *= rstd
+    gm = row_sum(g)
+    gm *= inv_n
+    rows_apply(np.subtract, g, gm, g)
+    rows_apply(np.multiply, g, rstd, g)
+    rows_apply(np.multiply, xc, k, xc)
+    g -= xc
+    return g

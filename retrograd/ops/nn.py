@@ -24,7 +24,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from .._tensor import Tensor
 from ._declarations import defop
-from ._rows import fast_rows, lead_sum, row_sum, rows_apply
+from ._rows import fast_rows, layer_norm_input_rows, layer_norm_rows, lead_sum, row_sum, rows_apply
 from .joining import cat
 from .pointwise import formula_arrays, sigmoid_array, where
 from .shape import expand
@@ -607,7 +607,7 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
         return (out if bias is None else out + bias), mean, rstd
     n = math.prod(input.shape[d] for d in dims)
     if xp is np and n and input.flags.c_contiguous and fast_rows(input.reshape(-1, n)):
-        return _layer_norm_rows(input, dims, n, weight, bias, eps)  # See Note [Row reductions as products]
+        return layer_norm_rows(input, dims, n, weight, bias, eps)  # See Note [Row reductions as products]
     inv_n = input.dtype.type(1.0 / n)
     mean = input.sum(axis=dims, keepdims=True)
     mean *= inv_n
@@ -624,32 +624,6 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         out = xp.add(out, bias, out=out) if bias.dtype == out.dtype else out + bias
     return out, mean, rstd
-
-
-def _layer_norm_rows(input, dims, n, weight, bias, eps):
-    """``_layer_norm`` on the rows of ``n`` elements of a ``fast_rows`` input (Note [Row reductions as products]):
-    the two statistics as products with ones, each per-row step one pass."""
-    x = input.reshape(-1, n)
-    inv_n = x.dtype.type(1.0 / n)
-    mean = row_sum(x)
-    mean *= inv_n
-    out = np.empty_like(x)
-    rows_apply(np.subtract, x, mean, out)
-    sq = out * out
-    rstd = row_sum(sq)
-    del sq
-    rstd *= inv_n
-    rstd += rstd.dtype.type(eps)
-    np.reciprocal(np.sqrt(rstd, out=rstd), out=rstd)
-    rows_apply(np.multiply, out, rstd, out)
-    if weight is not None:
-        w = weight.reshape(n)
-        out = np.multiply(out, w, out=out) if w.dtype == out.dtype else out * w
-    if bias is not None:
-        b = bias.reshape(n)
-        out = np.add(out, b, out=out) if b.dtype == out.dtype else out + b
-    stat = tuple(1 if d in dims else size for d, size in enumerate(input.shape))
-    return out.reshape(input.shape), mean.reshape(stat), rstd.reshape(stat)
 
 
 def _ln_rows(grad, input, result):
@@ -689,7 +663,8 @@ def _layer_norm_input(grads, input, normalized_shape, weight, eps, result):
     # See Note [Formulas on arrays]: rstd * (g - mean(g) - xhat * mean(g * xhat)), g = grad * weight
     rows = _ln_rows(grad, input, result)
     if rows is not None:
-        return Tensor._make(_layer_norm_input_rows(*rows, weight).reshape(input.shape), grad._device)
+        w = None if weight is None else weight._data
+        return Tensor._make(layer_norm_input_rows(*rows, w).reshape(input.shape), grad._device)
     xhat = _ln_xhat_array(input, result)
     g = grad._data * weight._data if weight is not None else grad._data.copy()
     inv_n = g.dtype.type(1.0 / math.prod(g.shape[d] for d in dims))
@@ -700,29 +675,6 @@ def _layer_norm_input(grads, input, normalized_shape, weight, eps, result):
     g -= xhat
     g *= result[2]._data
     return Tensor._make(g, grad._device)
-
-
-def _layer_norm_input_rows(g, x, mean, rstd, weight):
-    """The input's gradient on (rows, n) arrays, as ``rstd * (g - mean(g)) - xc * (rstd^3 mean(g * xc))`` with ``xc =
-    x - mean``: four per-row passes, the row means as products with ones (Note [Row reductions as products])."""
-    inv_n = g.dtype.type(1.0 / g.shape[1])
-    g = g * weight._data.reshape(-1) if weight is not None else g.copy()
-    xc = np.empty_like(x)
-    rows_apply(np.subtract, x, mean, xc)
-    t = g * xc
-    k = row_sum(t)  # then k = rstd^3 * mean(g * xc), the factor of xc
-    del t
-    k *= inv_n
-    k *= rstd
-    k *= rstd
-    k *= rstd
-    gm = row_sum(g)
-    gm *= inv_n
-    rows_apply(np.subtract, g, gm, g)
-    rows_apply(np.multiply, g, rstd, g)
-    rows_apply(np.multiply, xc, k, xc)
-    g -= xc
-    return g
 
 
 def _layer_norm_weight(grads, input, normalized_shape, eps, result):
