@@ -33,6 +33,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._declarations import defop
+from ._rows import fast_rows, row_sum, rows_apply, softmax_rows
 
 __all__ = ["scaled_dot_product_attention", "causal_mask_array"]
 
@@ -91,17 +92,20 @@ def _attention(xp, tensors, dropout_mask=None, scale=1.0, is_causal=False, enabl
         s += _causal_scores(xp, s.shape[-2], s.shape[-1], s.dtype)
     if mask is not None:
         s += xp.where(mask, s.dtype.type(0), s.dtype.type(-xp.inf)) if mask.dtype == bool else mask
-    top = s.max(axis=-1, keepdims=True)
-    dead = top == -xp.inf  # rows with every key masked out: weights 0 (See Note [Attention as one op])
-    any_dead = bool(dead.any())
-    if any_dead:
-        top[dead] = 0
-    s -= top
-    p = xp.exp(s, out=s)
-    total = _row_sum(xp, p)
-    if any_dead:
-        total[dead] = 1
-    p /= total
+    if xp is np and fast_rows(s):  # See Note [Row reductions as products]
+        p = softmax_rows(s, safe=True)
+    else:
+        top = s.max(axis=-1, keepdims=True)
+        dead = top == -xp.inf  # rows with every key masked out: weights 0 (See Note [Attention as one op])
+        any_dead = bool(dead.any())
+        if any_dead:
+            top[dead] = 0
+        s -= top
+        p = xp.exp(s, out=s)
+        total = _row_sum(xp, p)
+        if any_dead:
+            total[dead] = 1
+        p /= total
     o = xp.matmul(p if dropout_mask is None else p * dropout_mask, v)
     return o.astype(q.dtype, copy=False), p.astype(q.dtype, copy=False)
 
@@ -128,7 +132,10 @@ def _backward_arrays(grads, tensors, p, dropout_mask, scale, groups):
     if d is not None:
         ds *= d
     ds += gp
-    ds -= _row_sum(xp, ds * p)
+    if xp is np and fast_rows(ds):  # See Note [Row reductions as products]
+        rows_apply(np.subtract, ds, row_sum(ds * p), ds)
+    else:
+        ds -= _row_sum(xp, ds * p)
     ds *= p
     dq = xp.matmul(ds, k)
     dq *= dq.dtype.type(scale)

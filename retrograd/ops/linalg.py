@@ -14,6 +14,7 @@ from .pointwise import formula_arrays
 from ._declarations import defop, tensor_method
 from .joining import cat
 from ._grad_utils import matmul_backward
+from ._rows import fast_rows, lead_sum
 
 
 # The C++ names of the dtypes, as PyTorch's mm spells them in its dtype error.
@@ -446,8 +447,10 @@ def _addmm_input(grad, input_shape, beta):
     if xp is None or beta != 1 or len(input_shape) != 1 or input_shape[0] != grad.shape[1]:
         return _scaled(grad, beta)
     # See Note [Formulas on arrays]: a bias vector's gradient summed here, one reduction on the array, rather than
-    # by the engine's sum_to_size op (PyTorch's AddmmBackward0 leaves it to the engine: the same sum)
-    return Tensor._make(grad._data.sum(axis=0), grad._device)
+    # by the engine's sum_to_size op (PyTorch's AddmmBackward0 leaves it to the engine: the same sum); over many
+    # rows as one vector-matrix product (Note [Row reductions as products])
+    g = grad._data
+    return Tensor._make(lead_sum(g) if fast_rows(g) else g.sum(axis=0), grad._device)
 
 
 addmm = defop("addmm", _addmm, method=True, inplace=True, promote="binary",

@@ -24,6 +24,7 @@ import numpy as np
 from .._creation import tensor, zeros
 from .._tensor import Tensor
 from ._declarations import defop
+from ._rows import fast_rows, layer_norm_input_rows, layer_norm_rows, lead_sum, row_sum, rows_apply
 from .joining import cat
 from .pointwise import formula_arrays, sigmoid_array, where
 from .shape import expand
@@ -46,10 +47,57 @@ def conv_out_size(size, kernel, stride, padding, dilation):
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
+# Note [Small planes as products]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# im2col copies each kernel offset's window with one strided NumPy copy, and col2im adds it back the same way. Each
+# such copy runs its inner loop along an output row: on the 4x4 planes of a small convnet that is four elements a
+# loop, and the loop overhead is the whole cost (col2im of W8's second convolution: 9 copies of 2,048 rows of 4,
+# about 300 µs). Both are linear maps of one (H, W) plane, the same for every sample and channel: a 0/1 matrix
+# ``S`` (H*W, kh*kw*L) whose column (k, l) holds a 1 at the input position that kernel offset k reads for output
+# position l (none where it reads padding). On planes of at most ``_SMALL_PLANE`` elements (an 8x8 plane's rows are
+# long enough for the copies, and the product grows with the square of the plane), im2col is one product
+# ``planes @ S`` and col2im ``columns @ S^T`` (there 68 and 91 µs against 126 and 350, measured side by side on a
+# busy machine), each term an input times exactly 1 or 0. A 0 times an infinity or a NaN would spread NaN over the
+# whole plane, so an input whose sum is not finite takes the copies. ``S`` is made once per geometry and dtype.
+_SMALL_PLANE = 32
+_WINDOWS = {}  # (h, w, kernel_size, dilation, padding, stride, dtype) -> S, read-only
+
+
+def _window_matrix(h, w, kernel_size, dilation, padding, stride, dtype):
+    """The 0/1 matrix ``S`` of Note [Small planes as products]."""
+    key = (h, w, kernel_size, dilation, padding, stride, dtype)
+    mat = _WINDOWS.get(key)
+    if mat is None:
+        (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+        oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(w, kw, sw, pw, dw)
+        mat = np.zeros((h * w, kh * kw * oh * ow), dtype=dtype)
+        oy, ox = np.meshgrid(np.arange(oh), np.arange(ow), indexing="ij")
+        for i in range(kh):
+            for j in range(kw):
+                y, x = oy * sh + i * dh - ph, ox * sw + j * dw - pw
+                inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
+                cols = (i * kw + j) * oh * ow + oy * ow + ox
+                mat[(y * w + x)[inside], cols[inside]] = 1
+        mat.flags.writeable = False
+        if len(_WINDOWS) > 64:
+            _WINDOWS.clear()
+        _WINDOWS[key] = mat
+    return mat
+
+
+def _small_planes(xp, a, h, w):
+    """Whether Note [Small planes as products] applies to ``a`` (planes of ``h`` x ``w``)."""
+    return (xp is np and h * w <= _SMALL_PLANE and a.dtype in _FUSED_DTYPES and a.size
+            and np.isfinite(np.add.reduce(a, axis=None)))
+
+
 def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
     n, c, h, w = input.shape
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
     oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(w, kw, sw, pw, dw)
+    if oh > 0 and ow > 0 and _small_planes(xp, input, h, w):  # See Note [Small planes as products]
+        mat = _window_matrix(h, w, tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride), input.dtype)
+        return np.matmul(input.reshape(n * c, h * w), mat).reshape(n, c * kh * kw, oh * ow)
     if ph or pw:
         x = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=input.dtype)
         x[:, :, ph:ph + h, pw:pw + w] = input
@@ -72,6 +120,9 @@ def _col2im_array(xp, input, output_size, kernel_size, dilation, padding, stride
                            f"match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, but got "
                            f"input.size(2)={length}.")
     c = ckk // (kh * kw)
+    if oh > 0 and ow > 0 and _small_planes(xp, input, h, w):  # See Note [Small planes as products]
+        mat = _window_matrix(h, w, tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride), input.dtype)
+        return np.matmul(input.reshape(n * c, ckk // c * length), mat.T).reshape(n, c, h, w)
     cols = input.reshape(n, c, kh, kw, oh, ow)
     out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=input.dtype)
     for i in range(kh):
@@ -107,6 +158,10 @@ def conv_columns_backward(grad, weight, groups):
     """Gradient of the input's columns: the weight, transposed, times the output gradient."""
     n, o = grad.shape[0], grad.shape[1]
     k = weight.numel() // o
+    if formula_arrays(grad) is np and grad.dtype == weight.dtype:  # See Note [Formulas on arrays]
+        g = grad._data.reshape(n, groups, o // groups, math.prod(grad.shape[2:]))
+        cols = np.matmul(weight._data.reshape(groups, o // groups, k).swapaxes(1, 2), g)
+        return Tensor._make(cols.reshape(n, groups * k, g.shape[3]), grad._device)
     g = grad.reshape(n, groups, o // groups, math.prod(grad.shape[2:]))
     cols = weight.reshape(groups, o // groups, k).mT.matmul(g)  # (N, G, k, L)
     return cols.reshape(n, groups * k, g.shape[3])
@@ -116,6 +171,20 @@ def conv_weight_backward(grad, columns, weight_shape, groups):
     """Gradient of the weight: the output gradient times the input's columns, summed over the batch."""
     n, o = grad.shape[0], grad.shape[1]
     length = math.prod(grad.shape[2:])
+    if formula_arrays(grad) is np and grad.dtype == columns.dtype and grad._data.dtype in _FUSED_DTYPES and n:
+        # See Note [Formulas on arrays]: the per-sample products summed by one vector-matrix product, or, where
+        # those (O/G, k) products outweigh copies of the gradient and the columns, one product over samples and
+        # positions together
+        k = columns.shape[1] // groups
+        g = grad._data.reshape(n, groups, o // groups, length)
+        cols = columns._data.reshape(n, groups, k, length)
+        if (o // groups) * k >= (o // groups + k) * length:
+            g = np.ascontiguousarray(g.transpose(1, 2, 0, 3)).reshape(groups, o // groups, n * length)
+            cols = np.ascontiguousarray(cols.transpose(1, 0, 3, 2)).reshape(groups, n * length, k)
+            return Tensor._make(np.matmul(g, cols).reshape(weight_shape), grad._device)
+        per = np.matmul(g, cols.swapaxes(-1, -2))
+        total = np.matmul(np.ones(n, dtype=per.dtype), per.reshape(n, -1))
+        return Tensor._make(total.reshape(weight_shape), grad._device)
     g = grad.reshape(n, groups, o // groups, length)
     cols = columns.reshape(n, groups, columns.shape[1] // groups, length)
     # Per-sample products summed over the batch: measured faster here than one large product
@@ -124,6 +193,12 @@ def conv_weight_backward(grad, columns, weight_shape, groups):
 
 
 def _bias_backward(grad):
+    g = grad._data
+    if formula_arrays(grad) is np and g.dtype in _FUSED_DTYPES and g.flags.c_contiguous and g.size:
+        # See Note [Formulas on arrays]: the sums over positions and then samples as two products with ones
+        n, o = g.shape[0], g.shape[1]
+        per = row_sum(g.reshape(n * o, -1)).reshape(n, o)
+        return Tensor._make(np.matmul(np.ones(n, dtype=g.dtype), per), grad._device)
     return grad.sum((0,) + tuple(range(2, grad.dim())))
 
 
@@ -211,14 +286,19 @@ def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
         best = views[0].copy()
         for v in views[1:]:
             xp.maximum(best, v, out=best)
-        # Which window element holds the maximum, the first one on ties (as PyTorch): going
-        # backwards, set ``which`` to k where element k equals the maximum. Blending with
-        # arithmetic on small integers is several times faster than putmask or copyto here.
+        # Which window element holds the maximum, the first one on ties (as PyTorch): with ne_k
+        # whether element k differs from the maximum, which = ne_0 (1 + ne_1 (1 + ... ne_{last-1})).
+        # Arithmetic on small integers is several times faster than putmask or copyto here.
         last = len(views) - 1
-        which = xp.full(best.shape, last, dtype=xp.uint8 if last < 256 else xp.int64)
-        for k in range(last - 1, -1, -1):
-            which -= (which - k) * (views[k] == best)
-        idx = offsets[which]
+        dtype = xp.uint8 if last < 256 else xp.int64
+        if last == 0:
+            which = xp.zeros(best.shape, dtype=dtype)
+        else:
+            which = (views[last - 1] != best).astype(dtype)
+            for k in range(last - 2, -1, -1):
+                which += 1
+                which *= views[k] != best
+        idx = xp.take(offsets, which)
     idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
     return best, idx
 
@@ -525,7 +605,10 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
             out = out * weight
         rstd = (1 / xp.sqrt(var + eps)).astype(mean.dtype, copy=False)
         return (out if bias is None else out + bias), mean, rstd
-    inv_n = input.dtype.type(1.0 / math.prod(input.shape[d] for d in dims))
+    n = math.prod(input.shape[d] for d in dims)
+    if xp is np and n and input.flags.c_contiguous and fast_rows(input.reshape(-1, n)):
+        return layer_norm_rows(input, dims, n, weight, bias, eps)  # See Note [Row reductions as products]
+    inv_n = input.dtype.type(1.0 / n)
     mean = input.sum(axis=dims, keepdims=True)
     mean *= inv_n
     out = input - mean
@@ -541,6 +624,17 @@ def _layer_norm(xp, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         out = xp.add(out, bias, out=out) if bias.dtype == out.dtype else out + bias
     return out, mean, rstd
+
+
+def _ln_rows(grad, input, result):
+    """``(g, x, mean, rstd)`` as (rows, n) and (rows, 1) arrays where the formulas may use the kernels of Note [Row
+    reductions as products] (every array C-contiguous), else None."""
+    x, g = input._data, grad._data
+    mean, rstd = result[1]._data, result[2]._data
+    n = x.size // mean.size if mean.size else 0
+    if not n or not g.flags.c_contiguous or not x.flags.c_contiguous or not fast_rows(x.reshape(-1, n)):
+        return None
+    return g.reshape(-1, n), x.reshape(-1, n), mean.reshape(-1, 1), rstd.reshape(-1, 1)
 
 
 def _ln_xhat_array(input, result):
@@ -567,6 +661,10 @@ def _layer_norm_input(grads, input, normalized_shape, weight, eps, result):
     if _ln_on_arrays(grads, input, weight, result) is None:
         return norm_input_backward(grad, input, weight, dims, eps, tuple(normalized_shape))
     # See Note [Formulas on arrays]: rstd * (g - mean(g) - xhat * mean(g * xhat)), g = grad * weight
+    rows = _ln_rows(grad, input, result)
+    if rows is not None:
+        w = None if weight is None else weight._data
+        return Tensor._make(layer_norm_input_rows(*rows, w).reshape(input.shape), grad._device)
     xhat = _ln_xhat_array(input, result)
     g = grad._data * weight._data if weight is not None else grad._data.copy()
     inv_n = g.dtype.type(1.0 / math.prod(g.shape[d] for d in dims))
@@ -584,6 +682,13 @@ def _layer_norm_weight(grads, input, normalized_shape, eps, result):
     grad = grads[0]
     if _ln_on_arrays(grads, input, None, result) is None:
         return _sum_lead(grad * _xhat(input, dims, eps), input.shape, normalized_shape)
+    rows = _ln_rows(grad, input, result)
+    if rows is not None:  # sum over rows of grad * (x - mean) * rstd: rstd^T @ (grad * (x - mean))
+        g, x, mean, rstd = rows
+        xc = np.empty_like(x)
+        rows_apply(np.subtract, x, mean, xc)
+        xc *= g
+        return Tensor._make(np.matmul(rstd.reshape(-1), xc).reshape(tuple(normalized_shape)), grad._device)
     xhat = _ln_xhat_array(input, result)  # See Note [Formulas on arrays]
     xhat *= grad._data
     lead = tuple(range(input.dim() - len(normalized_shape)))
@@ -597,12 +702,21 @@ def _sum_lead(t, input_shape, normalized_shape):
     return t.sum(lead) if lead else t
 
 
+def _layer_norm_bias(grad, input_shape, normalized_shape):
+    n = math.prod(normalized_shape)
+    g = grad._data
+    if formula_arrays(grad) is np and n and g.flags.c_contiguous and fast_rows(g.reshape(-1, n)):
+        # See Note [Row reductions as products]: one vector-matrix product
+        return Tensor._make(lead_sum(g.reshape(-1, n)).reshape(tuple(normalized_shape)), grad._device)
+    return _sum_lead(grad, input_shape, normalized_shape)
+
+
 # PyTorch's native_layer_norm: (output, mean, rstd), one node saving the input, the weight and the two statistics
 # (result1, result2), whose formulas on arrays start from them instead of recomputing them.
 layer_norm = defop(
     "layer_norm", _layer_norm, public=False, node_name="NativeLayerNorm", promote="binary", multi_output=True,
     nondiff_outputs=(1, 2), input=_layer_norm_input, weight=_layer_norm_weight,
-    bias=lambda grads, input_shape, normalized_shape: _sum_lead(grads[0], input_shape, normalized_shape))
+    bias=lambda grads, input_shape, normalized_shape: _layer_norm_bias(grads[0], input_shape, normalized_shape))
 
 
 def _bn_dims(ndim):
@@ -843,16 +957,25 @@ def _erf_array(xp, x):
 # SciPy's erf costs about 100 times NumPy's exp per element in float32 (it computes in double, one element at a
 # time). PyTorch's own CPU gelu in float32 evaluates erf by Abramowitz and Stegun's 7.1.26, ``erfc(z) = t (a1 + a2 t
 # + ... + a5 t^4) exp(-z^2)`` with ``t = 1 / (1 + p z)``, absolute error under 1.5e-7 (about float32's rounding of
-# numbers near 1). retrograd's float32 exact gelu and gelu_backward use the same approximation on whole arrays, with
-# the CDF as ``1/2 + sign(x) (1/2 - erfc(|x| / sqrt 2) / 2)`` and the backward's density ``exp(-x^2 / 2)`` the
-# approximation's own exponential: about 20 array passes of NumPy's fast loops, a twentieth of SciPy's erf. The
+# numbers near 1). retrograd's float32 exact gelu and gelu_backward use the same approximation on whole arrays, on
+# ``|x|`` only: with ``Q = Phi(-|x|) = erfc(|x| / sqrt 2) / 2`` (the coefficients halved),
+#
+#     gelu(x) = x Phi(x) = x / 2 + |x| (1/2 - Q)
+#     gelu'(x) = Phi(x) + x phi(x) = 1/2 + sign(x) (1/2 - Q + |x| phi(x))
+#
+# and the density ``phi(x) = exp(-x^2 / 2) / sqrt(2 pi)`` the approximation's own exponential. The sign is applied by
+# flipping the sign bit of the float32 bit pattern (an integer xor, one fast pass; NumPy's ``copysign`` costs four
+# passes and a masked write forty). About 20 array passes of NumPy's fast loops, a twentieth of SciPy's erf; the
 # results are within 5e-7 of PyTorch's. float64 keeps SciPy's erf, as PyTorch keeps an accurate erf in double.
 _AS_P = 0.3275911 * _SQRT_HALF  # t = 1 / (1 + p |x| / sqrt 2)
-_AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)  # a5 .. a1
+_AS_Q = tuple(0.5 * a for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))  # a5 .. a1, / 2
+_SIGN_BIT = np.uint32(0x80000000)
 
 
-def _gelu_cdf_f32(x):
-    """``(Phi(x), exp(-x^2 / 2))`` of a float32 array, each in a fresh buffer. See Note [float32 GELU]."""
+def _gelu_parts_f32(x):
+    """``(t, q, e)`` of a float32 array, each in a fresh buffer: ``q e = Q = Phi(-|x|)``, ``e = exp(-x^2 / 2)``, and
+    ``t`` a buffer for the caller (three buffers, not four: the callers take ``|x|`` again). See Note [float32
+    GELU]."""
     f = np.float32
     e = x * x
     e *= f(-0.5)
@@ -860,17 +983,12 @@ def _gelu_cdf_f32(x):
     t = np.abs(x)
     t *= f(_AS_P)
     t += f(1)
-    np.reciprocal(t, out=t)
-    q = t * f(_AS_A[0])
-    for a in _AS_A[1:]:
-        q += f(a)
+    np.divide(f(1), t, out=t)  # twice as fast as np.reciprocal on float32 here
+    q = t * f(_AS_Q[0])
+    for c in _AS_Q[1:]:
+        q += f(c)
         q *= t
-    q *= e
-    q *= f(-0.5)  # -erfc(|x| / sqrt 2) / 2: -Phi(-|x|)
-    q += f(0.5)
-    np.copysign(q, x, out=q)  # (masked writes cost 40 times this in NumPy)
-    q += f(0.5)
-    return q, e
+    return t, q, e
 
 
 def _gelu(xp, input, approximate="none"):
@@ -890,9 +1008,14 @@ def _gelu(xp, input, approximate="none"):
         out *= input
         out *= _SQRT_2_OVER_PI  # sqrt(2 / pi) * (x + a x^3)
         xp.tanh(out, out=out)
-    elif xp is np and input.dtype == np.float32:  # See Note [float32 GELU]
-        out, _ = _gelu_cdf_f32(input)
-        out *= input
+    elif xp is np and input.dtype == np.float32:  # x / 2 + |x| (1/2 - Q): see Note [float32 GELU]
+        t, q, e = _gelu_parts_f32(input)
+        q *= e
+        q -= np.float32(0.5)
+        q *= np.abs(input, out=t)  # |x| (Q - 1/2)
+        del t
+        out = np.multiply(input, np.float32(0.5), out=e)
+        out -= q
         return out
     else:
         out = input * _SQRT_HALF
@@ -928,10 +1051,18 @@ def _gelu_backward(xp, grad_output, input, approximate="none"):
         sq *= 1 - out * out  # 0.5 x (1 - t^2) du
         out += 1
         out *= 0.5
-    elif xp is np and input.dtype == np.float32:  # Phi(x) + x phi(x): see Note [float32 GELU]
-        out, sq = _gelu_cdf_f32(input)
-        sq *= input
-        sq *= np.float32(_INV_SQRT_2PI)
+    elif xp is np and input.dtype == np.float32:  # 1/2 + sign(x) (1/2 - Q + |x| phi(x)): Note [float32 GELU]
+        out, q, e = _gelu_parts_f32(input)
+        np.abs(input, out=out)
+        out *= np.float32(_INV_SQRT_2PI)
+        out -= q
+        out *= e  # |x| phi(x) - Q
+        out += np.float32(0.5)
+        sign = np.bitwise_and(input.view(np.uint32), _SIGN_BIT, out=q.view(np.uint32))
+        np.bitwise_xor(out.view(np.uint32), sign, out=out.view(np.uint32))
+        out += np.float32(0.5)
+        out *= grad_output
+        return out
     else:  # Phi(x) + x phi(x)
         out = input * _SQRT_HALF
         _kernels(xp).erf(out, out=out)
@@ -1199,8 +1330,18 @@ def _nll_weights(xp, target, weight, ignore_index, dtype):
     return safe, weight[safe].astype(dtype, copy=False) * valid, valid
 
 
+def _plain_targets(xp, target, weight, ignore_index, rows):
+    """Whether nll_loss over (N, C) has no weight and no ignored target (N > 0): then every weight is 1 and the
+    forward and backward skip the weight arrays, the masks and the ``errstate`` (the same numbers)."""
+    return xp is np and weight is None and rows and target.ndim == 1 and not (target == ignore_index).any()
+
+
 def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-100):
     """input (N, C, *) log-probabilities, target (N, *) class indices."""
+    n = input.shape[0]
+    if input.ndim == 2 and reduction != "none" and _plain_targets(xp, target, weight, ignore_index, n):
+        total = -np.add.reduce(input[np.arange(n), target])
+        return total if reduction == "sum" else (total / input.dtype.type(n)).astype(input.dtype, copy=False)
     safe, w, _ = _nll_weights(xp, target, weight, ignore_index, input.dtype)
     if input.ndim == 2:  # (N, C): plain fancy indexing, several times cheaper than take_along_axis
         picked = input[xp.arange(input.shape[0]), safe]
@@ -1218,6 +1359,14 @@ def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-10
 
 def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_index, input_shape):
     """The gradient of nll_loss for its input: -weight * grad at each target's class, 0 elsewhere."""
+    n = input_shape[0] if input_shape else 0
+    if len(input_shape) == 2 and _plain_targets(xp, target, weight, ignore_index, n):
+        coef = -grad_output
+        if reduction == "mean":
+            coef = coef / grad_output.dtype.type(n)
+        out = np.zeros(input_shape, dtype=grad_output.dtype)
+        out[np.arange(n), target] = coef
+        return out
     safe, w, valid = _nll_weights(xp, target, weight, ignore_index, grad_output.dtype)
     coef = -w * grad_output
     if reduction == "mean":

@@ -12,6 +12,7 @@ from . import pointwise
 from .pointwise import formula_arrays
 from ._declarations import defop, tensor_method
 from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
+from ._rows import fast_rows, log_softmax_rows, row_sum, rows_apply, softmax_rows
 from .joining import cat
 
 
@@ -254,10 +255,16 @@ logsumexp = defop("logsumexp", _logsumexp, method=True, promote="float",
                   (input - unsqueeze_reduced(result, input.shape, dim, keepdim)).exp())
 
 
+def _last(dim, ndim):
+    return dim == ndim - 1 or dim == -1
+
+
 def _softmax(xp, input, dim, dtype=None):
     x = input.astype(dtype.np) if dtype is not None else input
     if x.ndim == 0:
         return xp.ones_like(x)
+    if _last(dim, x.ndim) and fast_rows(x):  # See Note [Row reductions as products]
+        return softmax_rows(x)
     e = x - xp.amax(x, axis=dim, keepdims=True)  # a fresh buffer: exp and the division go into it
     xp.exp(e, out=e)
     e /= xp.sum(e, axis=dim, keepdims=True)
@@ -268,6 +275,8 @@ def _log_softmax(xp, input, dim, dtype=None):
     x = input.astype(dtype.np) if dtype is not None else input
     if x.ndim == 0:
         return xp.zeros_like(x)
+    if _last(dim, x.ndim) and fast_rows(x):  # See Note [Row reductions as products]
+        return log_softmax_rows(x)
     shifted = x - xp.amax(x, axis=dim, keepdims=True)
     shifted -= xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
     return shifted
@@ -280,7 +289,10 @@ def _softmax_grad(grad, result, dim):
     if xp is not None and grad.dtype == result.dtype:  # See Note [Formulas on arrays]
         g, y = grad._data, result._data
         out = g * y  # result * (grad - sum(grad * result)), in this one buffer
-        xp.subtract(g, out.sum(axis=dim, keepdims=True), out=out)
+        if _last(dim, y.ndim) and fast_rows(out) and g.flags.c_contiguous:  # Note [Row reductions as products]
+            rows_apply(xp.subtract, g, row_sum(out), out)
+        else:
+            xp.subtract(g, out.sum(axis=dim, keepdims=True), out=out)
         out *= y
         return Tensor._make(out, grad._device)
     return result * (grad - (grad * result).sum(dim, keepdim=True))
@@ -293,7 +305,10 @@ def _log_softmax_grad(grad, result, dim):
     if xp is not None and grad.dtype == result.dtype:  # See Note [Formulas on arrays]
         g = grad._data
         out = xp.exp(result._data)  # grad - exp(result) * sum(grad), in this one buffer
-        out *= g.sum(axis=dim, keepdims=True)
+        if _last(dim, g.ndim) and fast_rows(g):  # See Note [Row reductions as products]
+            rows_apply(xp.multiply, out, row_sum(g), out)
+        else:
+            out *= g.sum(axis=dim, keepdims=True)
         xp.subtract(g, out, out=out)
         return Tensor._make(out, grad._device)
     return grad - result.exp() * grad.sum(dim, keepdim=True)

@@ -83,14 +83,15 @@ def test_sdpa_grouped_query_attention_equals_torch_and_gradchecks():
                                      tuple(t.detach().requires_grad_() for t in (q, k, v)))
 
 
-def test_sdpa_fully_masked_query_gives_zeros_as_torch():
-    (q, k, v), (tq, tk, tv) = _pair((3, 2), (4, 2), (4, 3))
+@pytest.mark.parametrize("batch", [(), (2, 4)], ids=["3 rows", "24 rows"])  # 24: Note [Row reductions as products]
+def test_sdpa_fully_masked_query_gives_zeros_as_torch(batch):
+    (q, k, v), (tq, tk, tv) = _pair(batch + (3, 2), batch + (4, 2), batch + (4, 3))
     m = np.ones((3, 4), dtype=bool)
     m[1] = False
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=rg.tensor(m))
     expected = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=torch.tensor(m))
     _close(out, expected)
-    assert out[1].abs().sum().item() == 0.0
+    assert out[..., 1, :].abs().sum().item() == 0.0
     out.sum().backward()
     assert np.isfinite(q.grad.numpy()).all()
 

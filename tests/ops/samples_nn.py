@@ -78,7 +78,9 @@ add("constant_pad_nd",
 add("layer_norm",
     Sample(lambda m, x, w, b: _F(m).layer_norm(x, (3,), w, b), A(2, 3), A(3), A(3)),
     Sample(lambda m, x: _F(m).layer_norm(x, (2, 2), eps=1e-3), nc(A(3, 2, 2))),
-    Sample(lambda m, x, w: _F(m).layer_norm(x, [4], w), A(4), A(4), note="1-d, weight only"))
+    Sample(lambda m, x, w: _F(m).layer_norm(x, [4], w), A(4), A(4), note="1-d, weight only"),
+    Sample(lambda m, x, w, b: _F(m).layer_norm(x, (2, 2), w, b), A(2, 4, 2, 2), A(2, 2), A(2, 2),
+           note="8 rows: the row kernels of Note [Row reductions as products]"))
 add("native_batch_norm",
     Sample(lambda m, x, w, b: _F(m).batch_norm(x, None, None, w, b, training=True), A(4, 3), A(3), A(3)),
     Sample(lambda m, x: _F(m).batch_norm(x, None, None, training=True, eps=1e-3), nc(A(2, 2, 3))),

@@ -32,6 +32,10 @@ CASES = [
     ("layer_norm_affine", lambda m, x, w, b: m.nn.functional.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
     ("layer_norm_two_dims_no_affine", lambda m, x: m.nn.functional.layer_norm(x, (3, 4)), [(2, 3, 4)]),
     ("gelu", lambda m, x: m.nn.functional.gelu(x), [(3, 4)]),
+    # 8 rows and more: the row kernels of Note [Row reductions as products]
+    ("softmax_rows", lambda m, x: m.softmax(x, -1), [(2, 4, 3)]),
+    ("log_softmax_rows", lambda m, x: m.log_softmax(x, 1), [(8, 3)]),
+    ("layer_norm_rows", lambda m, x, w, b: m.nn.functional.layer_norm(x, (3,), w, b), [(2, 4, 3), (3,), (3,)]),
     ("addmm_one_element_bias", lambda m, b, x, w: m.addmm(b, x, w), [(1,), (3, 2), (2, 4)]),
     ("cat_middle_dim", lambda m, a, b: m.cat([a, b * 2], 1), [(2, 3, 2), (2, 1, 2)]),
     ("view_then_reshape", lambda m, x: x.view(6, 2).reshape(3, 4) * x.reshape(3, 4), [(2, 6)]),
@@ -191,3 +195,45 @@ def test_a_few_rows_times_a_transposed_matrix_matches_torch_and_is_contiguous(dt
     for r, t in zip(rs, ts, strict=True):
         assert r.grad.dtype == r.dtype and r.grad.is_contiguous()
         np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_over_many_rows_matches_torch_on_masked_distant_and_nonfinite_rows(dtype):
+    # See Note [Row reductions as products]: shifted by the array's maximum, rows far below it computed again
+    torch = pytest.importorskip("torch")
+    x = _rng.uniform(-3, 3, (12, 6))
+    x[1, 2:] = -np.inf  # partly masked
+    x[2] = -np.inf  # fully masked: NaN, as PyTorch
+    x[3] -= 300.0  # far below the rest: its own maximum
+    x[4, 0] = np.nan
+    x[5, 1] = 1e4  # the array's maximum, far above every other row
+    x[6, 3] = np.inf
+    for fn in ("softmax", "log_softmax"):
+        xs = rg.tensor(x, dtype=getattr(rg, dtype), requires_grad=True)
+        ts = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+        out, tout = getattr(rg, fn)(xs, -1), getattr(torch, fn)(ts, -1)
+        tol = 1e-5 if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=tol, atol=tol)
+        seed = np.where(np.isfinite(tout.detach().numpy()), _rng.standard_normal(x.shape), 0.0)
+        (g,), (tg,) = rg.autograd.grad(out, [xs], rg.tensor(seed, dtype=out.dtype)), torch.autograd.grad(
+            tout, [ts], torch.tensor(seed, dtype=tout.dtype))
+        np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=tol, atol=tol)
+    x[6, 3] = 0.0
+    many = np.tile(x[:8], (3, 1))  # no infinity: rows 2 (all -inf) and 4 (NaN) go the exact way
+    np.testing.assert_allclose(rg.softmax(rg.tensor(many), 1).numpy(), torch.softmax(torch.tensor(many), 1).numpy(),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_convolution_of_small_planes_keeps_nonfinite_values_where_torch_has_them():
+    # See Note [Small planes as products]: a 0 times inf would be NaN over the plane, so such inputs take the copies
+    torch = pytest.importorskip("torch")
+    x = _rng.standard_normal((2, 2, 4, 4))
+    x[0, 1, 2, 3], x[1, 0, 0, 0] = np.inf, np.nan
+    w, seed = _rng.standard_normal((3, 2, 3, 3)), _rng.standard_normal((2, 3, 4, 4))
+    seed[1, 2, 1, 1] = np.inf
+    xs, ws = rg.tensor(x, requires_grad=True), rg.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    out, tout = rg.nn.functional.conv2d(xs, ws, padding=1), torch.nn.functional.conv2d(xt, wt, padding=1)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
+    (gx,), (tgx,) = rg.autograd.grad(out, [xs], rg.tensor(seed)), torch.autograd.grad(tout, [xt], torch.tensor(seed))
+    np.testing.assert_allclose(gx.numpy(), tgx.numpy(), rtol=1e-12, atol=1e-12)
