@@ -245,7 +245,7 @@ class ForwardInterposer:
         results = out if op.multi_output else (out,)
         new = self._tangents(op, rule, primal_args, tangents, results)
         for j, (r, t) in enumerate(zip(results, new, strict=True)):
-            if t is None or not isinstance(r, Tensor) or r._data.dtype.kind != "f" or j in op.nondiff_outputs:
+            if t is None or not isinstance(r, Tensor) or r._data.dtype.kind not in "fV" or j in op.nondiff_outputs:
                 continue
             if tuple(t.shape) != tuple(r.shape):
                 t = t.expand(tuple(r.shape)).clone()
