@@ -388,8 +388,12 @@ def wide_values(op, args, vals):
         raise op.wide(*args)  # PyTorch's CPU has no bfloat16 kernel for it (ops/bfloat16.py)
     if in_arg:  # the result's dtype is named: bfloat16
         round_back = True
-    elif not in_array or other_float:
+    elif not in_array:
         return None
+    elif other_float:  # a 0-d float32 with a bfloat16 tensor: PyTorch casts it to their bfloat16 result first
+        if op.promote is None or _result_dtype(op, args) is not _dtype.bfloat16:
+            return None
+        in_arg = round_back = True
     else:
         round_back = not named
     vals = list(vals)
@@ -397,12 +401,14 @@ def wide_values(op, args, vals):
         if type(v) is _ndarray:
             if v.dtype is bf16:
                 vals[i] = v.astype(_FLOAT32)
-            elif in_arg and v.dtype.kind == "f":  # as PyTorch's, cast to the named bfloat16 first
+            elif in_arg and v.dtype.kind == "f":  # as PyTorch's, cast to the bfloat16 of the result first
                 vals[i] = v.astype(bf16).astype(_FLOAT32)
         elif type(v) is list and i in op.index_lists:
             vals[i] = [w.astype(_FLOAT32) if type(w) is _ndarray and w.dtype is bf16 else w for w in v]
         elif v is _dtype.bfloat16:
             vals[i] = _dtype.float32
+        elif type(v) is float and op.bfloat16_scalars:  # PyTorch casts it to bfloat16 first (ops/bfloat16.py)
+            vals[i] = float(np.float32(v).astype(bf16))
     return vals, round_back
 
 

@@ -114,6 +114,7 @@ class OpInfo:
                  inplace_node_name=None, wide=True):
         self.name = name
         self.wide = wide and not view  # a call with bfloat16 computes in float32 (Note [bfloat16 arrays] in _dtype.py)
+        self.bfloat16_scalars = False  # its Python numbers rounded to bfloat16 first (ops/bfloat16.py)
         self.forward = forward
         sig = inspect.signature(forward)
         params = list(sig.parameters.values())

@@ -1,15 +1,20 @@
-"""The ops PyTorch's CPU refuses for bfloat16, and its error for each.
+"""The ops PyTorch's CPU refuses for bfloat16, with its error for each, and those that round a Python number to
+bfloat16 before computing.
 
 Every other op of the table computes a call with a bfloat16 argument in float32 and rounds its results once
-(Note [bfloat16 arrays] in _dtype.py). PyTorch has no CPU kernel of bfloat16 for these (LAPACK has none, nor
-do some special functions): a call with a bfloat16 argument raises PyTorch's error, of its type and words, as
-the op call reads ``op.wide`` (tests/ops/test_op_table.py compares each with PyTorch's).
+(Note [bfloat16 arrays] in _dtype.py). PyTorch has no CPU kernel of bfloat16 for the ops of ``REFUSED`` (LAPACK
+has none, nor do some special functions): a call with a bfloat16 argument raises PyTorch's error, of its type
+and words, as the op call reads ``op.wide`` (tests/ops/test_op_table.py compares each with PyTorch's).
+
+PyTorch's kernels of ``add``, ``mul`` and ``div`` take a Python number as it is, in float32; the others cast it
+to the tensor's bfloat16 first, as their inputs' common dtype (``x > 0.2`` compares with 0.2001953125). Of the
+ops where that shows, ``SCALARS_ROUNDED`` are those (``op.bfloat16_scalars``).
 """
 from __future__ import annotations
 
 from ._declarations import REGISTRY
 
-__all__ = ["REFUSED"]
+__all__ = ["REFUSED", "SCALARS_ROUNDED"]
 
 
 def _kernel(name):
@@ -45,5 +50,9 @@ REFUSED = {
     "special_ndtri": _kernel("ndtri_cpu"),
 }
 
+SCALARS_ROUNDED = ("sub", "eq", "ne", "lt", "le", "gt", "ge", "fmod", "remainder")
+
 for _name, _error in REFUSED.items():
     REGISTRY[_name].wide = _error
+for _name in SCALARS_ROUNDED:
+    REGISTRY[_name].bfloat16_scalars = True
