@@ -271,8 +271,8 @@ def run_op(op, args, inplace=None):
     if device is None:
         device = _cpu
     xp = np if device is _cpu else get_backend(device.type).xp
-    wide = op.wide and (_WIDE.loaded or _names_bfloat16(op, args)) and wide_values(op, args, vals)
-    # ^ See Note [bfloat16 arrays] in _dtype.py
+    wide = op.wide and (first_dt is _WIDE.dtype or _WIDE.loaded and (mixed or op.index_lists)
+                        or _names_bfloat16(op, args)) and wide_values(op, args, vals)  # See Note [bfloat16 arrays]
     if wide:
         vals, round_back = wide
     quiet = not op.view and _fp_quiet(FP_QUIET)  # See Note [NumPy's floating-point warnings]
