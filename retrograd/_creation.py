@@ -196,7 +196,7 @@ def _finish(array, dtype, device, requires_grad):
         array = get_backend(dev.type).from_numpy(array)
     t = Tensor._make(array, dev)
     if requires_grad:
-        if array.dtype.kind != "f":  # a factory's words, not requires_grad_()'s, as in PyTorch
+        if array.dtype.kind not in "fV":  # a factory's words, not requires_grad_()'s, as in PyTorch
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
@@ -547,7 +547,24 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """Returns ``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if dtype is _dtype.bfloat16 and steps > 1:
+        return _finish(_linspace_bfloat16(start, end, steps), dtype, device, requires_grad)
     return _finish(np.linspace(start, end, steps), dtype or _dtype.get_default_dtype(), device, requires_grad)
+
+
+def _linspace_bfloat16(start, end, steps):
+    """PyTorch's CPU linspace in bfloat16: a step of bfloat16, then ``start + step * i`` for the first half and
+    ``end - step * (steps - 1 - i)`` for the rest, each operation rounded to bfloat16 (as its kernel's bfloat16
+    arithmetic; ml_dtypes's ufuncs compute each in float32 and round)."""
+    bf16 = _dtype.bfloat16.np
+
+    def round16(x):
+        return np.asarray(x, dtype=np.float32).astype(bf16)
+    first, last = round16(start), round16(end)
+    step = (last - first) / round16(steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    return np.concatenate([first + step * round16(i[:half]), last - step * round16(steps - 1 - i[half:])])
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):

@@ -52,7 +52,7 @@ def _from_name(name):
 
 
 _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
-                      "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+                      "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
 def scalar_type_name(np_dtype) -> str:
@@ -62,7 +62,8 @@ def scalar_type_name(np_dtype) -> str:
 
 
 _TYPE_META_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-                    "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+                    "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+                    "bfloat16": "c10::BFloat16"}
 
 
 def type_meta_name(np_dtype) -> str:
@@ -82,6 +83,11 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _BY_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
+        scalar = getattr(np_dtype, "type", np_dtype)
+        if not WIDE.loaded and getattr(scalar, "__module__", None) == "ml_dtypes" and \
+                getattr(scalar, "__name__", None) == "bfloat16":  # an array ml_dtypes made, before retrograd loaded it
+            load_bfloat16()
+            return from_numpy_dtype(np_dtype)
         raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
                         "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
 
@@ -122,9 +128,41 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 
 
 # -- bfloat16, finfo and iinfo, result_type and can_cast --------------------------------------------------
-class _UnstorableDtype(dtype):
-    """A dtype PyTorch has and NumPy cannot store: it promotes and describes itself (``finfo``), and every
-    attempt to make an array of it raises a TypeError that names it."""
+# Note [bfloat16 arrays]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# NumPy has no bfloat16. retrograd's bfloat16 arrays are NumPy arrays of ``ml_dtypes.bfloat16`` (the jax-ml
+# project's NumPy dtype: 2 bytes an element, casts that round to nearest even, ufunc loops; it depends on NumPy
+# alone), so that a bfloat16 tensor is an ordinary tensor everywhere else: views, strides, indexing, the engine,
+# AccumulateGrad's sums (ml_dtypes adds in float32 and rounds, as PyTorch's CPU kernels do). ml_dtypes's
+# initialisation takes about a second, so ``import retrograd`` never imports it: ``bfloat16.np``, read when a
+# bfloat16 tensor is first asked for, does (``load_bfloat16``), and registers the dtype; without ml_dtypes
+# installed that read raises PyTorch users' clue, the package to install, and nothing else changes.
+#
+# NumPy gives ml_dtypes's dtype the kind "V" (not "f"): retrograd holds no other arrays of that kind, so the
+# checks of floating arrays read ``kind in "fV"`` (``is_float_array``) wherever a bfloat16 array can reach them.
+#
+# PyTorch's CPU kernels compute a bfloat16 op in float32 and round the result once. ml_dtypes's ufuncs round
+# after each ufunc, its matmul returns float32, and NumPy's reductions of it accumulate in bfloat16; so the op
+# call computes every op with a bfloat16 argument in float32 and rounds its floating results to bfloat16 once
+# (``wide_call`` in ops/_call.py), which gives PyTorch's numbers wherever PyTorch computes in float32 and rounds
+# once. The generated op calls and the C op call hand every such call to it (``WIDE``).
+class _Wide:
+    """What the op calls read to send bfloat16 calls to ``wide_call`` (Note [bfloat16 arrays]): ``dtype`` is the
+    NumPy bfloat16 dtype once loaded (a sentinel before, which no array's dtype is), ``loaded`` whether it is."""
+
+    __slots__ = ("dtype", "loaded", "listeners")
+
+    def __init__(self):
+        self.dtype = object()
+        self.loaded = False
+        self.listeners = []  # called with the NumPy dtype once it is loaded (the C op call's set_wide_dtype)
+
+
+WIDE = _Wide()
+
+
+class _LazyDtype(dtype):
+    """bfloat16, whose NumPy dtype comes from ml_dtypes, imported when first read (Note [bfloat16 arrays])."""
 
     __slots__ = ()
 
@@ -137,12 +175,40 @@ class _UnstorableDtype(dtype):
 
     @property
     def np(self):
-        raise TypeError(f"retrograd.{self.name} cannot hold data: NumPy has no {self.name} type, so retrograd has "
-                        f"no {self.name} arrays; use retrograd.float32 (or float16)")
+        found = WIDE.dtype
+        return found if WIDE.loaded else load_bfloat16()
 
 
-bfloat16 = _UnstorableDtype("bfloat16", 2, 2)
+bfloat16 = _LazyDtype("bfloat16", 2, 2)
 _BY_NAME["bfloat16"] = bfloat16
+
+
+def load_bfloat16():
+    """Imports ml_dtypes and registers its bfloat16 as retrograd.bfloat16's NumPy dtype; returns that dtype.
+
+    Raises:
+        ModuleNotFoundError: ml_dtypes is not installed (naming the package to install).
+    """
+    if WIDE.loaded:
+        return WIDE.dtype
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ModuleNotFoundError("retrograd.bfloat16 needs the ml_dtypes package (NumPy has no bfloat16), which is "
+                                  "not installed: pip install ml_dtypes", name="ml_dtypes") from None
+    np_dtype = np.dtype(ml_dtypes.bfloat16)
+    _BY_NP[np_dtype] = bfloat16
+    WIDE.dtype = np_dtype
+    WIDE.loaded = True
+    for listener in WIDE.listeners:
+        listener(np_dtype)
+    return np_dtype
+
+
+def is_float_array(np_dtype) -> builtins.bool:
+    """Whether an array of retrograd's of this NumPy dtype is floating (bfloat16's kind is "V": Note [bfloat16
+    arrays])."""
+    return np_dtype.kind in "fV"
 
 
 class finfo:

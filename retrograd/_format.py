@@ -36,6 +36,8 @@ def _special(v):
 def format_tensor(t) -> str:
     """Returns PyTorch's repr of tensor ``t``, with its dtype, device and autograd suffixes."""
     arr = t._host()
+    if arr.dtype.kind == "V":  # bfloat16 (Note [bfloat16 arrays] in _dtype.py): its values, printed as floats
+        arr = arr.astype(np.float64)
     kind = arr.dtype.kind
     if kind == "f":
         fmt = _float_formatter(arr.astype(np.float64).ravel())

@@ -184,7 +184,7 @@ class Tensor:
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"  # bfloat16's kind is "V": Note [bfloat16 arrays] in _dtype.py
 
     @property
     def is_cuda(self) -> bool:
@@ -214,7 +214,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        if value and self._data.dtype.kind != "f" and self.is_leaf:  # PyTorch's setter has its own words
+        if value and self._data.dtype.kind not in "fV" and self.is_leaf:  # PyTorch's setter has its own words
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
@@ -235,7 +235,7 @@ class Tensor:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and not _inference_now() and self.is_inference():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
@@ -400,7 +400,7 @@ class Tensor:
         """
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind != "f":
+        if self._requires_grad and value._data.dtype.kind not in "fV":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if value._data.dtype != self._data.dtype or value._device is not self._device:
             self._grad_accumulator = None
@@ -418,9 +418,12 @@ class Tensor:
         Raises:
             RuntimeError: if the tensor requires grad while grad mode is on (use ``detach().numpy()``),
                 unless ``force``.
+            TypeError: a bfloat16 tensor (NumPy has no bfloat16), as PyTorch's.
         """
         if not force and self.requires_grad and _grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._data.dtype.kind == "V":  # bfloat16: NumPy has none (Note [bfloat16 arrays] in _dtype.py)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self._device is not _cpu:
             if not force:
                 raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
@@ -518,6 +521,8 @@ class Tensor:
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
+        if self._data.dtype.kind == "V":  # bfloat16, as numpy()
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self.requires_grad:
             return self.detach().numpy().astype(dtype) if dtype else self.detach().numpy()
         arr = self._host()

@@ -1,10 +1,9 @@
 """``retrograd.amp``: PyTorch's automatic mixed precision API, so that training scripts run unchanged.
 
-``autocast`` casts nothing in retrograd: every op runs in its inputs' dtype, so float32 stays
-float32. retrograd has no bfloat16 arrays (NumPy has none) and no float16 kernels faster than
-float32 ones, so there is nothing to gain; PyTorch's CPU autocast, by contrast, computes some
-ops (matmul among them) in bfloat16, and its results then differ from retrograd's. With
-``device_type="cuda"`` and no GPU it warns and disables itself, as PyTorch does.
+``autocast("cpu")`` does what PyTorch's CPU autocast does (Note [CPU autocast]): in bfloat16 by default, it
+runs the ops of PyTorch's CPU lists that retrograd has in bfloat16 (matmul, linear, convolutions...), some in
+float32 (the losses, prod, the LAPACK ops), and widens the inputs of cat and stack to a common dtype. With
+``device_type="cuda"`` and no GPU it warns and disables itself, as PyTorch does; a CUDA region casts nothing.
 
 ``GradScaler`` is a real loss scaler, as PyTorch's (scale the loss, unscale the gradients, skip
 the step on infinite or NaN gradients, grow or back off the scale); it is a pass-through when
@@ -19,23 +18,144 @@ import warnings
 import numpy as np
 
 from . import cuda
-from ._dtype import float16
+from ._dtype import bfloat16, float16, float32, float64, promote_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
+from .ops._call import pop_interposer, push_interposer
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "custom_fwd", "custom_bwd"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd",
+           "custom_bwd", "autocast_fp32"]
 
 _DEVICE_TYPES = ("cpu", "cuda", "fake", "mps")
 
 
 class _AutocastState(threading.local):
-    """Whether an autocast region is open on this thread, per device type."""
+    """Whether an autocast region is open on this thread, and its dtype, per device type."""
 
     def __init__(self):
         self.enabled = {}
+        self.dtype = {}
 
 
 _state = _AutocastState()
+
+
+# Note [CPU autocast]
+# ~~~~~~~~~~~~~~~~~~~
+# PyTorch's AutocastCPU dispatch key (aten/src/ATen/autocast_mode.cpp) gives some ops a cast policy: the
+# "lower precision" ops run with their floating inputs cast to the region's dtype (bfloat16 by default), the
+# "fp32" ops with them cast to float32, and the "promote" ops with them cast to the widest among them; float64
+# inputs are never cast down, and in-place calls are left alone. Every other op runs in its inputs' dtypes.
+# Here the lists are by retrograd's op names (``CPU_POLICY``), applied by an interposer (Note [Op call
+# interposition] in ops/_call.py) pushed while any CPU region is open: it looks at this thread's region, so a
+# region on one thread leaves another's calls alone, and casts with ``Tensor.to`` (a recorded ToCopy, as
+# PyTorch's cached_cast). PyTorch's ops that retrograd writes as composites of other ops take the cast at their
+# entry (``autocast_fp32`` on the losses; ``linear`` reaches addmm or matmul). PyTorch also caches a leaf
+# weight's cast within a region, which saves time and changes nothing computed; retrograd casts each time.
+_LOWER = ("mm", "bmm", "matmul", "addmm", "addbmm", "baddbmm", "convolution", "convolution_transpose", "prelu",
+          "scaled_dot_product_attention")
+_FP32 = ("prod", "cdist", "trace", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "ctc_loss",
+         "reflection_pad", "replication_pad", "max_unpool2d", "linalg_cholesky_ex", "linalg_inv", "linalg_qr",
+         "linalg_svd", "linalg_eigh", "linalg_lstsq", "linalg_solve", "linalg_solve_triangular")
+_PROMOTE = ("cat", "stack", "index_copy")
+CPU_POLICY = {**dict.fromkeys(_LOWER, "lower"), **dict.fromkeys(_FP32, "fp32"), **dict.fromkeys(_PROMOTE, "promote")}
+
+
+def _castable(t, floor64=True):
+    return isinstance(t, Tensor) and t._device.type == "cpu" and t.is_floating_point() and not (
+        floor64 and t.dtype is float64)
+
+
+def _cast_all(values, dtype):
+    """``values`` (tensors, lists of them, anything else) with each castable floating tensor in ``dtype``."""
+    out = []
+    for v in values:
+        if type(v) in (list, tuple):
+            v = type(v)(t.to(dtype) if _castable(t) and t.dtype is not dtype else t for t in v)
+        elif _castable(v) and v.dtype is not dtype:
+            v = v.to(dtype)
+        out.append(v)
+    return out
+
+
+def _widest(values):
+    dtype = None
+    for v in values:
+        for t in v if type(v) in (list, tuple) else (v,):
+            if _castable(t, floor64=False):
+                dtype = t.dtype if dtype is None else promote_types(dtype, t.dtype)
+    return dtype
+
+
+class _CpuAutocast:
+    """The interposer of CPU autocast regions; see Note [CPU autocast]."""
+
+    def __init__(self):
+        self.open = 0  # regions open, on any thread
+        self.lock = threading.Lock()
+
+    def interpose(self, op, args, inplace, proceed):
+        policy = CPU_POLICY.get(op.name)
+        if policy is None or inplace is not None or not _state.enabled.get("cpu"):
+            return proceed(op, args, inplace)
+        positions = [i for i in op.tensor_pos if i < len(args)]
+        picked = [args[i] for i in positions]
+        dtype = float32 if policy == "fp32" else _state.dtype.get("cpu", bfloat16) if policy == "lower" \
+            else _widest(picked)
+        if dtype is None:
+            return proceed(op, args, inplace)
+        cast = list(args)
+        for i, v in zip(positions, _cast_all(picked, dtype) if policy != "promote" else _cast_promoted(picked, dtype),
+                        strict=True):
+            cast[i] = v
+        return proceed(op, tuple(cast), inplace)
+
+    def enter(self):
+        with self.lock:
+            self.open += 1
+            if self.open == 1:
+                push_interposer(self)
+
+    def exit(self):
+        with self.lock:
+            self.open -= 1
+            if self.open == 0:
+                pop_interposer(self)
+
+
+def _cast_promoted(values, dtype):
+    """``values`` with every floating CPU tensor (float64 too) in ``dtype``, the widest among them."""
+    out = []
+    for v in values:
+        if type(v) in (list, tuple):
+            v = type(v)(t.to(dtype) if _castable(t, False) and t.dtype is not dtype else t for t in v)
+        elif _castable(v, False) and v.dtype is not dtype:
+            v = v.to(dtype)
+        out.append(v)
+    return out
+
+
+_cpu_autocast = _CpuAutocast()
+
+
+def autocast_fp32(fn):
+    """Runs ``fn`` with its floating CPU tensor arguments in float32 within a CPU autocast region: PyTorch's "fp32"
+    policy for an op retrograd writes as a composite (a loss). See Note [CPU autocast]."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _state.enabled.get("cpu"):
+            args = _cast_all(args, float32)
+            kwargs = dict(zip(kwargs, _cast_all(kwargs.values(), float32), strict=True))
+            with autocast("cpu", enabled=False):
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def get_autocast_dtype(device_type: str):
+    """The dtype of ``device_type``'s autocast regions on this thread: bfloat16 for the CPU, float16 for CUDA
+    (PyTorch's defaults), else the one the open region was given."""
+    return _state.dtype.get(device_type, float16 if device_type == "cuda" else bfloat16)
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -49,11 +169,14 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 
 
 class autocast:
-    """Context manager and decorator for a mixed-precision region, as ``torch.autocast``; it casts nothing.
+    """Context manager and decorator for a mixed-precision region, as ``torch.autocast``.
+
+    On the CPU, the ops of PyTorch's CPU autocast lists run in ``dtype`` (bfloat16 by default) or in float32, as
+    PyTorch's (Note [CPU autocast]); a CUDA region casts nothing.
 
     Args:
         device_type (str): ``"cpu"`` or ``"cuda"``.
-        dtype (dtype, optional): the lower-precision dtype PyTorch would use.
+        dtype (dtype, optional): the lower-precision dtype (bfloat16 or float16; default bfloat16 on the CPU).
         enabled (bool): whether the region is on (default True).
         cache_enabled (bool, optional): accepted, as PyTorch's.
 
@@ -62,7 +185,7 @@ class autocast:
         >>> with rg.autocast("cpu"):
         ...     y = rg.ones(2, 2) @ rg.ones(2, 2)
         >>> y.dtype
-        retrograd.float32
+        retrograd.bfloat16
     """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
@@ -71,7 +194,11 @@ class autocast:
         if device_type.partition(":")[0] not in _DEVICE_TYPES:
             raise RuntimeError(f"Expected one of cpu, cuda, fake device type at start of device string: {device_type}")
         self.device = device_type.partition(":")[0]
-        self.fast_dtype = dtype if dtype is not None else (float16 if self.device == "cuda" else None)
+        self.fast_dtype = dtype if dtype is not None else (float16 if self.device == "cuda" else bfloat16)
+        if self.device == "cpu" and self.fast_dtype not in (bfloat16, float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast "
+                          "only supports dtype of torch.bfloat16, torch.float16 currently.", stacklevel=2)
+            enabled = False
         self._enabled = bool(enabled)
         if self._enabled and self.device == "cuda" and not cuda.is_available():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
@@ -80,12 +207,22 @@ class autocast:
         self._prev = []
 
     def __enter__(self):
-        self._prev.append(_state.enabled.get(self.device, False))
+        self._prev.append((_state.enabled.get(self.device, False), _state.dtype.get(self.device)))
         _state.enabled[self.device] = self._enabled
+        _state.dtype[self.device] = self.fast_dtype
+        if self.device == "cpu":
+            _cpu_autocast.enter()
         return self
 
     def __exit__(self, *exc):
-        _state.enabled[self.device] = self._prev.pop()
+        enabled, dtype = self._prev.pop()
+        _state.enabled[self.device] = enabled
+        if dtype is None:
+            _state.dtype.pop(self.device, None)
+        else:
+            _state.dtype[self.device] = dtype
+        if self.device == "cpu":
+            _cpu_autocast.exit()
         return False
 
     def __call__(self, func):

@@ -117,7 +117,10 @@ class _Encoder:
         key = id(t)
         if key not in self.index_of:
             self.index_of[key] = len(self.arrays)
-            self.arrays.append(t._host())
+            array = t._host()
+            if t.dtype is _dtype.bfloat16:  # stored as its bits, a plain .npy (Note [bfloat16 arrays] in _dtype.py)
+                array = array.view(np.uint16)
+            self.arrays.append(array)
             self.keep_alive.append(t)
         entry = {"type": "tensor", "ref": self.index_of[key], "dtype": t.dtype.name, "shape": list(t.shape),
                  "device": str(t.device), "requires_grad": t.requires_grad}
@@ -270,12 +273,16 @@ class _Decoder:
             raise UnpicklingError(f"retrograd.load: unsupported dtype {name!r}")
         dtype = _dtype._BY_NAME[name]
 
+        stored = np.dtype(np.uint16) if dtype is _dtype.bfloat16 else dtype.np  # bfloat16's bits
+
         def expect(np_dtype, shape):
-            if np_dtype != dtype.np or shape != value.get("shape"):
+            if np_dtype != stored or shape != value.get("shape"):
                 raise UnpicklingError(f"retrograd.load: tensor {ref}'s array ({np_dtype}, {shape}) does not match "
                                       f"its manifest entry ({name}, {value.get('shape')})")
 
         array = self._read_array(ref, "tensor", expect)
+        if dtype is _dtype.bfloat16:
+            array = array.view(dtype.np)
         device = self._device(value.get("device", "cpu"))
         requires_grad = value.get("requires_grad") is True
         if requires_grad and not dtype.is_floating_point:

@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from .. import _tensor
+from .. import _dtype, _tensor
 from .._device import cpu
 from ..backends import numpy_backend
 from ..autograd import (accumulate_grad, anomaly_mode, engine, grad_mode, graph, graph_task, input_buffer,
@@ -49,6 +49,7 @@ def namespace() -> types.SimpleNamespace:
         # the ops
         OpNode=_node.OpNode, nothing_saved=_call.NOTHING_SAVED, describe=_call.describe,
         mark_views=_call.mark_views, promote=_call.promote, float_dtypes=_compiled.FLOAT_DTYPES,
+        bfloat16=_dtype.bfloat16,  # and set_wide_dtype once it loads: Note [bfloat16 arrays] in _dtype.py
         FP_STATE=numpy_backend.FP_STATE, FP_QUIET=numpy_backend.FP_QUIET,  # Note [NumPy's floating-point warnings]
         # the libraries, as the Python code uses them
         numpy=np, heappush=heapq.heappush, heappop=heapq.heappop, RLock=type(threading.RLock()),
@@ -61,6 +62,10 @@ def install() -> None:
     for module in (op_call, engine_loop):
         if module is not None:
             module.configure(ns)
+    if op_call is not None:  # See Note [bfloat16 arrays] in _dtype.py
+        _dtype.WIDE.listeners.append(op_call.set_wide_dtype)
+        if _dtype.WIDE.loaded:
+            op_call.set_wide_dtype(_dtype.WIDE.dtype)
     use_compiled(True)
 
 

@@ -35,6 +35,10 @@ static PyObject *fp_state, *fp_quiet;  /* See Note [NumPy's floating-point warni
 static int fp_contextvar = 0;  /* fp_state is a ContextVar, which this code sets; else every call goes to Python */
 static int configured = 0;
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
+static PyObject *wide_dtype = NULL;  /* set_wide_dtype(dt): NumPy's bfloat16 dtype once loaded; a call with an array
+                                     * of it, or the bfloat16 argument, goes to Python (Note [bfloat16 arrays] in
+                                     * _dtype.py) */
+static PyObject *bfloat16_dtype;
 static int interposed = 0;  /* set_interposed(True): interposers are active, every call goes to Python (Note [Op call
                              * interposition] in ops/_call.py) */
 
@@ -61,6 +65,7 @@ static const Binding bindings[] = {
     {"mark_views", &mark_views_fn, BIND_CALLABLE},
     {"nothing_saved", &nothing_saved, BIND_ANY},
     {"float_dtypes", &float_dtypes, BIND_ANY},
+    {"bfloat16", &bfloat16_dtype, BIND_ANY},
     {"MAX_SEQUENCE_NR", &max_sequence_nr, BIND_ANY},
     {"InferenceCensus", &InferenceCensus_cls, BIND_TYPE},
     {"inference_census", &census, BIND_ANY},
@@ -187,6 +192,14 @@ set_enabled(PyObject *module, PyObject *flag)
     if (on < 0)
         return NULL;
     enabled = on;
+    Py_RETURN_NONE;
+}
+
+/* set_wide_dtype(dt): the NumPy dtype of bfloat16, whose calls go to Python (Note [bfloat16 arrays] in _dtype.py). */
+static PyObject *
+set_wide_dtype(PyObject *module, PyObject *dt)
+{
+    Py_XSETREF(wide_dtype, Py_NewRef(dt));
     Py_RETURN_NONE;
 }
 
@@ -811,8 +824,11 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             return NULL;
     }
     fwd_args[0] = np_module;
-    for (Py_ssize_t i = 0; i < nargs; i++)
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (args[i] == bfloat16_dtype)
+            Py_RETURN_NONE;  /* a result of dtype bfloat16: computed in float32 by Python (Note [bfloat16 arrays]) */
         arrays[i] = args[i];
+    }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(tensor_pos); k++) {
         Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(tensor_pos, k));
         if (p < 0 || p >= nargs) {
@@ -859,6 +875,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         if (d == NULL)
             return NULL;
         Py_DECREF(d);  /* an array's dtype lives as long as the array */
+        if (d == wide_dtype)
+            Py_RETURN_NONE;  /* bfloat16: computed in float32 by Python (Note [bfloat16 arrays] in _dtype.py) */
         if (dt == NULL)
             dt = d;
         else if (d != dt && PyTuple_GET_ITEM(spec, S_PROMOTE) == Py_True)
@@ -1275,6 +1293,8 @@ static PyMethodDef methods[] = {
     {"set_enabled", set_enabled, METH_O, "set_enabled(flag): run calls in C (True) or send them all to Python."},
     {"set_interposed", set_interposed, METH_O,
      "set_interposed(flag): an interposer is active (True): send every call to Python."},
+    {"set_wide_dtype", set_wide_dtype, METH_O,
+     "set_wide_dtype(dt): NumPy's bfloat16 dtype, whose calls go to Python (Note [bfloat16 arrays])."},
     {"is_enabled", is_enabled, METH_NOARGS, "is_enabled(): whether calls run in C (configured and enabled)."},
     {"layout", layout, METH_NOARGS,
      "layout(): what the call reads of the Python objects: namespace entries, slot offsets, tuple fields, "

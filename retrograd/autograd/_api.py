@@ -72,7 +72,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                                        f"a shape of {out.shape}. If you only want some tensors in `grad_output` to be "
                                        f"considered batched, consider using vmap.")
                 _raise_shape_mismatch(outputs, grads, out, grad, out.shape)
-            if grad._data.dtype.kind in "biu" and out._data.dtype.kind == "f":
+            if grad._data.dtype.kind in "biu" and out._data.dtype.kind in "fV":
                 grad = Tensor._make(grad._data.astype(out._data.dtype), grad._device)
             new_grads.append(grad)
         elif grad is None:
@@ -80,7 +80,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 arr = out._data  # read directly, not through properties: one seed per backward call
                 if arr.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if arr.dtype.kind != "f":
+                if arr.dtype.kind not in "fV":
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{out.dtype}")
                 new_grads.append(_ones(arr.shape, arr.dtype, out._device))
@@ -120,7 +120,7 @@ def _edge_seed(out, grad, outputs, grads):
         raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
     if any(n != 1 for n in shape):
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fV":
         raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {_BY_NP[np_dtype]}")
     return _ones(shape, np_dtype, device)
 

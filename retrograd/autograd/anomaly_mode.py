@@ -137,5 +137,5 @@ def forward_trace_message(node) -> str:
 def check_nan(node, outputs) -> None:
     """Raises, naming ``node``, if a floating-point gradient it returned holds NaN (anomaly mode's ``check_nan``)."""
     for i, grad in enumerate(outputs):
-        if grad is not None and grad._data.dtype.kind == "f" and bool((grad._data != grad._data).any()):
+        if grad is not None and grad._data.dtype.kind in "fV" and bool((grad._data != grad._data).any()):
             raise RuntimeError(f"Function '{_name(node)}' returned nan values in its {i}th output.")

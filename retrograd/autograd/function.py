@@ -347,7 +347,7 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
         oid = id(o)
         is_input, is_modified = oid in inputs, oid in dirty
         metadata.append(input_metadata(o._data, o._device))
-        if oid in nondiff or o._data.dtype.kind != "f":
+        if oid in nondiff or o._data.dtype.kind not in "fV":
             outs[i] = _not_differentiable(o, is_input, is_modified)
             non_diff_slots.append(i)
             continue
@@ -529,7 +529,7 @@ def once_differentiable(fn):
                             [None if leaf is None else gradient_edge(leaf) for leaf in leaves],
                             [_NON_TENSOR if o is None else input_metadata(o._data, o._device) for o in leaves])
         for i, o in enumerate(outs):
-            if isinstance(o, Tensor) and o._data.dtype.kind == "f":
+            if isinstance(o, Tensor) and o._data.dtype.kind in "fV":
                 alias = Tensor._alias_of(o)
                 alias._grad_fn, alias._output_nr, alias._requires_grad = node, i, True
                 outs[i] = alias

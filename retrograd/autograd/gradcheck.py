@@ -61,7 +61,7 @@ def _as_tuple(x):
 
 
 def _is_float_tensor(t) -> bool:
-    return isinstance(t, Tensor) and t._data.dtype.kind == "f"
+    return isinstance(t, Tensor) and t._data.dtype.kind in "fV"  # bfloat16: "V" (Note [bfloat16 arrays])
 
 
 def _differentiable_outputs(outputs):

@@ -34,7 +34,7 @@ def _stats(tensors):
     """min, max, NaN and inf counts of each floating-point tensor (None for others)."""
     out = []
     for t in tensors:
-        if not isinstance(t, Tensor) or t._data.dtype.kind not in "fc":
+        if not isinstance(t, Tensor) or t._data.dtype.kind not in "fcV":
             out.append(None)
             continue
         a = t._data
@@ -46,7 +46,7 @@ def _stats(tensors):
 
 
 def _finite(t) -> bool:
-    return not isinstance(t, Tensor) or t._data.dtype.kind not in "fc" or bool(np.isfinite(t._data).all())
+    return not isinstance(t, Tensor) or t._data.dtype.kind not in "fcV" or bool(np.isfinite(t._data).all())
 
 
 def _user_stack():

@@ -492,7 +492,7 @@ class Variable(metaclass=VariableMeta):
         if _grad_fn is not None:
             raise RuntimeError("_grad_fn argument to legacy Variable constructor is no longer supported.  Instead, "
                                "please invoke your _grad_fn to produce a variable with it as the _grad_fn.")
-        if requires_grad and var._data.dtype.kind != "f":
+        if requires_grad and var._data.dtype.kind not in "fV":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         var._requires_grad = bool(requires_grad)
         return var

@@ -141,7 +141,7 @@ def memory_reserved(device=None) -> int:
 
 
 def is_bf16_supported() -> bool:
-    """False: retrograd has no bfloat16 arrays (NumPy has no such dtype)."""
+    """False: retrograd's CUDA arrays (CuPy's) have no bfloat16; its bfloat16 tensors are on the CPU (ml_dtypes)."""
     return False
 
 

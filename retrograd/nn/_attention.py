@@ -19,7 +19,8 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 # The C++ type names PyTorch's attention checks print (typeid names, not ScalarType names).
 _TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-               "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+               "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+               "bfloat16": "c10::BFloat16"}
 
 
 def _type_name(t):

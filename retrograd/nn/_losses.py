@@ -7,6 +7,7 @@ import warnings
 
 from .. import _dtype
 from .._creation import tensor as _tensor
+from ..amp import autocast_fp32
 from ..autograd import grad_mode as _grad_mode
 from ..ops import log_softmax as _log_softmax, minimum as _minimum, where as _where
 from ..ops import nn as _nn
@@ -68,6 +69,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return losses.sum() / w.sum()
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Cross entropy between logits ``input`` (N, C, *) and class indices or class probabilities ``target``.
@@ -136,6 +138,7 @@ def _check_same_size(input, target, name):
                       "same size.", stacklevel=3)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; a composite ((x - y)^2), exact.
 
@@ -150,6 +153,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _weighted(diff * diff, weight, input, legacy_reduction(size_average, reduce, reduction), True)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error; a composite (|x - y|, subgradient 0 at 0 as PyTorch).
 
@@ -224,6 +228,7 @@ def _weighted(losses, weight, input, reduction, mean_over_weight):
     return _reduce(losses, reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Smooth L1: ``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (L1 for ``beta=0``).
 
@@ -243,6 +248,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(_where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Huber loss: ``0.5 d^2`` where ``|d| <= delta``, else ``delta (|d| - 0.5 delta)``.
 
@@ -261,6 +267,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _weighted(losses, weight, input, reduction, mean_over_weight=False)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities ``input``.
 
@@ -294,6 +301,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(losses, reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``: ranks ``input1`` above ``input2`` where target is 1.
 
@@ -311,6 +319,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """``input`` where target is 1, ``max(0, margin - input)`` where it is -1 (distances of pairs).
 
@@ -326,6 +335,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(losses, reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))`` for targets of 1 and -1.
 
@@ -369,6 +379,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(losses.sum(class_dim) / input.shape[class_dim], reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Negative log-likelihood of ``target`` under a Poisson of rate ``exp(input)`` (or ``input``).
@@ -459,6 +470,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1.
 
@@ -482,6 +494,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _reduce(losses, reduction)
 
 
+@autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the pairwise ``p``-distance.

@@ -30,7 +30,7 @@ class Parameter(Tensor):
         t = Tensor._alias_of(data).as_subclass(cls)
         t._requires_grad = False
         if requires_grad:
-            if t._data.dtype.kind != "f":  # PyTorch's words for a new tensor, not requires_grad_()'s
+            if t._data.dtype.kind not in "fV":  # PyTorch's words for a new tensor, not requires_grad_()'s
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             t.requires_grad_(True)
         return t

@@ -28,7 +28,7 @@ from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._compiled import compiled_module
 
 __all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
-           "forward_wide", "forward_error", "broadcast_error", "mark_views", "describe", "device_error",
+           "forward_wide", "forward_error", "wide_values", "broadcast_error", "mark_views", "describe", "device_error",
            "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
 
 _grad_state = grad_mode.state
@@ -37,6 +37,8 @@ _ndarray = np.ndarray
 NOTHING_SAVED = ()  # the saved tuple of a node whose needed formulas save nothing
 _PENDING = object()  # a saved slot for the result, filled once the outputs exist
 _fp_quiet = FP_STATE.set  # See Note [NumPy's floating-point warnings]
+_WIDE = _dtype.WIDE  # See Note [bfloat16 arrays] in _dtype.py
+_FLOAT32 = np.dtype(np.float32)
 _fp_reset = FP_STATE.reset
 
 
@@ -81,6 +83,9 @@ def device_error(op, a, b):
 
 def promote(op, args, out):
     """``out`` cast to the dtype PyTorch's type promotion gives the op's arguments (``op.promote``)."""
+    named = op.index.get("dtype")
+    if named is not None and named < len(args) and args[named] is not None:
+        return out  # the result's dtype is the one the call names (softmax(x, 0, dtype=float64))
     want = _result_dtype(op, args)
     if want is None or op.promote == "float" and not want.is_floating_point:
         want = _dtype.get_default_dtype()
@@ -266,6 +271,10 @@ def run_op(op, args, inplace=None):
     if device is None:
         device = _cpu
     xp = np if device is _cpu else get_backend(device.type).xp
+    wide = op.wide and (first_dt is _WIDE.dtype or _WIDE.loaded and (mixed or op.index_lists)
+                        or _names_bfloat16(op, args)) and wide_values(op, args, vals)  # See Note [bfloat16 arrays]
+    if wide:
+        vals, round_back = wide
     quiet = not op.view and _fp_quiet(FP_QUIET)  # See Note [NumPy's floating-point warnings]
     try:
         try:
@@ -281,8 +290,10 @@ def run_op(op, args, inplace=None):
         for j, o in enumerate(outs):
             if type(o) is not _ndarray:
                 o = xp.asarray(o)
-            if op.promote is not None and j == 0 and (mixed or o.dtype != first_dt):
+            if op.promote is not None and j == 0 and (mixed or wide or o.dtype != first_dt):
                 o = promote(op, args, o)
+            if wide and round_back and o.dtype == _FLOAT32:
+                o = o.astype(_WIDE.dtype)
             arrays.append(o)
     finally:
         if quiet:
@@ -318,7 +329,7 @@ def run_op(op, args, inplace=None):
         for j, t in enumerate(results):
             arr = t._data
             metadata.append(input_metadata(arr, device))
-            if arr.dtype.kind == "f" and (j not in op.nondiff_outputs or inplace is not None):
+            if arr.dtype.kind in "fV" and (j not in op.nondiff_outputs or inplace is not None):  # Note [bfloat16 arrays]
                 t._grad_fn = node
                 t._output_nr = j
                 t._requires_grad = True
@@ -335,6 +346,71 @@ def run_op(op, args, inplace=None):
             if inplace._retains_grad:
                 move_retains_grad(inplace, *rebased)
     return results if op.multi_output else results[0]
+
+
+def _names_bfloat16(op, args) -> bool:
+    """Whether a call names the result's dtype bfloat16 (``sum(x, dtype=bfloat16)``) before any bfloat16 tensor exists:
+    then it loads bfloat16 (Note [bfloat16 arrays] in _dtype.py)."""
+    pos = op.index.get("dtype")
+    if pos is None or pos >= len(args) or args[pos] is not _dtype.bfloat16:
+        return False
+    _dtype.load_bfloat16()
+    return True
+
+
+def wide_values(op, args, vals):
+    """Where a call of ``op`` on ``args`` computes in float32 for bfloat16 (Note [bfloat16 arrays] in _dtype.py):
+    ``vals`` (the forward's arguments) with each bfloat16 array, and a bfloat16 dtype argument, in float32, and
+    whether the forward's float32 results are to be rounded to bfloat16 (not where the call names another dtype).
+    Else None: no bfloat16 in the call, or bfloat16 tensors mixed with another floating dtype, which the forward
+    sees as they are: its checks of equal dtypes see both, and ml_dtypes computes bfloat16 with float32 in
+    float32 (the type promotion after the forward rounds a bfloat16 result once)."""
+    bf16 = _WIDE.dtype
+    in_array = in_arg = other_float = named = False
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            kind = a._data.dtype
+            if kind is bf16:
+                in_array = True
+            elif kind.kind == "f":
+                other_float = True
+        elif type(a) in (list, tuple) and i in op.index_lists:
+            for t in a:
+                if isinstance(t, Tensor):
+                    if t._data.dtype is bf16:
+                        in_array = True
+                    elif t._data.dtype.kind == "f":
+                        other_float = True
+        elif a is _dtype.bfloat16:
+            in_arg = True
+        elif isinstance(a, _dtype.dtype):
+            named = True
+    if (in_array or in_arg) and op.wide is not True:
+        raise op.wide(*args)  # PyTorch's CPU has no bfloat16 kernel for it (ops/bfloat16.py)
+    if in_arg:  # the result's dtype is named: bfloat16
+        round_back = True
+    elif not in_array:
+        return None
+    elif other_float:  # a 0-d float32 with a bfloat16 tensor: PyTorch casts it to their bfloat16 result first
+        if op.promote is None or _result_dtype(op, args) is not _dtype.bfloat16:
+            return None
+        in_arg = round_back = True
+    else:
+        round_back = not named
+    vals = list(vals)
+    for i, v in enumerate(vals):
+        if type(v) is _ndarray:
+            if v.dtype is bf16:
+                vals[i] = v.astype(_FLOAT32)
+            elif in_arg and v.dtype.kind == "f":  # as PyTorch's, cast to the bfloat16 of the result first
+                vals[i] = v.astype(bf16).astype(_FLOAT32)
+        elif type(v) is list and i in op.index_lists:
+            vals[i] = [w.astype(_FLOAT32) if type(w) is _ndarray and w.dtype is bf16 else w for w in v]
+        elif v is _dtype.bfloat16:
+            vals[i] = _dtype.float32
+        elif type(v) is float and op.bfloat16_scalars:  # PyTorch casts it to bfloat16 first (ops/bfloat16.py)
+            vals[i] = float(np.float32(v).astype(bf16))
+    return vals, round_back
 
 
 def all_inference(op, args) -> bool:

@@ -111,8 +111,10 @@ class OpInfo:
 
     def __init__(self, name, forward, formulas, *, promote, view, tensors, lists, nondiff_outputs,
                  node_name, multi_output, device_param=None, node_names=None, node_edges=None, saved_lists=(),
-                 inplace_node_name=None):
+                 inplace_node_name=None, wide=True):
         self.name = name
+        self.wide = wide and not view  # a call with bfloat16 computes in float32 (Note [bfloat16 arrays] in _dtype.py)
+        self.bfloat16_scalars = False  # its Python numbers rounded to bfloat16 first (ops/bfloat16.py)
         self.forward = forward
         sig = inspect.signature(forward)
         params = list(sig.parameters.values())
@@ -221,7 +223,7 @@ class OpInfo:
 
 def defop(name, forward, *, method=None, inplace=False, promote=None, view=False, tensor_args=None, lists=(),
           nondiff_outputs=(), node_name=None, node_names=None, node_edges=None, multi_output=False, public=True,
-          device_param=None, doc=None, jvp=None, saved_lists=(), inplace_node_name=None, **formulas):
+          device_param=None, doc=None, jvp=None, saved_lists=(), inplace_node_name=None, wide=True, **formulas):
     """Declares op ``name``: its forward ``forward(xp, ...)`` and a formula per differentiable input.
 
     Args:
@@ -233,6 +235,8 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
         node_edges: ``{name: inputs}``, the formula inputs whose edges a node class of ``node_names``
             records, where not all (PyTorch's Scalar overloads); see Note [Node names per call].
         inplace_node_name: the full name of the node of an in-place call, where PyTorch's differs.
+        wide: a call with a bfloat16 argument computes in float32 and rounds its results once (Note [bfloat16
+            arrays] in _dtype.py); False: the forward takes the bfloat16 arrays themselves (a view always does).
         forward: ``forward(xp, <params>)`` on backend arrays; its parameters after ``xp`` define
             the public signature, with PyTorch's names and defaults.
         method: also attach as ``Tensor.<method>`` (True: same name).
@@ -262,7 +266,7 @@ def defop(name, forward, *, method=None, inplace=False, promote=None, view=False
     op = OpInfo(name, forward, formulas, promote=promote, view=view, tensors=tensor_args, lists=lists,
                 nondiff_outputs=nondiff_outputs, node_name=node_name, multi_output=multi_output,
                 device_param=device_param, node_names=node_names, node_edges=node_edges, saved_lists=saved_lists,
-                inplace_node_name=inplace_node_name)
+                inplace_node_name=inplace_node_name, wide=wide)
     op.index_lists = frozenset(op.index[p] for p in lists)
     op.jvp = op.jvp_names = None
     if jvp is not None:

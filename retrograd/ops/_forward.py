@@ -316,7 +316,7 @@ class ForwardInterposer:
         results = out if op.multi_output else (out,)
         new = self._tangents(op, rule, primal_args, tangents, results)
         for j, (r, t) in enumerate(zip(results, new, strict=True)):
-            if t is None or not isinstance(r, Tensor) or r._data.dtype.kind != "f" or (
+            if t is None or not isinstance(r, Tensor) or r._data.dtype.kind not in "fV" or (
                     j in op.nondiff_outputs and r is not inplace):
                 continue
             if tuple(t.shape) != tuple(r.shape):

@@ -112,6 +112,7 @@ def attach() -> None:
     T.float = lambda self: to(self, _dtype.float32)
     T.double = lambda self: to(self, _dtype.float64)
     T.half = lambda self: to(self, _dtype.float16)
+    T.bfloat16 = lambda self: to(self, _dtype.bfloat16)
     T.long = lambda self: to(self, _dtype.int64)
     T.int = lambda self: to(self, _dtype.int32)
     T.bool = lambda self: to(self, _dtype.bool)

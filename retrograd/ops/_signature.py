@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._device import cpu as _cpu
 from .._tensor import INFERENCE_COUNTER, Tensor
 from ..autograd import grad_mode
@@ -117,7 +118,8 @@ def build_fast_call(op, public_params, names, env, out=False):
                _ST=SavedTensor, _edge=gradient_edge, _mkedge=make_edge, _Edge=Edge, _promote=promote,
                _device_error=device_error, _mark_views=mark_views, _NOTHING=NOTHING_SAVED,
                _describe=describe, _save_list=save_list, _all_inference=all_inference, _forward_wide=forward_wide, _forward_error=forward_error,
-               _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition)
+               _fp_quiet=FP_STATE.set, _fp_reset=FP_STATE.reset, _FP_QUIET=FP_QUIET, _interposition=interposition,
+               _WIDE=_dtype.WIDE, _bfloat16=_dtype.bfloat16)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     env["_call_out"] = call_out
@@ -156,6 +158,11 @@ def build_fast_call(op, public_params, names, env, out=False):
             f"        {a} = {n}",
         ]
     arrays = f"{', '.join(arr[n] for n in names)}{',' if len(names) == 1 else ''}"
+    # See Note [bfloat16 arrays] in _dtype.py: a call with bfloat16 computes in float32, in call_op
+    wide = " or dtype is _bfloat16" if "dtype" in names else ""
+    if op.wide:
+        lines += [f"    if mixed and _WIDE.loaded or dt is _WIDE.dtype{wide}:",
+                  f"        return _call(_op, {args_tuple})"]
     lines += [
         "    if device is None or device is _cpu:",
         "        device = _cpu",
@@ -241,7 +248,8 @@ def build_fast_call(op, public_params, names, env, out=False):
               "    if _Anomaly.enabled:",
               "        _record_trace(node)",
               "    node.input_metadata = ((out.shape, out.dtype, None if device is _cpu else device),)"]
-    lines += ["    if out.dtype.kind == 'f':",
+    # bfloat16's kind is "V" (Note [bfloat16 arrays] in _dtype.py)
+    lines += ["    if out.dtype.kind in 'fV':",
               "        res._grad_fn = node",
               "        res._requires_grad = True"]
     # Saves, each guarded by the formulas that need it.

@@ -175,8 +175,8 @@ def _flat_positions(xp, name, input, index):
 
 
 def _dtype_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(str(dtype), str(dtype))
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "bool": "Bool",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(str(dtype), str(dtype))
 
 
 def _put(xp, input, index, source, accumulate=False):

@@ -19,7 +19,8 @@ from ._rows import fast_rows, lead_sum
 
 # The C++ names of the dtypes, as PyTorch's mm spells them in its dtype error.
 _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-              "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+              "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+              "bfloat16": "c10::BFloat16"}
 
 
 def _cpp_name(dt):

@@ -533,12 +533,17 @@ fmin = defop("fmin", ufunc("fmin", "input", "other"), method=True, promote="bina
 
 
 def _nan_to_num(xp, input, nan=0.0, posinf=None, neginf=None):
+    if input.dtype.kind == "V":  # bfloat16 (Note [bfloat16 arrays] in _dtype.py): its own largest finite values
+        big = float(xp.finfo(input.dtype).max)
+        wide = xp.nan_to_num(input.astype(xp.float32), nan=nan, posinf=big if posinf is None else posinf,
+                             neginf=-big if neginf is None else neginf)
+        return wide.astype(input.dtype)
     if input.dtype.kind != "f":
         return input.copy()
     return xp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 
 
-nan_to_num = defop("nan_to_num", _nan_to_num, method=True, inplace=True,
+nan_to_num = defop("nan_to_num", _nan_to_num, method=True, inplace=True, wide=False,
                    input=lambda grad, input: grad * input.isfinite())
 gcd = defop("gcd", ufunc("gcd", "input", "other"), method=True, inplace=True, promote="binary")
 lcm = defop("lcm", ufunc("lcm", "input", "other"), method=True, inplace=True, promote="binary")

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import scipy.special
 
+from .. import _dtype
 from .._tensor import Tensor
 from ._declarations import defop, tensor_method
 from .pointwise import add_scalar, mul_scalar, where
@@ -122,8 +123,15 @@ i0 = defop("i0", _kernel("i0"), method=True, inplace=True, promote="float",
            input=lambda grad, input: grad * i1(input))
 
 
+def _no_bfloat16_backward(grad, kernel):
+    """PyTorch's error for the backward of a bfloat16 call where its CPU has no bfloat16 kernel for it."""
+    if grad.dtype is _dtype.bfloat16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'BFloat16'")
+
+
 def _i1_backward(grad, input, result):
     # d i1 = i0 - i1 / x, which tends to 1/2 at 0 (x moved off 0 there so that no branch divides by it)
+    _no_bfloat16_backward(grad, "i1_backward")
     safe = where(input == 0, 1., input)
     return grad * where(input == 0, 0.5, i0(input) - result / safe)
 
@@ -152,6 +160,7 @@ i0e = defop("special_i0e", _kernel("i0e"), public=False, node_name="SpecialI0E",
 
 def _i1e_backward(grad, input, result):
     # d i1e = i0e - i1e (sign(x) + 1/x), which tends to 1/2 at 0 (x moved off 0, as in _i1_backward)
+    _no_bfloat16_backward(grad, "i1e_backward")
     safe = where(input == 0, 1., input)
     return grad * where(input == 0, 0.5, i0e(input) - result * (input.sign() + 1 / safe))
 

@@ -300,10 +300,7 @@ def test_like_factories_take_dtype_device_and_requires_grad(dtype):
     same_in_both(scenario)
 
 
-_BFLOAT16 = pytest.mark.xfail(strict=True, reason="retrograd has no bfloat16 arrays (NumPy has no bfloat16)")
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", pytest.param("bfloat16", marks=_BFLOAT16)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_copy_into_a_floating_point_tensor_of_any_precision_requires_grad(dtype):
     def scenario(lib):
         x = randn(lib, 10, requires_grad=True).float()

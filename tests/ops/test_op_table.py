@@ -303,3 +303,89 @@ def _other_jvp_cases():
 @pytest.mark.parametrize("name,i", _other_jvp_cases())
 def test_jvp_of_every_sample_matches_finite_differences_and_torch(name, i):
     _check_jvp(_sample(name, i))
+
+
+# -- bfloat16 ------------------------------------------------------------------------------------------------------
+# Each op's first sample in bfloat16, in retrograd and in PyTorch's CPU: the outputs' dtypes, shapes and values, and
+# the gradients' dtypes and values, within bfloat16's rounding (a few units of 2**-8 of the output's scale: most are
+# equal to the bit, as both compute in float32 and round once; see Note [bfloat16 arrays] in retrograd/_dtype.py).
+# Where PyTorch refuses bfloat16 (retrograd/ops/bfloat16.py), the same error. Samples without PyTorch's
+# comparison (the random ops) run in retrograd alone: bfloat16 results and gradients.
+BFLOAT16_REFERENCE_IN_FLOAT32 = {
+    "linalg_matrix_exp": "PyTorch's bfloat16 kernel overflows to inf on this sample; ours is the float32 result "
+                         "rounded, compared with PyTorch's in float32, rounded",
+}
+BFLOAT16_CASES = [pytest.param(name, id=name) for name in sorted(SAMPLES)]
+
+
+def _bf16_inputs(sample, lib, dtype):
+    """The sample's inputs as tensors of ``lib``, the floating ones cast to ``dtype`` (requiring grad unless Const)."""
+    out = []
+    for inp in sample.inputs:
+        if isinstance(inp, _samples.Const):
+            out.append(lib.from_numpy(_fresh(inp.array)).to(dtype))
+            continue
+        t = lib.from_numpy(_fresh(np.asarray(inp)))
+        if inp.dtype.kind == "f":
+            t = t.to(dtype).requires_grad_(True)
+        out.append(t)
+    return out
+
+
+def _bf16_run(sample, lib, dtype):
+    """(outputs as (shape, dtype name, requires_grad, float64 values), gradients as (dtype name, float64 values))
+    of the sample in ``dtype``, or the exception it raised."""
+    def values(t):
+        t = t.detach()
+        return _array(t.to(lib.float64)) if t.dtype.is_floating_point else _array(t)
+    try:
+        tensors = _bf16_inputs(sample, lib, dtype)
+        outs = _flat(_call(sample, lib, tensors))
+        found = [(tuple(o.shape), str(o.dtype).split(".")[-1], o.requires_grad, values(o)) for o in outs]
+        xs, diff = _diff_inputs(tensors), [o for o in outs if o.requires_grad]
+        rng = np.random.default_rng(3)
+        seeds = [lib.from_numpy(rng.standard_normal(tuple(o.shape))).to(o.dtype) for o in diff]
+        grads = lib.autograd.grad(diff, xs, seeds, allow_unused=True) if diff and xs else []
+        return found, [None if g is None else (str(g.dtype).split(".")[-1], values(g)) for g in grads]
+    except Exception as exc:  # noqa: BLE001 - compared with the other library's
+        return exc
+
+
+def _close(ours, theirs, share, what):
+    scale = max(1.0, float(np.max(np.abs(theirs[np.isfinite(theirs)]), initial=0.0)))
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=share * scale, equal_nan=True, err_msg=what)
+
+
+@pytest.mark.parametrize("name", BFLOAT16_CASES)
+def test_first_sample_in_bfloat16_matches_torch(name):
+    sample = SAMPLES[name][0]
+    ours = _bf16_run(sample, rg, rg.bfloat16)
+    if not sample.torch:
+        if isinstance(ours, Exception):  # a refusal of PyTorch's (ctc_loss_backward runs ctc_loss)
+            assert "not implemented for 'BFloat16'" in str(ours), ours
+            return
+        assert all(d == "bfloat16" for _, d, _, v in ours[0] if v.dtype.kind == "f")
+        assert all(g is None or g[0] == "bfloat16" for g in ours[1])
+        return
+    torch = pytest.importorskip("torch")
+    in_float32 = name in BFLOAT16_REFERENCE_IN_FLOAT32
+    theirs = _bf16_run(sample, torch, torch.float32 if in_float32 else torch.bfloat16)
+    if isinstance(theirs, Exception) or isinstance(ours, Exception):
+        assert type(ours) is type(theirs) and str(ours).split("\n")[0] == str(theirs).split("\n")[0], (ours, theirs)
+        return
+    if in_float32:  # PyTorch's float32 values rounded to bfloat16, of bfloat16 dtypes
+        bf16 = rg.bfloat16.np
+        theirs = ([(s, "bfloat16" if d == "float32" else d, r, v.astype(bf16).astype(np.float64) if d == "float32"
+                    else v) for s, d, r, v in theirs[0]], [])
+        ours = (ours[0], [])
+    assert len(ours[0]) == len(theirs[0])
+    for k, (a, b) in enumerate(zip(ours[0], theirs[0], strict=True)):
+        assert a[:3] == b[:3], f"output {k}: shape, dtype, requires_grad"
+        _close(a[3], b[3], 2 ** -6, f"output {k}")
+    for k, (a, b) in enumerate(zip(ours[1], theirs[1], strict=True)):
+        if a is None or b is None:  # an unused input: zeros in the other (PyTorch's zeros of a double backward)
+            c = b if a is None else a
+            assert not np.any(c[1]), f"gradient {k}"
+            continue
+        assert a[0] == b[0], f"gradient {k}: dtype"
+        _close(a[1], b[1], 2 ** -5, f"gradient {k}")

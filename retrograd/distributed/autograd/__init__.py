@@ -217,7 +217,7 @@ def _pack(obj, dst):
 def _unpack(packed, meta, src):
     """Rebuilds a message's objects; tensors sent with a send id become outputs of a RecvRpcBackward."""
     wire, arrays = packed
-    tensors = [Tensor._make(np.array(a), cpu, requires_grad=rg and a.dtype.kind == "f") for a, rg in arrays]
+    tensors = [Tensor._make(np.array(a), cpu, requires_grad=rg and a.dtype.kind in "fV") for a, rg in arrays]
     if meta is not None:
         ctx = _retrieve(meta[0], create=True)
         ctx.known_workers.add(src)
