@@ -134,6 +134,19 @@ def forward_trace_message(node) -> str:
     return "".join(parts)
 
 
+def warn_of_failed_node(msg: str) -> None:
+    """Warns with ``msg``, the forward trace of a node whose backward failed.
+
+    The pass's own error must reach the caller: where a warnings filter turns this warning into
+    an error, the warning is printed to stderr instead, as PyTorch prints warnings that would
+    raise while an error is already on its way.
+    """
+    try:
+        warnings.warn(msg, stacklevel=3)
+    except Exception:  # noqa: BLE001 - whatever the filter raises, the node's error wins
+        traceback.print_exc()
+
+
 def check_nan(node, outputs) -> None:
     """Raises, naming ``node``, if a floating-point gradient it returned holds NaN (anomaly mode's ``check_nan``)."""
     for i, grad in enumerate(outputs):
