@@ -88,7 +88,7 @@ def test_anomaly_mode_in_a_double_backward_names_the_inner_function():
         ginp.sum().backward()
         for fail_0th in (True, False):
             inp = randn(lib, size, requires_grad=True)
-            with warnings.catch_warnings(record=True):
+            with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
                     with lib.autograd.detect_anomaly():
@@ -96,6 +96,9 @@ def test_anomaly_mode_in_a_double_backward_names_the_inner_function():
                         ginp.sum().backward()
                 except RuntimeError as e:
                     out.append(str(e))
+            # a warning for the inner node's forward trace, made in the outer backward, then one for the outer's
+            messages = [str(w.message) for w in caught[1:]]
+            out.append([(m.split(".")[0], "f2.apply" in m, "f1.apply" in m) for m in messages])
         return out
     same_in_both(scenario)
 
