@@ -27,6 +27,10 @@ from .grad_mode import _DecoratorContextManager
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
+# The number of the level this module's functions entered last and have not exited (-1: none), as
+# PyTorch's module keeps it; code reads it to tell whether it runs inside a dual level.
+_current_level = -1
+
 
 def enter_dual_level():
     """Enters a new forward-grad level, the default one of this module's functions; returns its number.
@@ -34,9 +38,11 @@ def enter_dual_level():
     Raises:
         RuntimeError: where a level is active already (nested forward-mode AD is not supported).
     """
+    global _current_level
     if current_level() is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    return enter_level().index
+    _current_level = enter_level().index
+    return _current_level
 
 
 def exit_dual_level(*, level=None):
@@ -45,6 +51,7 @@ def exit_dual_level(*, level=None):
     Raises:
         RuntimeError: where ``level`` is not the current one, or no level is active.
     """
+    global _current_level
     current = current_level()
     index = -1 if current is None else current.index
     if level is None:
@@ -55,6 +62,7 @@ def exit_dual_level(*, level=None):
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     exit_level()
+    _current_level = -1
 
 
 def _level(level, what):
