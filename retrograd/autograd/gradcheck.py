@@ -29,7 +29,7 @@ from .._tensor import Tensor
 from ._api import grad as autograd_grad
 from .function import Function
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 
 
 class GradcheckError(RuntimeError):
@@ -641,3 +641,46 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)
+
+
+# -- PyTorch's deprecated Jacobian functions ------------------------------------------------------------------
+def _warn_deprecated(name):
+    warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. It is deprecated and will "
+                  "be removed; gradcheck and autograd.functional.jacobian do what it did.", FutureWarning, stacklevel=3)
+
+
+def _check_grad_out(grad_out, name):
+    if grad_out != 1.0:
+        raise ValueError(f"Expected grad_out to be 1.0. {name} no longer supports values of grad_out != 1.0.")
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated: per tensor of ``target`` (default: ``inputs``) that requires grad, the Jacobian of
+    ``fn(inputs)``'s first output by central differences, of shape (numel(tensor), numel(output)).
+
+    ``fn`` takes the tuple ``inputs`` as its one argument."""
+    _warn_deprecated("get_numerical_jacobian")
+    _check_grad_out(grad_out, "get_numerical_jacobian")
+    inputs = _as_tuple(inputs)
+    targets = inputs if target is None else _as_tuple(target)
+    call = lambda *args: fn(args)  # noqa: E731
+    first = [o for o in _as_tuple(call(*inputs)) if _is_float_tensor(o)][:1]
+    return tuple(tensor(_numerical_jacobian(call, inputs, t, first, eps)[0], dtype=t.dtype)
+                 for t in _differentiable_inputs(targets))
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """Deprecated: ``(jacobians, reentrant, correct_grad_sizes, correct_grad_types)``: per input that
+    requires grad, the Jacobian of ``output`` by backward passes, of shape (numel(input), numel(output));
+    whether a second computation agrees within ``nondet_tol``; whether every gradient had its input's
+    size, and dtype."""
+    _warn_deprecated("get_analytical_jacobian")
+    _check_grad_out(grad_out, "get_analytical_jacobian")
+    diff_inputs = _differentiable_inputs(_as_tuple(inputs))
+    first, sizes_ok, dtypes_ok = _vjps(output, diff_inputs, _unit_seeds(output))
+    second, _, _ = _vjps(output, diff_inputs, _unit_seeds(output))
+    jacobians = [(_stack_rows(a, inp), _stack_rows(b, inp)) for a, b, inp in zip(first, second, diff_inputs,
+                                                                                  strict=True)]
+    reentrant = all(not a.size or np.abs(a - b).max() <= nondet_tol for a, b in jacobians)
+    return (tuple(tensor(a, dtype=inp.dtype) for (a, _), inp in zip(jacobians, diff_inputs, strict=True)),
+            reentrant, sizes_ok, dtypes_ok)
