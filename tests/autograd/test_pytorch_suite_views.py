@@ -65,6 +65,14 @@ def test_in_place_op_on_a_view_that_saves_its_output_makes_no_cycle():
     assert same_in_both(scenario) == ("ok", 1)
 
 
+def test_in_place_op_on_a_view_of_a_leaf_requiring_grad_raises_at_once():
+    def scenario(lib):
+        x = lib.zeros(1, requires_grad=True)
+        x.view_as(x).add_(1)
+    assert same_in_both(scenario) == ("RuntimeError", "a view of a leaf Variable that requires grad is being used "
+                                                      "in an in-place operation.")
+
+
 def test_in_place_relu_after_instance_norm_double_backward():
     def scenario(lib):
         net = lib.nn.Sequential(lib.nn.InstanceNorm2d(2), lib.nn.ReLU(True))
