@@ -314,3 +314,17 @@ def test_anomaly_failure_in_a_nested_backward_frees_the_records_with_the_graph()
         return _alive_after_dropping(make), message
     assert same_in_both(scenario) == ("ok", ((True, False), ["Function 'MyFunc2Backward' returned nan values in "
                                                             "its 0th output."]))
+
+
+def test_data_assignment_to_a_tensor_requiring_grad_takes_only_floating_point():
+    def scenario(lib):
+        a = lib.tensor(1.0, requires_grad=True)
+        a.data = lib.tensor(2.0)
+        seen = [a.requires_grad, a]
+        try:
+            a.data = lib.tensor(3, dtype=lib.int64)
+        except RuntimeError as e:
+            seen.append(str(e))
+        return seen, a.dtype == lib.float32
+    assert same_in_both(scenario) == ("ok", ([True, 2.0, "data set to a tensor that requires gradients must be "
+                                                         "floating point or complex dtype"], True))
