@@ -73,7 +73,14 @@ class FunctionCtx:
             raise RuntimeError(SECOND_TIME)
         if saved is _NOT_CONVERTED:  # still inside forward or setup_context: nothing is saved yet
             return ()
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        if saved is _CLEARED_ON_ACCESS:
+            raise RuntimeError("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
+                               "set on the autograd.Function. Either access saved_tensors only once, or set "
+                               "clear_saved_tensors_on_access=False.")
+        unpacked = tuple(None if s is None else s.unpack(self) for s in saved)
+        if getattr(getattr(self, "_forward_cls", None), "clear_saved_tensors_on_access", False):
+            self._saved_variables = _CLEARED_ON_ACCESS  # the caller then holds the only references
+        return unpacked
 
     @property
     def saved_variables(self):
@@ -91,12 +98,13 @@ class FunctionCtx:
         saved = self._saved_variables
         if saved is None:
             raise RuntimeError(SECOND_TIME)
-        if saved is _NOT_CONVERTED:
+        if saved is _NOT_CONVERTED or saved is _CLEARED_ON_ACCESS:
             return ()
         return tuple(SavedTensor(None) if s is None else s for s in saved)
 
 
 _NOT_CONVERTED = object()
+_CLEARED_ON_ACCESS = object()  # saved_tensors was read once, with the Function's clear_saved_tensors_on_access
 # Set by autograd/forward_ad.py (the layer above): what ``apply`` asks of forward-mode AD, where a
 # call has dual inputs (``has_tangents``, ``suspended``, ``jvp``). See Note [Forward-mode tangents].
 forward_mode_hook = None
@@ -197,7 +205,13 @@ class Function(metaclass=FunctionMeta):
         >>> x = rg.tensor([0.], requires_grad=True)
         >>> Exp.apply(x).sum().backward(); x.grad
         tensor([1.])
+
+    Setting the class attribute ``clear_saved_tensors_on_access = True`` lets ``ctx.saved_tensors``
+    be read once, after which the node lets go of them: what backward does not keep is freed as soon
+    as it is dropped.
     """
+
+    clear_saved_tensors_on_access = False
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
