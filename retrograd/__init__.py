@@ -44,6 +44,7 @@ from . import special
 from . import linalg
 from . import utils
 from . import nn
+from .nn.functional import threshold, threshold_  # noqa: F401 - torch.threshold, torch.threshold_
 from . import func
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401
