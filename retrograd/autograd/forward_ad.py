@@ -20,7 +20,8 @@ from .._tensor import Tensor
 from ..ops._call import call_op
 from ..ops._declarations import REGISTRY
 from ..ops import _forward
-from ..ops._forward import current_level, enter_level, exit_level, set_tangent, suspended, tangent_of
+from ..ops._forward import (current_level, enter_level, exit_level, set_tangent, suspended, tangent_of,
+                            write_tangent_inplace)
 from . import function as _function
 from .gradcheck import ForwardMode, use_forward_mode
 from .grad_mode import _DecoratorContextManager
@@ -214,12 +215,10 @@ class _CustomFunctionForward:
     @staticmethod
     def jvp(cls, ctx, inputs, outputs):
         level = current_level()
-        in_tangents = []
-        for a in inputs:
-            t = tangent_of(a, level) if isinstance(a, Tensor) else None
-            if t is None and isinstance(a, Tensor) and a.is_floating_point():
-                t = a.new_zeros(a.shape)
-            in_tangents.append(t)
+        given = [tangent_of(a, level) if isinstance(a, Tensor) else None for a in inputs]
+        in_tangents = [a.new_zeros(a.shape) if t is None and isinstance(a, Tensor) and a.is_floating_point() else t
+                       for a, t in zip(inputs, given, strict=True)]
+        versions = [None if t is None else t._version for t in in_tangents]  # a dirty input's must change
         ctx._jvp_saved = getattr(ctx, "saved_for_forward", None)
         try:
             with suspended():
@@ -234,6 +233,10 @@ class _CustomFunctionForward:
                                f"{len(outs)} but got {len(res)})")
         dirty = {id(t) for t in ctx.dirty_tensors}
         nondiff = {id(t) for t in ctx.non_differentiable}
+        bases = {}  # each input's base (itself where it is not a view): the first input on it
+        for k, a in enumerate(inputs):
+            if isinstance(a, Tensor):
+                bases.setdefault(id(a if a._base is None else a._base), k)
         for i, (o, t) in enumerate(zip(outs, res, strict=True)):
             if t is not None and not isinstance(t, Tensor):
                 raise RuntimeError(f"expected Variable or None (got {type(t).__name__}) for grad output {i}.")
@@ -250,12 +253,35 @@ class _CustomFunctionForward:
                                    f"while the given forward gradient is of size {list(t.shape)}.")
             if id(o) in dirty:
                 k = next(k for k, a in enumerate(inputs) if a is o)
-                if t is not in_tangents[k]:
+                if t is not in_tangents[k] or t._version == versions[k]:
                     raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
                                        "inplace. If the forward is modifying an input inplace, then the jvp function "
                                        "must modify the corresponding gradient inplace.")
+            elif o._base is not None and id(o._base) in bases:
+                _set_view_tangent(o, t, given[bases[id(o._base)]], level)
+                continue
             set_tangent(o, t, level)
         return outputs
+
+
+def _set_view_tangent(o, t, given, level):
+    """Gives ``o``, an output of a custom Function that views an input (or is one returned as-is), the tangent
+    ``t`` its jvp returned: a view of the input's tangent ``given``, as PyTorch checks; where the input has
+    none, ``t`` is written as by an in-place op, so that the input's base gets a tangent too."""
+    if given is None:
+        write_tangent_inplace(o, t, level)
+        return
+    if t._base is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is not "
+                           "returning a view.")
+    if given._base is not None:
+        if t._base is not given._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the same "
+                               "base as the given grad input.")
+    elif t._base is not given:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the given "
+                           "grad input.")
+    set_tangent(o, t, level)
 
 
 _function.forward_mode_hook = _CustomFunctionForward
