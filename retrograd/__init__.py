@@ -27,6 +27,7 @@ from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                                  is_inference_mode_enabled)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
+from ._errors import set_warn_always, is_warn_always_enabled
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403 - the public op functions
 from .ops.foreach import *  # noqa: F401,F403 - PyTorch's _foreach_* ops
