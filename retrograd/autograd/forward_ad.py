@@ -219,7 +219,7 @@ class _CustomFunctionForward:
         in_tangents = [a.new_zeros(a.shape) if t is None and isinstance(a, Tensor) and a.is_floating_point() else t
                        for a, t in zip(inputs, given, strict=True)]
         versions = [None if t is None else t._version for t in in_tangents]  # a dirty input's must change
-        ctx._jvp_saved = getattr(ctx, "saved_for_forward", None)
+        ctx._jvp_saved = getattr(ctx, "saved_for_forward", None) or ()  # in jvp, saved_tensors is only these
         try:
             with suspended():
                 res = cls.jvp(ctx, *in_tangents)
