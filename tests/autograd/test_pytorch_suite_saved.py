@@ -1,6 +1,7 @@
 """Scenarios of PyTorch's test/test_autograd.py (class TestAutograd) on what nodes save: the saved attributes of
 nodes, the SavedTensor objects behind them and their hooks. See test_pytorch_suite_basics.py for the method.
 """
+import warnings
 import weakref
 
 import pytest
@@ -204,3 +205,298 @@ def test_clear_saved_tensors_on_access_lets_saved_tensors_be_read_once():
     once = ("RuntimeError", "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set "
                             "on the autograd.Function")
     assert same_in_both(scenario) == ("ok", [True, None, once, 1, (), once, None, False])
+
+
+# -- saved-tensor hooks ----------------------------------------------------------------------------------
+def _input_makers(lib):
+    """A leaf, then a tensor neither leaf nor output of the node that saves it."""
+    return {"leaf": lambda: randn(lib, 5, requires_grad=True), "not leaf": lambda: 1 + randn(lib, 5, requires_grad=True)}
+
+
+@pytest.mark.parametrize("kind", ["leaf", "not leaf"])
+def test_hooks_registered_on_a_saved_input(kind):
+    def scenario(lib):
+        get_input = _input_makers(lib)[kind]
+        seen = []
+        for pack, unpack, factor in ((lambda x: 2 * x, lambda x: x / 2, 2), (lambda x: 2 * x, lambda x: x, 3)):
+            a = get_input()
+            grad_fn = a.grad_fn
+            y = a * a
+            y.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+            seen.append(bool(lib.allclose(y.grad_fn._saved_self, a * (factor - 1))))
+            if kind == "not leaf":
+                seen.append(y.grad_fn._saved_self.grad_fn is grad_fn)  # still connected to the input's history
+            y.sum().backward()
+            if kind == "leaf":
+                seen.append(bool(lib.allclose(a.grad, factor * a)))
+        a = get_input()  # double backward
+        grad_fn = a.grad_fn
+        y = a ** 3
+        y.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
+        g, = lib.autograd.grad(y.sum(), (a,), create_graph=True)
+        if kind == "not leaf":
+            seen.append(y.grad_fn._saved_self.grad_fn is grad_fn)
+        g.sum().backward()
+        if kind == "leaf":
+            seen.append(bool(lib.allclose(a.grad, 6 * a)))
+        y = get_input() ** 2
+        y.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: 1)
+        seen.append(raised(lambda: y.grad_fn._saved_self))
+        for pack in (lambda x, b: x, lambda x, b: (x, b)):
+            y = get_input() * get_input()
+            seen.append(raised(lambda: y.grad_fn._raw_saved_self.register_hooks(pack, lambda x: x)))
+
+        def double_in_place(x):
+            x *= 2
+            return x
+        t = get_input() * get_input()
+        seen.append(raised(lambda: t.grad_fn._raw_saved_self.register_hooks(double_in_place, lambda x: x / 2)))
+        return seen
+    outcome = same_in_both(scenario)
+    assert outcome[1][-4][0] == "TypeError" and outcome[1][-1] == ("RuntimeError", "A saved tensor pack hook is "
+                                                                                   "modifying its input in place")
+
+
+def test_hooks_registered_on_a_saved_output():
+    def scenario(lib):
+        a = randn(lib, 5, requires_grad=True)
+        y = lib.exp(a)
+        y.grad_fn._raw_saved_result.register_hooks(lambda x: x, lambda x: x)
+        seen = [bool(lib.equal(y, y.grad_fn._saved_result)), y.grad_fn is y.grad_fn._saved_result.grad_fn]
+        y.sum().backward()
+        return seen + [bool(lib.equal(a.grad, y))]
+    assert same_in_both(scenario) == ("ok", [True, True, True])
+
+
+def test_default_hooks_on_saved_inputs_and_outputs():
+    def scenario(lib):
+        seen = []
+
+        def pack(x):
+            warnings.warn("pack")
+            return x
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
+            a = lib.ones(5, requires_grad=True)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                y = a * a
+            seen.append(len(caught))  # a is saved twice, once per operand
+        for pack, unpack, factor in ((lambda x: x, lambda x: x, 1), (lambda x: 2 * x, lambda x: x / 2, 1),
+                                     (lambda x: 2 * x, lambda x: x, 2)):
+            with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+                a = randn(lib, 5, requires_grad=True)
+                y = a * a
+                seen += [bool(lib.allclose(y.grad_fn._saved_self, factor * a)),
+                         bool(lib.allclose(y.grad_fn._saved_other, factor * a))]
+                y.sum().backward()
+                seen.append(bool(lib.allclose(a.grad, 2 * factor * a)))
+        a = randn(lib, 5, requires_grad=True)  # the hooks are gone
+        y = a * a
+        seen.append(y.grad_fn._saved_self is a)
+        y.sum().backward()
+        seen.append(bool(lib.allclose(a.grad, 2 * a)))
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            a = randn(lib, 5, requires_grad=True)
+            y = lib.exp(a)
+            seen.append(bool(lib.equal(y, y.grad_fn._saved_result)))
+            y.sum().backward()
+            seen.append(bool(lib.equal(a.grad, y)))
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            with lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+                pass  # entering hooks twice is fine
+        return seen
+    assert same_in_both(scenario) == ("ok", [2] + [True] * 13)
+
+
+def test_saved_tensors_hooks_state_after_disabling_them():
+    def scenario(lib):
+        graph = lib.autograd.graph
+        seen = []
+        with graph.disable_saved_tensors_hooks("error message"):
+            seen.append(raised(lambda: graph.saved_tensors_hooks(lambda x: x, lambda x: x).__enter__()))
+        with graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            seen.append(raised(lambda: graph.disable_saved_tensors_hooks("error message").__enter__()))
+        with graph.disable_saved_tensors_hooks("outer"):
+            with graph.disable_saved_tensors_hooks("inner"):
+                seen.append(raised(lambda: graph.saved_tensors_hooks(lambda x: x, lambda x: x).__enter__()))
+            seen.append(raised(lambda: graph.saved_tensors_hooks(lambda x: x, lambda x: x).__enter__()))
+        with graph.saved_tensors_hooks(lambda x: 2 * x, lambda x: x):  # hooks work again: they are enabled
+            a = lib.ones(2, requires_grad=True)
+            seen.append((a * a).grad_fn._saved_self)
+        return seen
+    assert same_in_both(scenario) == ("ok", [("RuntimeError", "error message"), ("RuntimeError", "error message"),
+                                             ("RuntimeError", "inner"), ("RuntimeError", "outer"), [2.0, 2.0]])
+
+
+def test_errors_of_pack_and_unpack_hooks_reach_the_caller_as_they_are():
+    def scenario(lib):
+        class CustomError(Exception):
+            pass
+
+        def fails(what):
+            def hook(x):
+                raise CustomError(what)
+            return hook
+        a = lib.tensor(1.0, requires_grad=True)
+        seen = []
+        with lib.autograd.graph.saved_tensors_hooks(fails("pack"), lambda x: x):
+            seen.append(raised(lambda: lib.sin(a)))
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, fails("unpack")):
+            out = lib.sin(a)
+            seen.append(raised(lambda: out.backward()))
+        return seen
+    assert same_in_both(scenario) == ("ok", [("CustomError", "pack"), ("CustomError", "unpack")])
+
+
+def test_hooks_on_what_a_custom_function_saves_and_how_often_they_run():
+    def scenario(lib):
+        def forward(ctx, x):
+            ctx.save_for_backward(x.exp().clone().detach_().requires_grad_(True))  # an intermediate
+            return x.exp()
+
+        def backward(ctx, g):
+            intermediate, = ctx.saved_tensors
+            return g * intermediate
+        f = function(lib, forward, backward, name="Func")
+        a = lib.tensor(1.0, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            out = f.apply(a)
+        out.backward()
+        counts = {"pack": 0, "unpack": 0}
+
+        def count(what):
+            def hook(x):
+                counts[what] += 1
+                return x
+            return hook
+        x, y = lib.ones(4, requires_grad=True), lib.ones(4)
+        seen = [round(a.grad.item(), 4)]
+        with lib.autograd.graph.saved_tensors_hooks(count("pack"), count("unpack")):
+            product = x * y  # only y is saved: x's gradient needs it
+            seen.append(dict(counts))
+            product.sum().backward()
+            seen.append(dict(counts))
+        return seen
+    assert same_in_both(scenario) == ("ok", [2.7183, {"pack": 1, "unpack": 0}, {"pack": 1, "unpack": 1}])
+
+
+def test_a_tensor_a_pack_hook_put_in_place_of_the_saved_one_has_its_own_version_counter():
+    def scenario(lib):
+        a = lib.tensor(1.0, requires_grad=True)
+        replacement = a.clone()
+        seen = []
+
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            before = a._version
+            x.add_(1)
+            seen.append(a._version == before)
+            return g
+        f = function(lib, lambda ctx, x: (ctx.save_for_backward(x), x.sin())[1], backward, name="Test")
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: replacement, lambda x: x):
+            b = f.apply(a)
+        b.backward()
+        return seen
+    assert same_in_both(scenario) == ("ok", [True])
+
+
+def test_save_on_cpu_and_checkpoint_inside_each_other_give_the_plain_gradients():
+    def scenario(lib):
+        ck = lib.utils.checkpoint.checkpoint
+        a = randn(lib, 2, 2, requires_grad=True)
+        a.pow(2).pow(2).pow(2).pow(2).sum().backward()
+        plain = a.grad.clone()
+        a.grad.zero_()
+        with lib.autograd.graph.save_on_cpu():
+            h = ck(lambda x: x.pow(2).pow(2), a.pow(2), use_reentrant=False)
+            c = h.pow(2)
+        c.sum().backward()
+        first = a.grad.clone()
+        a.grad.zero_()
+
+        def f(t):
+            h = t.pow(2)
+            with lib.autograd.graph.save_on_cpu():
+                h = h.pow(2).pow(2)
+            return h.pow(2)
+        ck(f, a, use_reentrant=False).sum().backward()
+        return bool(lib.allclose(plain, first)), bool(lib.allclose(plain, a.grad))
+    assert same_in_both(scenario) == ("ok", (True, True))
+
+
+def test_saved_tensors_written_to_disk_by_the_hooks(tmp_path):
+    def scenario(lib):
+        names = iter(range(100))
+
+        def pack(x):
+            path = tmp_path / f"{lib.__name__}-{next(names)}.pt"
+            lib.save(x, str(path))
+            return str(path)
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda path: lib.load(path)):
+            a = lib.ones(5, requires_grad=True)
+            y = a * a
+            seen = [bool(lib.equal(a, y.grad_fn._saved_self))]
+            y.sum().backward()
+            return seen + [a.grad]
+    assert same_in_both(scenario) == ("ok", [True, [2.0] * 5])
+
+
+def test_default_hooks_in_force_in_a_double_backward():
+    def scenario(lib):
+        hooks = lib.autograd.graph.saved_tensors_hooks
+        seen = []
+        with hooks(lambda x: x, lambda x: x):
+            a = randn(lib, 5, requires_grad=True)
+            g, = lib.autograd.grad((a ** 3).sum(), (a,), create_graph=True)
+            g.sum().backward()
+            seen.append(bool(lib.allclose(a.grad, 6 * a)))
+        with hooks(lambda x: 2 * x, lambda x: x):  # a saved once, when pow is recorded
+            a = randn(lib, 5, requires_grad=True)
+            s = (a ** 3).sum()
+        g, = lib.autograd.grad(s, (a,), create_graph=True)
+        g.sum().backward()
+        seen.append(bool(lib.allclose(a.grad, 6 * 2 * a)))
+        a = randn(lib, 5, requires_grad=True)
+        s = (a ** 3).sum()
+        with hooks(lambda x: 2 * x, lambda x: x):  # pow's backward saves grad and a
+            g, = lib.autograd.grad(s, (a,), create_graph=True)
+            g.sum().backward()
+            seen.append(bool(lib.allclose(a.grad, 6 * 4 * a)))
+        with hooks(lambda x: 2 * x, lambda x: x):  # both of the above
+            a = randn(lib, 5, requires_grad=True)
+            g, = lib.autograd.grad((a ** 3).sum(), (a,), create_graph=True)
+            g.sum().backward()
+            seen.append(bool(lib.allclose(a.grad, 6 * 8 * a)))
+        return seen
+    assert same_in_both(scenario) == ("ok", [True] * 4)
+
+
+@pytest.mark.parametrize("pin_memory", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_save_on_cpu_keeps_values_dtype_and_layout(pin_memory, dtype):
+    def scenario(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pin_memory without an accelerator
+            with lib.autograd.graph.save_on_cpu(pin_memory):
+                a = randn(lib, 5, requires_grad=True).to(getattr(lib, dtype)).detach().requires_grad_()
+                y = a * a
+                seen = [bool(lib.equal(a, y.grad_fn._saved_self)), bool(lib.equal(a, y.grad_fn._saved_other)),
+                        a.dtype == y.grad_fn._saved_self.dtype, a.layout == y.grad_fn._saved_self.layout]
+                y.sum().backward()
+        return seen + [bool(lib.allclose(2 * a, a.grad))]
+    assert same_in_both(scenario) == ("ok", [True] * 5)
+
+
+def test_nested_default_hooks_the_innermost_apply():
+    def scenario(lib):
+        hooks = lib.autograd.graph.saved_tensors_hooks
+        with hooks(lambda x: 3 * x, lambda x: 3 * x):
+            b = randn(lib, 5, requires_grad=True)
+            with hooks(lambda x: 5 * x, lambda x: 5 * x):
+                a = randn(lib, 5, requires_grad=True, seed=1)
+                y = a * a
+            z = b * b
+        y.sum().backward()
+        z.sum().backward()
+        return bool(lib.allclose(a.grad, 2 * 5 * 5 * a)), bool(lib.allclose(b.grad, 2 * 3 * 3 * b))
+    assert same_in_both(scenario) == ("ok", (True, True))
