@@ -20,12 +20,14 @@ from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, full, empty,
                         full_like, empty_like, arange, linspace, eye, rand, randn, randint, rand_like, randn_like,
                         randperm, scalar_tensor)
 from ._creation import (empty_strided, memory_format, contiguous_format, channels_last, channels_last_3d,
-                        preserve_format)
+                        preserve_format, layout, strided)
 from . import _format  # noqa: F401 - prints tensors
 from ._random import Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
                                  is_inference_mode_enabled)
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
+from ._errors import set_warn_always, is_warn_always_enabled
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403 - the public op functions
 from .ops.foreach import *  # noqa: F401,F403 - PyTorch's _foreach_* ops
@@ -43,6 +45,7 @@ from . import special
 from . import linalg
 from . import utils
 from . import nn
+from .nn.functional import threshold, threshold_  # noqa: F401 - torch.threshold, torch.threshold_
 from . import func
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401

@@ -16,7 +16,7 @@ from .backends.numpy_backend import quietly
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn", "randint", "rand_like",
-           "randn_like", "randperm", "scalar_tensor", "empty_strided", "memory_format", "contiguous_format",
+           "randn_like", "randperm", "scalar_tensor", "empty_strided", "memory_format", "contiguous_format", "layout", "strided",
            "channels_last", "channels_last_3d", "preserve_format"]
 
 
@@ -55,6 +55,25 @@ channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 _CHANNELS_LAST = {channels_last: 4, channels_last_3d: 5}  # the rank each is for
+
+
+class layout:
+    """How a tensor's elements are stored, as ``torch.layout``: every retrograd tensor is ``strided``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"retrograd.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # pickled as the module's global of that name
+
+
+strided = layout("strided")
+Tensor.layout = property(lambda self: strided, doc="The tensor's layout: always ``retrograd.strided``.")
 _ENUM_NAMES = {contiguous_format: "Contiguous", channels_last: "ChannelsLast", channels_last_3d: "ChannelsLast3d",
                preserve_format: "Preserve"}  # PyTorch's names of them in its messages
 

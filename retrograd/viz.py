@@ -87,7 +87,7 @@ def _saved_items(fn):
 def _saved_shape(value) -> str:
     if value.released:
         return "(freed)"
-    data = value.data if value.data is not None else None
+    data = value.array
     return _size(data.shape) if data is not None else _size(getattr(value, "shape", ()) or ())
 
 

@@ -151,9 +151,9 @@ static const char *const node_fields[N_COUNT] = {"next_edges", "sequence_nr", "i
                                                  "_metadata"};
 
 /* SavedTensor's slots (autograd/saved_variable.py) that the modules set or read, by name. */
-enum { ST_DATA, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
+enum { ST_ARRAY, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
        ST_IS_OUTPUT, ST_REQUIRES_GRAD, ST_DEVICE, ST_UNPACK_HOOK, ST_IS_LEAF, ST_ORIGINAL, ST_COUNT };
-static const char *const st_fields[ST_COUNT] = {"data", "packed", "released", "version_counter", "saved_version",
+static const char *const st_fields[ST_COUNT] = {"array", "packed", "released", "version_counter", "saved_version",
                                                 "edge_node", "output_nr", "is_output", "requires_grad", "device",
                                                 "unpack_hook", "is_leaf", "original"};
 

@@ -1000,7 +1000,7 @@ release_saved(PyObject *value)
 {
     if (Py_TYPE(value) != SavedTensor_type)
         return;
-    set_slot(value, st_off[ST_DATA], Py_None);
+    set_slot(value, st_off[ST_ARRAY], Py_None);
     set_slot(value, st_off[ST_PACKED], Py_None);
     set_slot(value, st_off[ST_RELEASED], Py_True);
 }
@@ -1066,7 +1066,7 @@ static PyObject *
 unpack_saved(PyObject *saved, PyObject *node)
 {
     PyObject *vc = slot(saved, st_off[ST_VERSION_COUNTER]), *saved_version = slot(saved, st_off[ST_SAVED_VERSION]);
-    PyObject *data = slot(saved, st_off[ST_DATA]), *device = slot(saved, st_off[ST_DEVICE]);
+    PyObject *data = slot(saved, st_off[ST_ARRAY]), *device = slot(saved, st_off[ST_DEVICE]);
     PyObject *is_output = slot(saved, st_off[ST_IS_OUTPUT]), *edge_node = slot(saved, st_off[ST_EDGE_NODE]);
     PyObject *output_nr = slot(saved, st_off[ST_OUTPUT_NR]), *requires_grad = slot(saved, st_off[ST_REQUIRES_GRAD]);
     PyObject *original = slot(saved, st_off[ST_ORIGINAL]), *is_leaf = slot(saved, st_off[ST_IS_LEAF]);

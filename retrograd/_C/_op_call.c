@@ -394,7 +394,7 @@ new_saved(PyObject *tensor, int is_output)
         set_slot(saved, st_off[ST_EDGE_NODE], edge_node);
         set_slot(saved, st_off[ST_UNPACK_HOOK], Py_None);
         set_slot(saved, st_off[ST_PACKED], Py_None);
-        set_slot(saved, st_off[ST_DATA], data);
+        set_slot(saved, st_off[ST_ARRAY], data);
         set_slot(saved, st_off[ST_VERSION_COUNTER], vc);
         set_slot(saved, st_off[ST_SAVED_VERSION], version);
         set_slot(saved, st_off[ST_ORIGINAL], original != NULL ? original : Py_None);

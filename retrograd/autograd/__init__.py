@@ -12,6 +12,7 @@ from .engine import (Engine, get_default_engine, queue_callback, is_checkpoint_v
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from .interrupts import BackwardCancelled, BackwardTimeout
+from .saved_variable import SavedTensor  # torch.autograd.SavedTensor, not in its __all__ either
 from .watchdog import set_backward_watchdog
 from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_multithreading_enabled
 from .variable import Variable

@@ -15,6 +15,7 @@ import numpy as np
 from .._creation import zeros_like
 from .._device import cpu as _cpu
 from .._dtype import _BY_NP
+from .._errors import warn_once
 from .._size import Size
 from .._tensor import Tensor
 from . import engine, interrupts
@@ -306,8 +307,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grad_tensors = _make_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs),
-                         _check_timeout(timeout))
+    timeout = _check_timeout(timeout)
+    if create_graph:  # PyTorch's engine warns once the pass's arguments are checked; here, before
+        warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                  "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                  "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+                  "your parameters to None after use to break the cycle and avoid the leak.", stacklevel=3)
+    _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs), timeout)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

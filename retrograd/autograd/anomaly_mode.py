@@ -114,13 +114,13 @@ def _name(node) -> str:
     return type(node).name(node)  # as graph.node_name, whatever a custom Function's ctx set as .name
 
 
-def forward_trace_message(node) -> str:
-    """PyTorch's 'Error detected in ...' text for ``node``, with the chain of parents for nested backward."""
+def forward_trace_messages(node) -> list:
+    """PyTorch's 'Error detected in ...' text for ``node``, then one text per parent for a nested backward."""
     meta = node._metadata or {}
     stack = meta.get("traceback_")
     if stack is None:
-        return (f"Error detected in {_name(node)}. No forward pass information available. Enable detect "
-                "anomaly during forward pass for more information.")
+        return [f"Error detected in {_name(node)}. No forward pass information available. Enable detect "
+                "anomaly during forward pass for more information."]
     parts = [f"Error detected in {_name(node)}. Traceback of forward call that caused the error:\n" + "".join(stack)]
     parent = meta.get("parent_")
     while parent is not None:
@@ -131,6 +131,23 @@ def forward_trace_message(node) -> str:
         parts.append(f"\n\nPrevious calculation was induced by {_name(parent)}. Traceback of forward call that "
                      "induced the previous calculation:\n" + "".join(pstack))
         parent = pmeta.get("parent_")
+    return parts
+
+
+def warn_of_failed_node(node) -> str:
+    """Warns with the forward traces of ``node``, whose backward failed, one warning per text as
+    PyTorch; returns them joined.
+
+    The pass's own error must reach the caller: where a warnings filter turns a warning into an
+    error, the warning is printed to stderr instead, as PyTorch prints warnings that would raise
+    while an error is already on its way.
+    """
+    parts = forward_trace_messages(node)
+    for msg in parts:
+        try:
+            warnings.warn(msg, stacklevel=3)
+        except Exception:  # noqa: BLE001 - whatever the filter raises, the node's error wins
+            traceback.print_exc()
     return "".join(parts)
 
 

@@ -395,8 +395,8 @@ def _saved_arrays(node):
         if type(value) in (list, tuple):
             stack.extend(value)
         elif type(value) is SavedTensor:
-            if value.data is not None:
-                found.append(value.data)
+            if value.array is not None:
+                found.append(value.array)
             elif isinstance(value.packed, Tensor):
                 found.append(value.packed._data)
     return found

@@ -21,13 +21,17 @@ from ..ops._call import call_op
 from ..ops._declarations import REGISTRY
 from ..ops import _forward
 from ..ops._forward import (current_level, enter_level, exit_level, same_layout, set_tangent, suspended,
-                            tangent_of, with_layout)
+                            tangent_of, with_layout, write_tangent_inplace)
 from . import function as _function
 from . import grad_mode
 from .gradcheck import ForwardMode, use_forward_mode
 from .grad_mode import _DecoratorContextManager
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+
+# The number of the level this module's functions entered last and have not exited (-1: none), as
+# PyTorch's module keeps it; code reads it to tell whether it runs inside a dual level.
+_current_level = -1
 
 
 def enter_dual_level():
@@ -36,9 +40,11 @@ def enter_dual_level():
     Raises:
         RuntimeError: where a level is active already (nested forward-mode AD is not supported).
     """
+    global _current_level
     if current_level() is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    return enter_level().index
+    _current_level = enter_level().index
+    return _current_level
 
 
 def exit_dual_level(*, level=None):
@@ -47,6 +53,7 @@ def exit_dual_level(*, level=None):
     Raises:
         RuntimeError: where ``level`` is not the current one, or no level is active.
     """
+    global _current_level
     current = current_level()
     index = -1 if current is None else current.index
     if level is None:
@@ -57,6 +64,7 @@ def exit_dual_level(*, level=None):
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     exit_level()
+    _current_level = -1
 
 
 def _level(level, what):
@@ -217,13 +225,11 @@ class _CustomFunctionForward:
     @staticmethod
     def jvp(cls, ctx, inputs, outputs):
         level = current_level()
-        in_tangents = []
-        for a in inputs:
-            t = tangent_of(a, level) if isinstance(a, Tensor) else None
-            if t is None and isinstance(a, Tensor) and a.is_floating_point():
-                t = a.new_zeros(a.shape)
-            in_tangents.append(t)
-        ctx._jvp_saved = getattr(ctx, "saved_for_forward", None)
+        given = [tangent_of(a, level) if isinstance(a, Tensor) else None for a in inputs]
+        in_tangents = [a.new_zeros(a.shape) if t is None and isinstance(a, Tensor) and a.is_floating_point() else t
+                       for a, t in zip(inputs, given, strict=True)]
+        versions = [None if t is None else t._version for t in in_tangents]  # a dirty input's must change
+        ctx._jvp_saved = getattr(ctx, "saved_for_forward", None) or ()  # in jvp, saved_tensors is only these
         try:
             with suspended():
                 res = cls.jvp(ctx, *in_tangents)
@@ -237,6 +243,10 @@ class _CustomFunctionForward:
                                f"{len(outs)} but got {len(res)})")
         dirty = {id(t) for t in ctx.dirty_tensors}
         nondiff = {id(t) for t in ctx.non_differentiable}
+        bases = {}  # each input's base (itself where it is not a view): the first input on it
+        for k, a in enumerate(inputs):
+            if isinstance(a, Tensor):
+                bases.setdefault(id(a if a._base is None else a._base), k)
         for i, (o, t) in enumerate(zip(outs, res, strict=True)):
             if t is not None and not isinstance(t, Tensor):
                 raise RuntimeError(f"expected Variable or None (got {type(t).__name__}) for grad output {i}.")
@@ -253,12 +263,35 @@ class _CustomFunctionForward:
                                    f"while the given forward gradient is of size {list(t.shape)}.")
             if id(o) in dirty:
                 k = next(k for k, a in enumerate(inputs) if a is o)
-                if t is not in_tangents[k]:
+                if t is not in_tangents[k] or t._version == versions[k]:
                     raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
                                        "inplace. If the forward is modifying an input inplace, then the jvp function "
                                        "must modify the corresponding gradient inplace.")
+            elif o._base is not None and id(o._base) in bases:
+                _set_view_tangent(o, t, given[bases[id(o._base)]], level)
+                continue
             set_tangent(o, t, level)
         return outputs
+
+
+def _set_view_tangent(o, t, given, level):
+    """Gives ``o``, an output of a custom Function that views an input (or is one returned as-is), the tangent
+    ``t`` its jvp returned: a view of the input's tangent ``given``, as PyTorch checks; where the input has
+    none, ``t`` is written as by an in-place op, so that the input's base gets a tangent too."""
+    if given is None:
+        write_tangent_inplace(o, t, level)
+        return
+    if t._base is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is not "
+                           "returning a view.")
+    if given._base is not None:
+        if t._base is not given._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the same "
+                               "base as the given grad input.")
+    elif t._base is not given:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the given "
+                           "grad input.")
+    set_tangent(o, t, level)
 
 
 _function.forward_mode_hook = _CustomFunctionForward

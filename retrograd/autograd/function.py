@@ -15,7 +15,8 @@ from .._tensor import Tensor
 from . import grad_mode
 from .graph import Node, _next_sequence_nr, input_metadata, materialize_grads, node_name
 from .saved_variable import SECOND_TIME, SavedTensor
-from .variable import CreationMeta, gradient_edge, move_retains_grad, regenerate_view_grad_fn, replay_view
+from .variable import (CreationMeta, gradient_edge, move_retains_grad, regenerate_view_grad_fn, replay_view,
+                       view_rebase_error)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable",
            "DelayedError"]
@@ -73,7 +74,14 @@ class FunctionCtx:
             raise RuntimeError(SECOND_TIME)
         if saved is _NOT_CONVERTED:  # still inside forward or setup_context: nothing is saved yet
             return ()
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        if saved is _CLEARED_ON_ACCESS:
+            raise RuntimeError("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
+                               "set on the autograd.Function. Either access saved_tensors only once, or set "
+                               "clear_saved_tensors_on_access=False.")
+        unpacked = tuple(None if s is None else s.unpack(self) for s in saved)
+        if getattr(getattr(self, "_forward_cls", None), "clear_saved_tensors_on_access", False):
+            self._saved_variables = _CLEARED_ON_ACCESS  # the caller then holds the only references
+        return unpacked
 
     @property
     def saved_variables(self):
@@ -91,12 +99,13 @@ class FunctionCtx:
         saved = self._saved_variables
         if saved is None:
             raise RuntimeError(SECOND_TIME)
-        if saved is _NOT_CONVERTED:
+        if saved is _NOT_CONVERTED or saved is _CLEARED_ON_ACCESS:
             return ()
         return tuple(SavedTensor(None) if s is None else s for s in saved)
 
 
 _NOT_CONVERTED = object()
+_CLEARED_ON_ACCESS = object()  # saved_tensors was read once, with the Function's clear_saved_tensors_on_access
 # Set by autograd/forward_ad.py (the layer above): what ``apply`` asks of forward-mode AD, where a
 # call has dual inputs (``has_tangents``, ``suspended``, ``jvp``). See Note [Forward-mode tangents].
 forward_mode_hook = None
@@ -197,7 +206,13 @@ class Function(metaclass=FunctionMeta):
         >>> x = rg.tensor([0.], requires_grad=True)
         >>> Exp.apply(x).sum().backward(); x.grad
         tensor([1.])
+
+    Setting the class attribute ``clear_saved_tensors_on_access = True`` lets ``ctx.saved_tensors``
+    be read once, after which the node lets go of them: what backward does not keep is freed as soon
+    as it is dropped.
     """
+
+    clear_saved_tensors_on_access = False
 
     def __init__(self, *args, **kwargs):
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
@@ -274,7 +289,12 @@ class Function(metaclass=FunctionMeta):
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
         outputs = _wrap_outputs(ctx, inputs, outputs, record, custom_setup)
-        return outputs if forward_mode is None else forward_mode.jvp(cls, ctx, inputs, outputs)
+        if forward_mode is not None:
+            outputs = forward_mode.jvp(cls, ctx, inputs, outputs)
+        # As PyTorch's, the node lets go of what mark_dirty and mark_non_differentiable were given once the
+        # outputs are made: a dirty output would otherwise hold its own node, in a reference cycle.
+        ctx.dirty_tensors = ctx.non_differentiable = ()
+        return outputs
 
 
 class InplaceFunction(Function):
@@ -333,6 +353,12 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
                 outs[i] = _not_differentiable(o, id(o) in inputs, id(o) in dirty)
         ctx.to_save = None
         return tuple(outs) if is_tuple else outs[0]
+    # A dirty input that is a view made otherwise than the default way cannot take the node as its
+    # history, as with an in-place op. PyTorch takes the inputs' edges before forward and finds this
+    # out here; taking them after forward would raise the error of a view whose base changed.
+    for t in ctx.dirty_tensors:
+        if id(t) in inputs and t._base is not None and t._view_creation is not CreationMeta.DEFAULT:
+            raise view_rebase_error(t, indirect=False)
     ctx.next_edges = tuple(gradient_edge(a) if _requires_grad(a) else None for a in tensor_args)
     nondiff = {id(t) for t in ctx.non_differentiable}
     saved_ids = {id(t) for t in ctx.to_save or () if t is not None} if custom_setup else ()
@@ -354,8 +380,11 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
         n_diff += 1
         if is_modified:
             if not is_input:
-                warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
-                              "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3)
+                msg = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                       "mutated should be passed to ctx.mark_dirty().")
+                if o._is_view():  # a view of an intermediate: its base's history cannot be rewritten
+                    raise RuntimeError(msg)
+                warnings.warn(msg, UserWarning, stacklevel=3)
             _rebase_dirty(ctx, o, i, len(outs))
             continue
         if is_input:

@@ -9,8 +9,9 @@ Jacobian (PyTorch's fast gradcheck): one backward per output and two evaluations
 instead of one backward per output element and two evaluations per input element. Then come the
 checks that need no finite differences: batched gradients (``check_batched_grad``), a zero
 gradient for a zero grad_output, and undefined (None) output gradients (``check_undefined_grad``);
-with ``check_forward_ad``, forward mode's Jacobians against central differences too, and
-(``check_batched_forward_grad``) forward mode vmapped over two stacked tangents of an input.
+with ``check_forward_ad``, forward mode's Jacobians against central differences too, a tangent
+of zeros against no tangent (``check_undefined_grad``), and (``check_batched_forward_grad``)
+forward mode vmapped over two stacked tangents of an input.
 
 The checks and their order are PyTorch's (``torch/autograd/gradcheck.py``), and so are the first
 sentences of its messages.
@@ -28,7 +29,7 @@ from .._tensor import Tensor
 from ._api import grad as autograd_grad
 from .function import Function
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 
 
 class GradcheckError(RuntimeError):
@@ -234,13 +235,16 @@ def use_forward_mode(mode) -> None:
 
 
 def _tangents_of_outputs(func, inputs, position, tangents):
-    """For each tangent of ``inputs[position]``, the float outputs' tangents as float64 host arrays (zeros: none)."""
+    """For each tangent of ``inputs[position]``, the float outputs' tangents as float64 host arrays (zeros: none).
+
+    As in PyTorch, every input that requires grad is passed detached, with a tangent of zeros but
+    ``inputs[position]``."""
     forward_ad = _forward_mode[0]
     rows = []
     for t in tangents:
         with forward_ad.dual_level():
-            args = list(inputs)
-            args[position] = forward_ad.make_dual(inputs[position], t)
+            args = [forward_ad.make_dual(a.detach(), t if k == position else zeros_like(a))
+                    if isinstance(a, Tensor) and a.requires_grad else a for k, a in enumerate(inputs)]
             outs = [o for o in _as_tuple(func(*args)) if _is_float_tensor(o)]
             rows.append([np.zeros(o.numel()) if (tan := forward_ad.unpack_dual(o).tangent) is None else _host64(tan)
                          for o in outs])
@@ -312,6 +316,27 @@ def _check_batched_forward_grad(func, inputs) -> None:
             if not np.allclose(got, exp):  # PyTorch's message names the output's index twice
                 raise GradcheckError(f"For output {output_idx} and input {output_idx}:\n\n{_BATCHED_FORWARD_HINT}\n\n"
                                      f"Got:\n{tensor(got)}\n\nExpected:\n{tensor(exp)}")
+
+
+def _check_undefined_forward_mode(func, inputs) -> None:
+    """Each input with a tangent of zeros gives the outputs the tangents that the input without one gives."""
+    forward_ad = _forward_mode[0]
+    rng = np.random.default_rng(3)
+    diff = [k for k, a in enumerate(inputs) if isinstance(a, Tensor) and a.requires_grad]
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(a.detach(), tensor(rng.standard_normal(tuple(a.shape)), dtype=a.dtype))
+                 if k in diff else a for k, a in enumerate(inputs)]
+        for k in diff:
+            tangents = []
+            for arg in (forward_ad.make_dual(inputs[k].detach(), zeros_like(inputs[k])), inputs[k].detach()):
+                args = duals[:k] + [arg] + duals[k + 1:]
+                tangents.append([forward_ad.unpack_dual(o).tangent for o in _as_tuple(func(*args))
+                                 if _is_float_tensor(o)])
+            for index, (zero, none) in enumerate(zip(*tangents)):
+                if zero is not None and none is not None and not np.allclose(_host64(zero), _host64(none)):
+                    raise GradcheckError("Mismatch in tangent values for output with index: ", index, " when input: ",
+                                         inputs[k], " has an undefined tangent value. ", " Got: ", zero,
+                                         " but expected: ", none)
 
 
 def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol):
@@ -491,7 +516,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         atol, rtol: the tolerances of the comparison (as ``allclose``).
         raise_exception: raise ``GradcheckError`` (a RuntimeError) on failure; if False, return False.
         nondet_tol: how much two backward passes on the same inputs and grad_outputs may differ.
-        check_undefined_grad: check that backward accepts undefined (None) output gradients.
+        check_undefined_grad: check that backward accepts undefined (None) output gradients and, with
+            ``check_forward_ad``, that forward mode gives an input whose tangent is zeros the same
+            tangents as the input without one.
         check_grad_dtypes: check that each gradient has its input's dtype.
         check_batched_grad: check ``autograd.grad(..., is_grads_batched=True)`` against separate calls.
         check_forward_ad: check the Jacobians of forward-mode AD (``autograd.forward_ad``) too.
@@ -520,16 +547,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     try:
-        if check_backward_ad:
-            _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                       check_batched_grad, fast_mode)
-        if check_forward_ad:
-            inputs = _as_tuple(inputs)
-            if not check_backward_ad:
-                _check_inputs(inputs)
-            _check_forward_ad(func, func(*inputs), inputs, eps, rtol, atol, fast_mode)
-            if check_batched_forward_grad:
-                _check_batched_forward_grad(func, inputs)
+        _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
+                   check_batched_grad, check_batched_forward_grad, check_forward_ad, check_backward_ad, fast_mode)
         return True
     except GradcheckError:
         if raise_exception:
@@ -538,21 +557,28 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-               check_batched_grad, fast_mode) -> bool:
-    """gradcheck's checks of backward mode, in PyTorch's order; raises GradcheckError on the first failure."""
-    inputs = _as_tuple(inputs)
+               check_batched_grad, check_batched_forward_grad, check_forward_ad, check_backward_ad, fast_mode) -> None:
+    """gradcheck's checks, in PyTorch's order; raises GradcheckError on the first failure."""
     _check_inputs(inputs)
     func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
-    check = _fast_gradcheck if fast_mode else _slow_gradcheck
-    check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if check_backward_ad:
+        check = _fast_gradcheck if fast_mode else _slow_gradcheck
+        check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if check_forward_ad:
+        _check_forward_ad(func, func_out, inputs, eps, rtol, atol, fast_mode)
+        if check_undefined_grad:
+            _check_undefined_forward_mode(func, inputs)
+    if check_batched_forward_grad:
+        _check_batched_forward_grad(func, inputs)
+    if not check_backward_ad:
+        return
     if check_batched_grad:
         for i, out in enumerate(outputs):
             _check_batched_grad(inputs, out, i)
     _check_backward_mul_by_grad_output(outputs, inputs)
     if check_undefined_grad:
         _check_undefined_grad(func, inputs)
-    return True
 
 
 def _random_grad_output(out, noncontiguous):
@@ -615,3 +641,46 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)
+
+
+# -- PyTorch's deprecated Jacobian functions ------------------------------------------------------------------
+def _warn_deprecated(name):
+    warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. It is deprecated and will "
+                  "be removed; gradcheck and autograd.functional.jacobian do what it did.", FutureWarning, stacklevel=3)
+
+
+def _check_grad_out(grad_out, name):
+    if grad_out != 1.0:
+        raise ValueError(f"Expected grad_out to be 1.0. {name} no longer supports values of grad_out != 1.0.")
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated: per tensor of ``target`` (default: ``inputs``) that requires grad, the Jacobian of
+    ``fn(inputs)``'s first output by central differences, of shape (numel(tensor), numel(output)).
+
+    ``fn`` takes the tuple ``inputs`` as its one argument."""
+    _warn_deprecated("get_numerical_jacobian")
+    _check_grad_out(grad_out, "get_numerical_jacobian")
+    inputs = _as_tuple(inputs)
+    targets = inputs if target is None else _as_tuple(target)
+    call = lambda *args: fn(args)  # noqa: E731
+    first = [o for o in _as_tuple(call(*inputs)) if _is_float_tensor(o)][:1]
+    return tuple(tensor(_numerical_jacobian(call, inputs, t, first, eps)[0], dtype=t.dtype)
+                 for t in _differentiable_inputs(targets))
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """Deprecated: ``(jacobians, reentrant, correct_grad_sizes, correct_grad_types)``: per input that
+    requires grad, the Jacobian of ``output`` by backward passes, of shape (numel(input), numel(output));
+    whether a second computation agrees within ``nondet_tol``; whether every gradient had its input's
+    size, and dtype."""
+    _warn_deprecated("get_analytical_jacobian")
+    _check_grad_out(grad_out, "get_analytical_jacobian")
+    diff_inputs = _differentiable_inputs(_as_tuple(inputs))
+    first, sizes_ok, dtypes_ok = _vjps(output, diff_inputs, _unit_seeds(output))
+    second, _, _ = _vjps(output, diff_inputs, _unit_seeds(output))
+    jacobians = [(_stack_rows(a, inp), _stack_rows(b, inp)) for a, b, inp in zip(first, second, diff_inputs,
+                                                                                  strict=True)]
+    reentrant = all(not a.size or np.abs(a - b).max() <= nondet_tol for a, b in jacobians)
+    return (tuple(tensor(a, dtype=inp.dtype) for (a, _), inp in zip(jacobians, diff_inputs, strict=True)),
+            reentrant, sizes_ok, dtypes_ok)

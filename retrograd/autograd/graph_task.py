@@ -12,12 +12,11 @@ import itertools
 import os
 import threading
 import time
-import warnings
 from concurrent.futures import Future
 
 from .._errors import _internal_assert
 from . import grad_mode
-from .anomaly_mode import _Anomaly, forward_trace_message
+from .anomaly_mode import _Anomaly, warn_of_failed_node
 from .graph import node_name
 from .input_buffer import InputBuffer
 
@@ -240,9 +239,7 @@ class GraphTask:
         if node is not None:
             _add_note(exc, f"(raised in the backward of {node_name(node)})")
             if _Anomaly.enabled:
-                msg = forward_trace_message(node)
-                _add_note(exc, msg)
-                warnings.warn(msg, stacklevel=2)
+                _add_note(exc, warn_of_failed_node(node))
         if self.exit_on_error:
             self.mark_as_completed_and_run_post_processing()
 

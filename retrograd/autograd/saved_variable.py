@@ -54,6 +54,9 @@ _REGISTER_FREED = (
 _grad_state = grad_mode.state
 
 
+_MADE_BY_AUTOGRAD = object()
+
+
 class SavedTensor:
     """A tensor saved for backward (``torch._C._autograd.SavedTensor``). See Note [Saved tensors and their hooks].
 
@@ -69,11 +72,13 @@ class SavedTensor:
     this to give a recomputed segment the very tensors that did not require grad in forward.
     """
 
-    __slots__ = ("data", "version_counter", "saved_version", "edge_node", "output_nr", "is_output",
+    __slots__ = ("array", "version_counter", "saved_version", "edge_node", "output_nr", "is_output",
                  "is_leaf", "requires_grad", "device", "shape", "dtype", "packed", "unpack_hook",
                  "released", "original")
 
-    def __init__(self, tensor, is_output: bool = False, copy: bool = False):
+    def __init__(self, tensor=_MADE_BY_AUTOGRAD, is_output: bool = False, copy: bool = False):
+        if tensor is _MADE_BY_AUTOGRAD:  # PyTorch's are made by autograd only (retrograd's give the tensor)
+            raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
         if tensor is not None and tensor.is_inference():  # See Note [Inference tensors] in grad_mode.py
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
@@ -83,7 +88,7 @@ class SavedTensor:
         self.released = False
         self.unpack_hook = self.packed = self.original = None
         if tensor is None:  # undefined: unpacks to None
-            self.data = self.version_counter = self.edge_node = self.device = self.shape = self.dtype = None
+            self.array = self.version_counter = self.edge_node = self.device = self.shape = self.dtype = None
             self.output_nr = self.saved_version = 0
             self.is_leaf, self.requires_grad = True, False
             return
@@ -105,11 +110,11 @@ class SavedTensor:
         hooks = _saved_hooks_state.hooks
         if hooks and _saved_hooks_state.disabled_msg is None:  # See Note [What saved-tensor hooks see]
             self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
-            self.data = self.version_counter = None
+            self.array = self.version_counter = None
             self.saved_version = 0
             self._pack(tensor, *hooks[-1])
             return
-        self.data = tensor._data
+        self.array = tensor._data
         self.version_counter = tensor._version_counter
         self.saved_version = self.version_counter.version
 
@@ -158,14 +163,25 @@ class SavedTensor:
                                "only one pair of hooks is allowed at a time.")
         if self.device is None:
             raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
-        value = Tensor._make(self.data, self.device)
+        value = Tensor._make(self.array, self.device)
         value._version_counter = self.version_counter
         self._pack(value, *hooks)
-        self.shape, self.dtype = self.data.shape, self.data.dtype
-        self.data = self.version_counter = None
+        self.shape, self.dtype = self.array.shape, self.array.dtype
+        self.array = self.version_counter = None
+
+    @property
+    def data(self):
+        """What is saved, as PyTorch's ``SavedTensor.data``: the pack hook's result as it is, else the
+        saved input itself, else (a saved output) a tensor without history on the saved values."""
+        if self.unpack_hook is not None:
+            return self.packed
+        original = self.original() if self.original is not None else None
+        if original is not None and original._data is self.array:
+            return original
+        return None if self.array is None else Tensor._make(self.array, self.device)
 
     def release(self) -> None:
-        self.data = self.packed = None
+        self.array = self.packed = None
         self.released = True
 
     def unpack(self, saved_for=None):
@@ -197,9 +213,9 @@ class SavedTensor:
         if version != self.saved_version:
             self._raise_modified(version, saved_for)
         original = self.original() if self.original is not None else None
-        if original is not None and original._data is self.data:  # the input itself, as PyTorch gives it back
+        if original is not None and original._data is self.array:  # the input itself, as PyTorch gives it back
             return original
-        return _reconnected(self.data, self.device, self.version_counter, node, self.output_nr,
+        return _reconnected(self.array, self.device, self.version_counter, node, self.output_nr,
                             self.requires_grad and node is not None)
 
     def _graph_node(self, saved_for):
@@ -232,7 +248,7 @@ class SavedTensor:
         elif not self.is_leaf:
             node = self.edge_node
         where = "" if node is None else f", which is output {self.output_nr} of {_short_name(node)},"
-        shape = list((self.data if original is None else original._data).shape)  # as the tensor is now
+        shape = list((self.array if original is None else original._data).shape)  # as the tensor is now
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
@@ -240,7 +256,7 @@ class SavedTensor:
                 "with torch.autograd.set_detect_anomaly(True).")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"[{tensor_type_name(self.data.dtype)} {shape}]{where} is at version {version}; expected version "
+            f"[{tensor_type_name(self.array.dtype)} {shape}]{where} is at version {version}; expected version "
             f"{self.saved_version} instead. {hint}")
 
 

@@ -16,7 +16,7 @@ import threading
 from .._creation import zeros_like
 from ..autograd import _api, engine
 from ..autograd.gradcheck import use_vmap
-from ._vmap import vmap
+from ._vmap import autograd_vmap
 
 __all__ = ["vmapped_backward"]
 
@@ -53,9 +53,9 @@ def vmapped_backward(run, outputs, grads, keep_graph, create_graph, inputs, allo
         return tuple(zeros_like(inp) if r is None else r for r, inp in zip(result, inputs, strict=True))
 
     with _python_loop():
-        out = vmap(one)(*grads)
+        out = autograd_vmap(one)(*grads)
     return tuple(None if u else (o if create_graph else o.detach()) for o, u in zip(out, unused, strict=True))
 
 
 _api.vmapped_backward = vmapped_backward
-use_vmap(vmap)  # gradcheck(check_batched_forward_grad=True) vmaps forward mode over its tangents
+use_vmap(autograd_vmap)  # gradcheck(check_batched_forward_grad=True) vmaps forward mode over its tangents

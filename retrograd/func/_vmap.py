@@ -18,7 +18,7 @@ from ._pytree import tree_flatten, tree_unflatten
 from ._randomness import RANDOMNESS_ERROR, allowed, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 
-__all__ = ["vmap", "vmap_tangents"]
+__all__ = ["vmap", "vmap_tangents", "autograd_vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
 _ESCAPED = ("vmap: aten::{} was called with a batched tensor of a vmap that has already returned (it escaped the "
@@ -276,3 +276,25 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     return wrapped
 
+
+
+# The words of the older vmap (``torch._vmap_internals``) that PyTorch's autograd still uses for
+# batched gradients (``autograd.grad(..., is_grads_batched=True)``, gradcheck's batched forward grad).
+_AUTOGRAD_RANDOMNESS_ERROR = ("vmap: We do not yet support calling random operations inside of vmap. Please perform "
+                              "random operations outside of vmap as a workaround")
+
+
+def autograd_vmap(func):
+    """``vmap(func)`` as autograd's batched gradients use it: a random function raises the error
+    of the vmap PyTorch's autograd uses for them."""
+    vmapped = vmap(func)
+
+    @functools.wraps(func)
+    def run(*args):
+        try:
+            return vmapped(*args)
+        except RuntimeError as e:
+            if e.args != (RANDOMNESS_ERROR,):
+                raise
+            raise RuntimeError(_AUTOGRAD_RANDOMNESS_ERROR).with_traceback(e.__traceback__) from None
+    return run

@@ -140,7 +140,10 @@ def _link_plan(registry, module, apply):
                 name, nargs, when = declared
                 if name is None:
                     direct = DirectForm(None, None, nargs, when)
-                elif module is not None and eligible(registry[name]):
+                elif (module is not None and eligible(registry[name])
+                      and nargs == len(registry[name].signature.parameters)):
+                    # The C call reads every parameter of the op from the arguments it is given: a
+                    # formula that leaves some to their defaults calls the op's public function.
                     direct = DirectForm(module.call, compiled_spec(registry[name]), nargs, when)
             entries.append(entry._replace(direct=direct))
         apply.plan = tuple(entries)

@@ -197,6 +197,28 @@ def _refuse_tangents_of_out(name, op, args, out):
 _call.refuse_tangents_of_out = _refuse_tangents_of_out
 
 
+def write_tangent_inplace(target, t, level):
+    """Writes ``t``, the new tangent of ``target`` changed in place, into its old one (or its base's,
+    which gets one of zeros where it had none)."""
+    old = tangent_of(target, level)
+    if old is None and target._base is not None:  # See Note [The layout of a tangent]
+        base = target._base
+        zeros = batched_zeros(base, t)
+        if zeros is None and same_layout(t, base) and same_layout(t, target):
+            set_tangent(base, t, level)
+            set_tangent(target, t, level)
+            note_output(target, t, level)
+            return
+        set_tangent(base, _zeros_like(base) if zeros is None else zeros, level)
+        old = tangent_of(target, level)
+    if old is None:
+        set_tangent(target, t, level)
+        return
+    if old is not t:
+        old.copy_(t)
+    note_output(target, old, level)  # the target's node is the in-place op's now
+
+
 def note_output(t, tangent, level):
     """Keeps ``tangent`` beside ``t``'s array for the node that made ``t``, which may save it as its output
     (see Note [Forward-mode tangents])."""
@@ -329,24 +351,7 @@ class ForwardInterposer:
 
     def _write_inplace(self, target, t):
         """Writes the new tangent of an in-place op's target into its old one (or its base's)."""
-        level = self.level
-        old = tangent_of(target, level)
-        if old is None and target._base is not None:  # See Note [The layout of a tangent]
-            base = target._base
-            zeros = batched_zeros(base, t)
-            if zeros is None and same_layout(t, base) and same_layout(t, target):
-                set_tangent(base, t, level)
-                set_tangent(target, t, level)
-                note_output(target, t, level)
-                return
-            set_tangent(base, _zeros_like(base) if zeros is None else zeros, level)
-            old = tangent_of(target, level)
-        if old is None:
-            set_tangent(target, t, level)
-            return
-        if old is not t:
-            old.copy_(t)
-        note_output(target, old, level)  # the target's node is the in-place op's now
+        write_tangent_inplace(target, t, self.level)
 
     def _tangents(self, op, rule, args, tangents, results):
         """The tangent of each result (None where it has none)."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._creation import tensor, zeros
 from .._tensor import Tensor
-from ._declarations import defop
+from ._declarations import defop, op_call
 from ._rows import fast_rows, layer_norm_input_rows, layer_norm_rows, lead_sum, row_sum, rows_apply
 from .joining import cat
 from .pointwise import formula_arrays, sigmoid_array, where
@@ -1159,7 +1159,7 @@ hardtanh = defop("hardtanh", lambda xp, input, min_val=-1.0, max_val=1.0: _cast(
 threshold = defop("threshold", lambda xp, input, threshold, value:
                   _cast(xp, xp.where(input <= threshold, value, input), input), public=False,
                   inplace_node_name="ThresholdBackward1",
-                  input=lambda grad, input, threshold: where(input <= threshold, 0., grad))
+                  input=op_call("threshold_backward", "grad", "input", "threshold"))
 hardshrink = defop("hardshrink", lambda xp, input, lambd=0.5:
                    _cast(xp, xp.where(xp.abs(input) > lambd, input, 0), input), public=False,
                    input=lambda grad, input, lambd: where(_inside(input, -lambd, lambd), 0., grad))

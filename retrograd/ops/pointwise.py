@@ -263,18 +263,19 @@ sigmoid = defop("sigmoid", _sigmoid, method=True, inplace=True, promote="float",
                 input=op_call("sigmoid_backward", "grad", "result"))
 
 
-def _threshold_backward(xp, grad, output):
-    keep = ~(output <= 0)  # as PyTorch: the gradient passes unless output <= 0, so at NaN too
+def _threshold_backward(xp, grad, output, threshold=0.0):
+    keep = ~(output <= threshold)  # as PyTorch: the gradient passes unless output <= threshold, so at NaN too
     out = xp.multiply(grad, keep, dtype=grad.dtype)  # a mask product: far cheaper than where()
     if out.dtype.kind == "f" and xp.isnan(out).any():  # NaN * 0 is NaN, but PyTorch gives 0 there
         out = xp.where(keep, grad, xp.zeros((), dtype=grad.dtype))
     return out
 
 
-# PyTorch's ReluBackward0 computes threshold_backward; it has its own node for double backward.
-# (The parameter is not called ``result``: formulas reserve that name for an op's own output.)
+# PyTorch's ReluBackward0 and ThresholdBackward0 compute threshold_backward; it has its own node
+# for double backward. (The parameter is not called ``result``: formulas reserve that name for an
+# op's own output.)
 threshold_backward = defop("threshold_backward", _threshold_backward, public=False,
-                           grad=op_call("threshold_backward", "grad", "output"),
+                           grad=op_call("threshold_backward", "grad", "output", "threshold"),
                            output=lambda grad: grad.new_zeros(tuple(grad.shape)))  # PyTorch's edge, with zeros
 
 

@@ -66,7 +66,15 @@ def _unique(xp, input, sorted=True, return_inverse=False, return_counts=False, d
     return xp.asarray(values), _ints(xp, inverse), _ints(xp, counts)
 
 
-_unique_op = defop("unique", _unique, multi_output=True, public=False)
+def _underivable(grads, dim):
+    """unique's derivative, as PyTorch's: its values require grad, but no backward pass can cross it."""
+    name = "_unique2" if dim is None else "unique_dim"
+    raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+
+_unique_op = defop("unique", _unique, multi_output=True, public=False, nondiff_outputs=(1, 2),
+                   node_name="Unique2Backward0", node_names={"UniqueDimBackward0": lambda dim: dim is not None},
+                   input=_underivable)
 
 
 def _chosen(result, return_inverse, return_counts):
@@ -101,7 +109,12 @@ def _unique_consecutive(xp, input, return_inverse=False, return_counts=False, di
     return xp.asarray(values), _ints(xp, inverse), _ints(xp, counts)
 
 
-_unique_consecutive_op = defop("unique_consecutive", _unique_consecutive, multi_output=True, public=False)
+def _underivable_consecutive(grads):
+    raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+
+
+_unique_consecutive_op = defop("unique_consecutive", _unique_consecutive, multi_output=True, public=False,
+                               nondiff_outputs=(1, 2), input=_underivable_consecutive)
 
 
 @tensor_method

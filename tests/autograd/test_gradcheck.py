@@ -369,10 +369,11 @@ def test_gradcheck_batched_forward_grad_reports_a_batched_tangent_that_differs()
         @staticmethod
         def jvp(ctx, t):  # right but for the one batched call, the last
             calls.append(None)
-            return t * 2 if len(calls) <= 5 else t * 3
+            return t * 2 if len(calls) <= 6 else t * 3
     with pytest.raises(gradcheck_module.GradcheckError, match=r"^For output 0 and input 0:\n"):
         rg.autograd.gradcheck(Double.apply, (x64(rg),), check_forward_ad=True, check_batched_forward_grad=True)
-    assert len(calls) == 6  # three basis tangents, two tangents one at a time, one batch of both
+    # three basis tangents, a tangent of zeros (check_undefined_grad), two tangents one at a time, one batch of both
+    assert len(calls) == 7
 
 
 def test_gradcheck_input_errors_and_warnings():

@@ -1,7 +1,11 @@
 """Scenarios of PyTorch's test/test_autograd.py (class TestAutograd), eighth part: anomaly detection, gradients
 not copied, gradcheck's checks, version counters. See test_pytorch_suite_basics.py for the method.
 """
+import contextlib
+import gc
+import io
 import warnings
+import weakref
 
 import pytest
 
@@ -84,7 +88,7 @@ def test_anomaly_mode_in_a_double_backward_names_the_inner_function():
         ginp.sum().backward()
         for fail_0th in (True, False):
             inp = randn(lib, size, requires_grad=True)
-            with warnings.catch_warnings(record=True):
+            with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
                     with lib.autograd.detect_anomaly():
@@ -92,6 +96,9 @@ def test_anomaly_mode_in_a_double_backward_names_the_inner_function():
                         ginp.sum().backward()
                 except RuntimeError as e:
                     out.append(str(e))
+            # a warning for the inner node's forward trace, made in the outer backward, then one for the outer's
+            messages = [str(w.message) for w in caught[1:]]
+            out.append([(m.split(".")[0], "f2.apply" in m, "f1.apply" in m) for m in messages])
         return out
     same_in_both(scenario)
 
@@ -195,3 +202,129 @@ def test_data_assignment_keeps_the_python_object():
         b.data = a
         return id(b) == before, b
     same_in_both(scenario)
+
+
+def test_anomaly_warning_made_an_error_by_a_filter_is_printed_and_the_pass_error_raised():
+    def scenario(lib):
+        printed = io.StringIO()
+        with warnings.catch_warnings(record=True) as caught:
+            try:
+                with lib.autograd.detect_anomaly():
+                    warnings.simplefilter("error")  # after the "enabled" warning: only the node's would raise
+                    with contextlib.redirect_stderr(printed):
+                        a = randn(lib, 5, requires_grad=True)
+                        d1 = a + 1
+                        d2 = d1 ** 2
+                        d1 += 1
+                        lib.autograd.grad(d2.sum(), a)
+            except RuntimeError as e:
+                error = "modified by an inplace operation" in str(e)
+        return (error, len(caught), "Anomaly Detection has been enabled" in str(caught[0].message),
+                "Error detected in PowBackward0" in printed.getvalue())
+    assert same_in_both(scenario) == ("ok", (True, 1, True, True))
+
+
+def test_check_nan_turned_on_inside_a_block_that_turned_it_off():
+    def scenario(lib):
+        nan = function(lib, lambda ctx, x: x.clone(), lambda ctx, g: lib.tensor(float("nan")).expand(4, 4),
+                       name="MyFunc")
+        seen = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autograd.detect_anomaly(check_nan=False):
+                inp = randn(lib, 4, 4, requires_grad=True)
+                out = nan.apply(inp).sum()
+                out.backward(retain_graph=True)
+                seen.append(bool(inp.grad.isnan().all()))
+                with lib.autograd.detect_anomaly(check_nan=True):
+                    try:
+                        out.backward(retain_graph=True)
+                    except RuntimeError as e:
+                        seen.append(str(e))
+                out.backward()
+                seen.append(lib.is_anomaly_check_nan_enabled())
+        return seen, lib.is_anomaly_enabled()
+    assert same_in_both(scenario) == ("ok", ([True, "Function 'MyFuncBackward' returned nan values in its 0th "
+                                              "output.", False], False))
+
+
+def _alive_after_dropping(make):
+    """Whether the object ``make`` tags on its tensor's node lives, while it holds the tensor and once it is
+    dropped, with the cyclic collector off (what a reference cycle keeps would stay)."""
+    gc.disable()
+    try:
+        kept, ref = make()
+        alive = ref() is not None
+        del kept
+        return alive, ref() is not None
+    finally:
+        gc.enable()
+
+
+class _Tag:
+    pass
+
+
+def test_anomaly_records_of_a_double_backward_are_freed_with_the_graph():
+    def scenario(lib):
+        def make():
+            x = randn(lib, 2, 2, requires_grad=True)
+            t = x.exp()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with lib.autograd.detect_anomaly():
+                    # the node of the second derivative records ExpBackward0 as the node that made it
+                    grad = lib.autograd.grad(t, x, lib.ones_like(t), create_graph=True)
+            tag = _Tag()
+            t.grad_fn.metadata[0] = tag
+            del grad
+            return t, weakref.ref(tag)
+        return _alive_after_dropping(make)
+    assert same_in_both(scenario) == ("ok", (True, False))
+
+
+def test_anomaly_failure_in_a_nested_backward_frees_the_records_with_the_graph():
+    def scenario(lib):
+        inner = function(lib, lambda ctx, x: x, lambda ctx, g: g + float("nan"), name="MyFunc2")
+
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return inner.apply(x)
+        outer = function(lib, forward, backward, name="MyFunc")
+        message = []
+
+        def make():
+            inp = randn(lib, 1, requires_grad=True)
+            out = outer.apply(inp)
+            ginp, = lib.autograd.grad(out, (inp,), create_graph=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    with lib.autograd.detect_anomaly():
+                        ginp.backward()
+                except RuntimeError as e:
+                    message.append(str(e))
+            tag = _Tag()
+            out.grad_fn.metadata[0] = tag
+            return out, weakref.ref(tag)
+        return _alive_after_dropping(make), message
+    assert same_in_both(scenario) == ("ok", ((True, False), ["Function 'MyFunc2Backward' returned nan values in "
+                                                            "its 0th output."]))
+
+
+def test_data_assignment_to_a_tensor_requiring_grad_takes_only_floating_point():
+    def scenario(lib):
+        a = lib.tensor(1.0, requires_grad=True)
+        a.data = lib.tensor(2.0)
+        seen = [a.requires_grad, a]
+        try:
+            a.data = lib.tensor(3, dtype=lib.int64)
+        except RuntimeError as e:
+            seen.append(str(e))
+        return seen, a.dtype == lib.float32
+    assert same_in_both(scenario) == ("ok", ([True, 2.0, "data set to a tensor that requires gradients must be "
+                                                         "floating point or complex dtype"], True))

@@ -72,6 +72,24 @@ def test_checkpointed_segments_backward():
     assert same_in_both(scenario) == ("ok", [True] * 4)
 
 
+def test_callback_queued_by_a_callback_runs_in_the_same_pass():
+    def scenario(lib):
+        called = []
+        queue = lib.autograd.Variable._execution_engine.queue_callback
+
+        def adds_a_callback():
+            called.append("first")
+            queue(lambda: called.append("second"))
+
+        def backward(ctx, g):
+            queue(adds_a_callback)
+            return g
+        f = function(lib, lambda ctx, x: x, lib.autograd.function.once_differentiable(backward), name="MyFunc")
+        f.apply(randn(lib, 3, 3, requires_grad=True)).sum().backward()
+        return called
+    assert same_in_both(scenario) == ("ok", ["first", "second"])
+
+
 @pytest.mark.parametrize("depths", [[0], [1], [0, 1]], ids=str)
 def test_callbacks_queued_in_reentrant_backward_run_once_per_pass(depths):
     def scenario(lib):

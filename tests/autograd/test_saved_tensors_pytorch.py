@@ -183,7 +183,7 @@ PYTORCH_ONLY = {
     "native_batch_norm": {"result1", "result2", "running_mean", "running_var", "training"},
     "nll_loss": {"self", "total_weight"}, "select_index": {"dim", "index"},
     "slice_index": {"dim", "end", "start", "step"}, "split": {"self_sym_sizes", "split_size"},
-    "squeeze": {"dim"}, "threshold_backward": {"threshold"}, "im2col": {"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"},
+    "squeeze": {"dim"}, "im2col": {"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"},
     "outer": {"other"}, "erfinv": {"self"},
     "adaptive_max_pool2d": {"self"}, "convolution_transpose": {"bias_sym_sizes_opt", "output_padding", "transposed"},
     "ctc_loss": {"result0", "result1"}, "group_norm": {"C", "HxW", "N", "group", "result1", "result2"},

@@ -59,10 +59,11 @@ def test_nonzero_as_tuple_indexes_the_nonzero_elements():
 
 
 def test_results_never_require_grad():
+    # unique and unique_consecutive do, as PyTorch's (their backward raises): tests/autograd/test_pytorch_suite_*
     x = rg.tensor([0., 1., 1., 3.], requires_grad=True)
-    for r in (rg.nonzero(x), rg.argwhere(x), rg.unique(x), rg.count_nonzero(x), rg.all(x), rg.any(x),
+    for r in (rg.nonzero(x), rg.argwhere(x), rg.count_nonzero(x), rg.all(x), rg.any(x),
               rg.histc(x, 3), rg.isin(x, rg.tensor([1.])), rg.bucketize(x, rg.tensor([0.5, 2.])),
-              rg.searchsorted(rg.tensor([0.5, 2.]), x), rg.unique_consecutive(x)):
+              rg.searchsorted(rg.tensor([0.5, 2.]), x)):
         assert not r.requires_grad
 
 
@@ -72,3 +73,17 @@ def test_methods_are_there_where_torch_has_them():
         assert hasattr(torch.Tensor, name) and hasattr(rg.Tensor, name), name
         np.testing.assert_array_equal(np.asarray(getattr(x, name)().numpy()),
                                       getattr(torch.tensor([1, 0, 2]), name)().numpy())
+
+
+@pytest.mark.parametrize("call", [lambda m, x: m.unique(x), lambda m, x: m.unique(x, dim=0),
+                                  lambda m, x: m.unique_consecutive(x)], ids=["unique", "unique_dim", "consecutive"])
+def test_unique_values_carry_a_node_whose_backward_is_not_implemented_as_in_torch(call):
+    torch = pytest.importorskip("torch")
+    seen = []
+    for m in (rg, torch):
+        x = m.tensor([0., 1., 1., 3.], requires_grad=True)
+        r = call(m, x)
+        with pytest.raises(NotImplementedError) as e:
+            r.sum().backward()
+        seen.append((r.requires_grad, type(r.grad_fn).__name__, str(e.value)))
+    assert seen[0] == seen[1]

@@ -82,7 +82,7 @@ def test_non_reentrant_checkpoint_keeps_no_saved_arrays():
     out = checkpoint(lambda a, b: (a @ b).exp().sum(), x, w, use_reentrant=False)
     node = out.grad_fn.next_functions[0][0]  # ExpBackward0
     saved = node.saved_values()["result"]
-    assert saved.data is None and saved.packed is not None
+    assert saved.array is None and saved.packed is not None
 
 
 def test_is_checkpoint_valid_inside_backward_and_grad():
