@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 import numpy as np
 
@@ -135,7 +136,13 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise TypeError(f"{type(self).__name__} cannot decorate a class")
+            # As in PyTorch: deprecated, but still honoured by running the constructor under the mode
+            # (the class's other methods are left as they are).
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. "
+                          "Decorate the functions or methods instead; to keep what this does now, "
+                          "decorate the class's `__init__` alone.", FutureWarning, stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 
