@@ -227,6 +227,16 @@ class Function(metaclass=FunctionMeta):
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
+    # PyTorch's defaults for its batching rules under torch.vmap: none is generated, and ``vmap``
+    # (``vmap(info, in_dims, *args)``) must be overridden to give one.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The rule of this Function under ``func.vmap``: override it, or set ``generate_vmap_rule``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Runs ``forward`` without recording, then records one node for the whole call.
