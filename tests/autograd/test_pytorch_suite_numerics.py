@@ -69,3 +69,43 @@ def test_chain_matmul_gradcheck(dims):
         f = lambda *m: functools.reduce(lambda a, b: a.mm(b), m)  # noqa: E731 - what torch.chain_matmul computes
         return lib.autograd.gradcheck(f, ms), lib.autograd.gradgradcheck(f, ms)
     assert same_in_both(scenario) == ("ok", (True, True))
+
+
+def test_gradcheck_and_gradgradcheck_with_an_input_the_function_does_not_use():
+    def scenario(lib):
+        x, y = randn(lib, 10, requires_grad=True), randn(lib, 10, requires_grad=True, seed=1)
+        f = lambda x, y: x * x  # noqa: E731
+        return lib.autograd.gradcheck(f, (x, y)), lib.autograd.gradgradcheck(f, (x, y))
+    assert same_in_both(scenario) == ("ok", (True, True))
+
+
+def _incomplete_gamma_args(lib):
+    a = lib.tensor([2.0, 3.0, 0.7], dtype=lib.float64)
+    x = lib.tensor([1.5, 0.5, 2.0], dtype=lib.float64, requires_grad=True)
+    return a, x
+
+
+@pytest.mark.parametrize("op", ["igamma", "igammac"])
+def test_a_missing_derivative_raises_not_implemented_in_backward_only_where_it_is_needed(op):
+    def scenario(lib):
+        a, x = _incomplete_gamma_args(lib)
+        y = getattr(lib, op)(a, x)
+        y.sum().backward()  # the derivative in ``other`` exists
+        a.requires_grad_()
+        try:
+            getattr(lib, op)(a, x).sum().backward()
+        except NotImplementedError as e:
+            return y, x.grad, y.grad_fn.name(), str(e)
+    result = same_in_both(scenario)
+    assert result[1][3] == f"the derivative for '{op}: input' is not implemented."
+
+
+def test_a_missing_forward_derivative_raises_not_implemented():
+    def scenario(lib):
+        a, x = _incomplete_gamma_args(lib)
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(x.detach(), lib.ones(3, dtype=lib.float64))
+            lib.igamma(dual, dual)
+    result = same_in_both(scenario)
+    assert result == ("NotImplementedError", "Trying to use forward AD with igamma that does not support it because "
+                                             "it has not been implemented yet.")
