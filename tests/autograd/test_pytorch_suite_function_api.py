@@ -71,3 +71,23 @@ def test_setup_context_with_non_tensor_inputs_matches_a_forward_taking_ctx(shape
         return results
     result = same_in_both(scenario)
     assert result[1][0] == result[1][1]
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_an_undefined_incoming_gradient_is_zeros_or_none_as_set_materialize_grads_says(materialize):
+    def scenario(lib):
+        seen = []
+
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x
+
+        def backward(ctx, g):
+            seen.append(g)
+            return g
+        # An identity whose backward returns None stands for PyTorch's internal UndefinedGrad node.
+        undefined = function(lib, lambda ctx, x: x.view_as(x), lambda ctx, g: None, name="UndefinedGrad")
+        x = lib.ones(1, requires_grad=True)
+        undefined.apply(function(lib, forward, backward).apply(x)).backward()
+        return seen, x.grad
+    assert same_in_both(scenario) == ("ok", ([[0.0]] if materialize else [None], [0.0] if materialize else None))

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import retrograd as rg
-from .test_pytorch_suite_basics import randn, same_in_both
+from .test_pytorch_suite_basics import function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -189,3 +189,45 @@ def test_threshold_in_place_gradient_masks_by_the_old_value():
         y.backward(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
         return y, x.grad
     assert same_in_both(scenario) == ("ok", ([5.0, 0.5, 2.0], [0.0, 2.0, 3.0]))
+
+
+def _raising_in_backward(lib):
+    """An identity whose backward raises: it stands for PyTorch's internal DelayedError node."""
+    def backward(ctx, g):
+        raise RuntimeError("Boom!")
+    return function(lib, lambda ctx, x: x.view_as(x), backward, name="DelayedError")
+
+
+@pytest.mark.parametrize("uses_base_before", [False, True])
+def test_an_in_place_add_on_a_view_runs_only_the_branches_a_pass_needs(uses_base_before):
+    def scenario(lib):
+        x, y = randn(lib, 2, requires_grad=True), randn(lib, 2, requires_grad=True, seed=1)
+        y_safe = _raising_in_backward(lib).apply(y)
+
+        def f(x, y):
+            out = x.clone().view(-1)
+            before = out * 2
+            out += y
+            return out + before if uses_base_before else out
+        seen = []
+        for wrt in (None, (y,), (x,), (y_safe,), (x, y_safe)):
+            out = f(x, y_safe)
+            try:
+                seen.append(out.sum().backward() if wrt is None else lib.autograd.grad(out.sum(), wrt))
+            except RuntimeError as e:
+                seen.append(str(e))
+        return seen
+    assert same_in_both(scenario)[1][:2] == ["Boom!", "Boom!"]
+
+
+def test_the_history_an_in_place_op_on_a_view_replaced_is_not_run():
+    def scenario(lib):
+        x, y = randn(lib, 2, requires_grad=True), randn(lib, 2, requires_grad=True, seed=1)
+        y_safe = _raising_in_backward(lib).apply(y)
+        out = x.clone().view(-1)
+        called = []
+        out.register_hook(lambda g: called.append(g))
+        b = out + y_safe
+        out += y_safe
+        return lib.autograd.grad((out + b).sum(), (b, y_safe)), called
+    assert same_in_both(scenario)[1][1] == []
