@@ -4,7 +4,7 @@ inputs, ``inputs=``. See test_pytorch_suite_basics.py for the method.
 """
 import pytest
 
-from .test_pytorch_suite_basics import randn, same_in_both
+from .test_pytorch_suite_basics import _first_sentence, function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -15,3 +15,22 @@ def test_materialized_gradients_of_unused_inputs_do_not_require_grad_without_cre
         g = lib.autograd.grad((x ** 2).sum(), (x, y), allow_unused=True, materialize_grads=True, create_graph=False)
         return g, [t.requires_grad for t in g]
     assert same_in_both(scenario)[1][1] == [False, False]
+
+
+def _error(call):
+    try:
+        return call()
+    except RuntimeError as e:
+        return ("RuntimeError", _first_sentence(e))
+
+
+def test_after_set_a_leaf_is_no_longer_in_the_graphs_recorded_before_but_its_gradient_edge_is():
+    def scenario(lib):
+        x = randn(lib, 2, requires_grad=True)
+        x_edge = lib.autograd.graph.get_gradient_edge(x)
+        out = x.clone()
+        with lib.no_grad():
+            x.set_(lib.rand_like(x))
+        return _error(lambda: lib.autograd.grad(out.sum(), x, retain_graph=True)), lib.autograd.grad(out.sum(), x_edge)
+    assert same_in_both(scenario)[1][0] == ("RuntimeError", "The differentiated Tensor at index 0 appears to not "
+                                                            "have been used in the graph.")
