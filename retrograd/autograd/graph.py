@@ -101,6 +101,20 @@ def materialize_grads(grads, metadata) -> list:
 # (tests/autograd/test_memory.py deletes a 1e6-node chain).
 
 
+class InputMetadata:
+    """What a gradient arriving at one input of a node must match, as PyTorch's ``Node._input_metadata`` shows it."""
+
+    __slots__ = ("shape", "dtype", "device")
+    is_nested_tensor = is_cpp_nested_tensor = False  # retrograd's tensors are strided
+
+    def __init__(self, metadata):
+        shape, np_dtype, device = metadata
+        self.shape = list(shape)
+        # a custom Function's non-tensor output has no dtype: PyTorch shows the default one
+        self.dtype = _dtype.get_default_dtype() if np_dtype is None else _dtype._BY_NP[np_dtype]
+        self.device = _cpu if device is None else device
+
+
 class Node:
     """The backward function of one forward operation.
 
@@ -155,6 +169,12 @@ class Node:
         if self._metadata is None:
             self._metadata = {}
         return self._metadata
+
+    @property
+    def _input_metadata(self) -> tuple:
+        """PyTorch's view of ``input_metadata``: per forward output, an object with its ``shape`` (a list),
+        ``dtype`` and ``device`` (and ``is_nested_tensor``, ``is_cpp_nested_tensor``, always False here)."""
+        return tuple(InputMetadata(m) for m in self.input_metadata)
 
     def num_inputs(self) -> int:
         return len(self.input_metadata)

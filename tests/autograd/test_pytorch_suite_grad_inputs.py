@@ -34,3 +34,16 @@ def test_after_set_a_leaf_is_no_longer_in_the_graphs_recorded_before_but_its_gra
         return _error(lambda: lib.autograd.grad(out.sum(), x, retain_graph=True)), lib.autograd.grad(out.sum(), x_edge)
     assert same_in_both(scenario)[1][0] == ("RuntimeError", "The differentiated Tensor at index 0 appears to not "
                                                             "have been used in the graph.")
+
+
+def test_input_metadata_of_a_node_gives_each_forward_outputs_shape_dtype_and_device():
+    def scenario(lib):
+        def described(node):
+            return [(m.shape, str(m.dtype).split(".")[1], str(m.device), m.is_nested_tensor, m.is_cpp_nested_tensor)
+                    for m in node._input_metadata]
+        x, y = lib.rand(2, requires_grad=True), lib.rand(2, requires_grad=True)
+        var, _ = lib.var_mean(lib.rand(3, 3, requires_grad=True), dim=0)
+        identity = function(lib, lambda ctx, x: (x, 3), lambda ctx, g, _: g, name="Test")
+        out = identity.apply(randn(lib, 3, 3, requires_grad=True))[0]
+        return described((x * y).grad_fn), described(var.grad_fn), described(out.grad_fn)
+    assert same_in_both(scenario)[1][0] == [([2], "float32", "cpu", False, False)]
