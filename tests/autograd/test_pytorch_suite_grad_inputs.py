@@ -47,3 +47,116 @@ def test_input_metadata_of_a_node_gives_each_forward_outputs_shape_dtype_and_dev
         out = identity.apply(randn(lib, 3, 3, requires_grad=True))[0]
         return described((x * y).grad_fn), described(var.grad_fn), described(out.grad_fn)
     assert same_in_both(scenario)[1][0] == [([2], "float32", "cpu", False, False)]
+
+
+def test_grad_to_the_gradient_edge_of_each_kind_of_node_matches_grad_to_the_tensor():
+    def scenario(lib):
+        seen = []
+
+        def check(out, inp):
+            ref = lib.autograd.grad(out.sum(), inp, retain_graph=True)
+            edge = lib.autograd.graph.get_gradient_edge(inp)
+            seen.append((type(edge.node).__name__, ref, lib.autograd.grad(out.sum(), edge)))
+        x = randn(lib, 2, requires_grad=True)
+        check(x.clone(), x)  # a leaf's AccumulateGrad
+        x = x.clone()
+        check(x.clone(), x)  # an op's node
+        x = function(lib, lambda ctx, t: t.clone(), lambda ctx, g: g, name="Resize").apply(x)
+        check(x.clone(), x)  # a custom Function's node
+        x = lib.var_mean(x)[1]
+        check(x.clone(), x)  # the second output of a node
+        return seen
+    same_in_both(scenario)
+
+
+def test_gradient_edge_taken_before_an_in_place_op_reaches_the_old_value():
+    def scenario(lib):
+        x = randn(lib, 2, requires_grad=True).clone()
+        edge = lib.autograd.graph.get_gradient_edge(x)
+        x *= 2
+        return lib.autograd.grad(x.sum(), (edge, x))
+    assert same_in_both(scenario) == ("ok", ([2.0, 2.0], [1.0, 1.0]))
+
+
+def test_gradient_edges_made_by_hand_as_inputs_of_grad_and_backward():
+    def scenario(lib):
+        edge = lib.autograd.graph.GradientEdge
+        x, y = randn(lib, 2, requires_grad=True).clone(), randn(lib, 2, requires_grad=True, seed=1).clone()
+        x_edge, y_edge = edge(x.grad_fn, x.output_nr), edge(y.grad_fn, y.output_nr)
+        seen = [lib.autograd.grad((x + y).sum(), (x, y)), lib.autograd.grad((x + y).sum(), (x_edge, y_edge))]
+        out = x.clone()
+        for kwargs in ({"materialize_grads": True}, {}):
+            for inputs in ((x_edge, y), (x, y), (x, y_edge)):
+                seen.append(_error(lambda: lib.autograd.grad(out.sum(), inputs, allow_unused=True, **kwargs)))
+        for inputs in ((x_edge, y), (x, y), (x, y_edge), (x_edge, y_edge)):
+            lib.autograd.backward(out.sum(), inputs=inputs, retain_graph=True)
+            seen.append((x.grad, y.grad))  # a GradientEdge names a node, which accumulates into no .grad
+        return seen
+    assert same_in_both(scenario)[1][4] == ("RuntimeError", "materialize_grads cannot be used when the given input "
+                                                            "is a GradientEdge")
+
+
+def test_gradient_edge_as_the_output_of_grad_and_backward():
+    def scenario(lib):
+        edge_of = lib.autograd.graph.get_gradient_edge
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+
+        def fn(x, reduce=True):
+            tmp = x.sin().cos()
+            if reduce:
+                tmp = tmp.sum()
+            return tmp.exp().clone().sin().sum(), edge_of(tmp)
+        seen = []
+        out, edge = fn(x)
+        tmp_grad, = lib.autograd.grad(out, (edge,))
+        seen += [lib.autograd.grad(edge, (x,), grad_outputs=(tmp_grad,)), lib.autograd.grad(fn(x)[0], (x,))]
+        seen.append(_error(lambda: lib.autograd.grad(fn(x, reduce=False)[1], (x,))))
+        seen.append(lib.autograd.grad(fn(x)[1], (x,)))
+        four = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64)
+        seen.append(_error(lambda: lib.autograd.grad(fn(x)[1], (x,), grad_outputs=four)))
+        _, edge = fn(x)
+        lib.autograd.backward(edge, retain_graph=True)
+        seen.append((x.grad, lib.autograd.grad(edge, (x,), retain_graph=True)))
+        x.grad = None
+        lib.autograd.backward((edge,), retain_graph=True)
+        seen.append(x.grad)
+        (_, edge1), (out2, _) = fn(x), fn(x)
+        ref = lib.autograd.grad((edge1, out2), (x,), retain_graph=True)
+        x.grad = None
+        lib.autograd.backward((edge1, out2), retain_graph=True)
+        seen.append((x.grad, ref))
+        seen.append(_error(lambda: lib.autograd.backward(fn(x)[1], inputs=(x,), grad_tensors=four)))
+        return seen
+    result = same_in_both(scenario)
+    assert result[1][2] == ("RuntimeError", "grad can be implicitly created only for scalar outputs")
+
+
+def test_a_gradient_edge_keeps_its_node_alive_after_the_tensor_is_gone():
+    def scenario(lib):
+        clone = function(lib, lambda ctx, x: x.clone(), lambda ctx, g: g.clone(), name="Clone")
+        inp = lib.rand(1, requires_grad=True).clone()
+        runs = []
+        for make in (lambda: inp.clone(), lambda: clone.apply(inp)):
+            out = make()
+            edge = lib.autograd.graph.get_gradient_edge(out)
+            lib.autograd.backward(edge)
+            del out
+            lib.autograd.backward(edge)
+            runs.append(type(edge.node).__name__)
+        return runs
+    assert same_in_both(scenario) == ("ok", ["CloneBackward0", "CloneBackward"])
+
+
+def test_materialized_gradients_of_higher_derivatives_that_vanish():
+    def scenario(lib):
+        x, a = lib.tensor(0.5, requires_grad=True), lib.tensor(1.0, requires_grad=True)
+        y = x * a
+        dydx = lib.autograd.grad(y, x, create_graph=True)
+        unused = lib.autograd.grad(dydx, x, create_graph=True, allow_unused=True)
+        d2 = lib.autograd.grad(dydx, x, create_graph=True, allow_unused=True, materialize_grads=True)
+        d3 = lib.autograd.grad(d2, x, materialize_grads=True)  # allow_unused is implied
+        try:
+            lib.autograd.grad(y, x, allow_unused=False, materialize_grads=True)
+        except ValueError as e:
+            return unused, d2, d3, _first_sentence(e)
+    assert same_in_both(scenario)[1][:3] == ((None,), (0.0,), (0.0,))

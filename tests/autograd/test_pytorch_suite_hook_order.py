@@ -1,6 +1,10 @@
 """Scenarios of PyTorch's test/test_autograd.py (class TestAutograd) about which nodes a pass runs and in
 what order the hooks of tensors, nodes and leaves run. See test_pytorch_suite_basics.py for the method.
 """
+import copy
+import gc
+import weakref
+
 import pytest
 
 from .test_pytorch_suite_basics import function, randn, same_in_both
@@ -37,3 +41,78 @@ def test_the_nodes_a_pass_runs_with_and_without_inputs():
         lib.autograd.grad(y.sum(), (x,))
         return runs, ran
     assert same_in_both(scenario) == ("ok", ([["a", "b", "c"], ["a", "a2", "b", "c"], ["b", "c"]], ["y"]))
+
+
+def test_optimizers_stepped_by_post_accumulate_grad_hooks_train_as_a_separate_step_does():
+    def scenario(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 2)
+        inp = randn(lib, 2, 3).float()
+        optimizers, handles = {}, []
+
+        def step(p):
+            optimizers[p].step()
+            optimizers[p].zero_grad()
+        for p in model.parameters():
+            optimizers[p] = lib.optim.Adam([p])
+            handles.append(p.register_post_accumulate_grad_hook(step))
+        reference = copy.deepcopy(model)
+        reference_optimizer = lib.optim.Adam(reference.parameters())
+
+        def train():
+            for _ in range(5):
+                model(inp).sum().backward()
+                reference(inp).sum().backward()
+                reference_optimizer.step()
+                reference_optimizer.zero_grad()
+        train()
+        same = [bool(lib.equal(a, b)) for a, b in zip(reference.parameters(), model.parameters())]
+        frozen = [p.detach().clone() for p in model.parameters()]
+        for h in handles:
+            h.remove()
+        train()  # the hooks are gone: model no longer changes, the reference does
+        return (same, [bool(lib.equal(a, b)) for a, b in zip(frozen, model.parameters())],
+                [bool(lib.equal(a, b)) for a, b in zip(reference.parameters(), model.parameters())])
+    assert same_in_both(scenario) == ("ok", ([True, True], [True, True], [False, False]))
+
+
+def test_what_a_post_accumulate_grad_hook_holds_lives_as_long_as_its_tensor():
+    def scenario(lib):
+        def make():
+            held = lib.rand(3)
+
+            def hook(t):
+                t.sub_(t.grad)
+                t.add_(held)
+            t = lib.rand(3, requires_grad=True)
+            t.register_post_accumulate_grad_hook(hook)
+            t.sum().backward()
+            return t, weakref.ref(held)
+        gc.disable()
+        try:
+            t, ref = make()
+            alive = ref() is not None
+            del t
+            return alive, ref() is None
+        finally:
+            gc.enable()
+    assert same_in_both(scenario) == ("ok", (True, True))
+
+
+def test_tensor_hook_then_node_prehook_then_post_accumulate_grad_hook_then_node_posthook_of_a_leaf():
+    def scenario(lib):
+        t = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        acc = t.view_as(t).grad_fn.next_functions[0][0]
+
+        def post_accumulate(tensor):
+            tensor.grad.add_(0.5)
+
+        def node_posthook(grad_inputs, grad_outputs):
+            t.grad = grad_outputs[0].mul(10)
+        t.register_hook(lambda g: g.sub(2.0))
+        acc.register_prehook(lambda grad_outputs: (grad_outputs[0].div(5.0),))
+        t.register_post_accumulate_grad_hook(post_accumulate)
+        acc.register_hook(node_posthook)
+        t.sum().backward()
+        return t.grad  # ((1 - 2) / 5 + 0.5) * 10
+    assert same_in_both(scenario) == ("ok", [3.0, 3.0, 3.0])
