@@ -16,7 +16,9 @@ tensor hooks returned), then the node's pre-hooks, the node itself (an Accumulat
 leaf's post-accumulate-grad hooks once ``.grad`` is updated), then its post-hooks. Each kind is
 read when its turn comes, from a snapshot of its dict: a hook registered during the pass runs if
 its turn is still to come (one added to a tensor by that tensor's own hooks does not), and one
-removed by an earlier hook of the same snapshot still runs. ``register_multi_grad_hook``'s
+removed by an earlier hook of the same snapshot still runs; post-hooks registered while the node
+itself runs (from its backward, or an unpack hook of what it saved) run after it with an empty
+tuple of grad_outputs, as PyTorch's do. ``register_multi_grad_hook``'s
 hooks are tensor hooks that also get the pass they run in (``PassHook``).
 """
 from __future__ import annotations

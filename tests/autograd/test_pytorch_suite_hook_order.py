@@ -116,3 +116,43 @@ def test_tensor_hook_then_node_prehook_then_post_accumulate_grad_hook_then_node_
         t.sum().backward()
         return t.grad  # ((1 - 2) / 5 + 0.5) * 10
     assert same_in_both(scenario) == ("ok", [3.0, 3.0, 3.0])
+
+
+def test_a_post_hook_registered_while_its_node_runs_runs_without_grad_outputs():
+    # PyTorch's test finds the node with its private _current_autograd_node; here the unpack hook knows it.
+    def scenario(lib):
+        a = randn(lib, 3, 3, requires_grad=True)
+        nodes, seen = [], []
+
+        def model():
+            var, mean = lib.var_mean(a, dim=0)
+            nodes.append(var.grad_fn)
+            (var + mean).sum().backward()
+        model()
+        first = a.grad.clone()
+
+        def unpack(t):
+            def halve(grad_inputs, grad_outputs):
+                seen.append(len(grad_outputs))
+                return tuple(None if g is None else g / 2.0 for g in grad_inputs)
+            nodes[-1].register_hook(halve)
+            return t
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            model()
+        return first, a.grad, seen
+    result = same_in_both(scenario)
+    assert result[1][2] == [0]
+
+
+def test_a_custom_backward_registering_a_post_hook_on_its_own_node():
+    def scenario(lib):
+        seen = []
+
+        def backward(ctx, g):
+            ctx.register_hook(lambda grad_inputs, grad_outputs: seen.append(len(grad_outputs)) or
+                              tuple(t * 3 for t in grad_inputs))
+            return g * 2
+        x = randn(lib, 2, requires_grad=True)
+        (function(lib, lambda ctx, x: x * 2, backward, name="Hooked").apply(x) * 1).sum().backward()
+        return seen, x.grad
+    assert same_in_both(scenario) == ("ok", ([0], [6.0, 6.0]))
