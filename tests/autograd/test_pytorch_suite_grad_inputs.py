@@ -160,3 +160,37 @@ def test_materialized_gradients_of_higher_derivatives_that_vanish():
         except ValueError as e:
             return unused, d2, d3, _first_sentence(e)
     assert same_in_both(scenario)[1][:3] == ((None,), (0.0,), (0.0,))
+
+
+def test_nodes_that_lead_to_no_input_asked_for_are_not_run():
+    def scenario(lib):
+        def backward(ctx, g):
+            raise AssertionError("this node must not run")
+        unreached = function(lib, lambda ctx, x: x, backward, name="MyFunc")
+        seen = []
+        x, y = unreached.apply(randn(lib, 1, requires_grad=True) * 2), randn(lib, 1, requires_grad=True, seed=1)
+        seen.append(lib.autograd.grad(x, (y,), allow_unused=True))
+        x, z = unreached.apply(randn(lib, 1, requires_grad=True) * 2), randn(lib, 1, requires_grad=True, seed=2)
+        seen.append(lib.autograd.grad(x + z, (y, z), allow_unused=True))
+        x = unreached.apply(randn(lib, 1, requires_grad=True) * 2)
+        lib.autograd.backward(x, inputs=(y,))  # allow_unused is implied
+        seen.append(y.grad)
+        return seen
+    assert same_in_both(scenario)[1] == [(None,), (None, [1.0]), None]
+
+
+def test_batched_grad_outputs_of_a_tensor_and_of_a_scalar():
+    def scenario(lib):
+        def error(call):
+            try:
+                call()
+            except RuntimeError as e:
+                return _first_sentence(e)
+        x = randn(lib, 2, 2, requires_grad=True)
+        batched = lib.arange(3).expand(2, 2, 3).transpose(0, 2)
+        seen = [lib.autograd.grad(x.clone(), (x,), (batched,), is_grads_batched=True),
+                error(lambda: lib.autograd.grad(x.clone(), (x,), (lib.ones(2, 2),), is_grads_batched=True)),
+                lib.autograd.grad(x.sum(), (x,), (lib.arange(3),), is_grads_batched=True),
+                error(lambda: lib.autograd.grad(x.sum(), (x,), (lib.ones(2).unsqueeze(1),), is_grads_batched=True))]
+        return seen
+    assert same_in_both(scenario)[1][1].startswith("If `is_grads_batched=True`, we interpret the first dimension")
