@@ -496,3 +496,16 @@ class Variable(metaclass=VariableMeta):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         var._requires_grad = bool(requires_grad)
         return var
+
+
+def _volatile(self):
+    """Always False: ``volatile`` was removed from PyTorch (``no_grad`` replaced it); reading it warns."""
+    warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+    return False
+
+
+def _set_volatile(self, value):
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.", stacklevel=2)
+
+
+Tensor.volatile = property(_volatile, _set_volatile)

@@ -28,3 +28,15 @@ def test_reading_grad_warns_only_on_a_non_leaf_that_does_not_retain_it():
             counts.append(len(caught))
         return counts, [(w.category.__name__, _first_sentence(w.message)) for w in caught]
     assert same_in_both(scenario)[1][0] == [0, 1, 1]
+
+
+def test_volatile_is_always_false_and_warns_that_it_was_removed():
+    def scenario(lib):
+        v = lib.randn(3, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            before = v.volatile
+            v.volatile = True
+            after = v.volatile
+        return before, after, [(w.category.__name__, _first_sentence(w.message)) for w in caught]
+    assert same_in_both(scenario)[1][:2] == (False, False)
