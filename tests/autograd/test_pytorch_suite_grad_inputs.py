@@ -194,3 +194,42 @@ def test_batched_grad_outputs_of_a_tensor_and_of_a_scalar():
                 error(lambda: lib.autograd.grad(x.sum(), (x,), (lib.ones(2).unsqueeze(1),), is_grads_batched=True))]
         return seen
     assert same_in_both(scenario)[1][1].startswith("If `is_grads_batched=True`, we interpret the first dimension")
+
+
+def test_backward_with_inputs_accumulates_only_into_them():
+    def scenario(lib):
+        x, y = randn(lib, 2, 2, requires_grad=True), randn(lib, 2, 2, requires_grad=True, seed=1)
+        seed = lib.ones(2, 2, dtype=lib.float64)
+        seen = []
+        for inputs in ([x, y], [x], [y], y):
+            if x.grad is not None:
+                with lib.no_grad():
+                    x.grad.zero_()
+                    y.grad.zero_()
+            lib.autograd.backward(x ** 2 + y * x + y ** 2, seed, inputs=inputs)
+            seen.append((x.grad.clone(), y.grad.clone()))
+        try:
+            lib.autograd.backward(x ** 2 + y * x + y ** 2, seed, inputs=[])
+        except RuntimeError as e:
+            seen.append(_first_sentence(e))
+        scalar = randn(lib, requires_grad=True)
+        (scalar ** 2).backward(inputs=scalar)
+        seen.append(scalar.grad)
+        return seen
+    assert same_in_both(scenario)[1][4] == "`inputs` argument to `backward()` cannot be empty."
+
+
+def test_backward_with_non_leaf_inputs_and_an_input_the_graph_does_not_reach():
+    def scenario(lib):
+        x = randn(lib, 2, 2, requires_grad=True)
+        x_non_leaf = x * 1
+        y, z = randn(lib, 2, 2, requires_grad=True, seed=1), randn(lib, 2, 2, requires_grad=True, seed=2)
+        out = x_non_leaf ** 2 + y * x_non_leaf + y ** 2
+        seed = lib.ones(2, 2, dtype=lib.float64)
+        out.backward(seed, create_graph=True, inputs=[x, y, x_non_leaf])
+        seen = [x.grad, y.grad, x_non_leaf.grad]
+        out.backward(seed, create_graph=True, inputs=[z])  # as if allow_unused: z.grad stays None
+        seen.append(z.grad)
+        x.grad = y.grad = x_non_leaf.grad = None  # the create_graph cycles
+        return seen
+    assert same_in_both(scenario)[1][3] is None

@@ -231,3 +231,16 @@ def test_the_history_an_in_place_op_on_a_view_replaced_is_not_run():
         out += y_safe
         return lib.autograd.grad((out + b).sum(), (b, y_safe)), called
     assert same_in_both(scenario)[1][1] == []
+
+
+def test_the_history_of_a_view_is_first_read_under_no_grad_after_its_base_changed_in_place():
+    def scenario(lib):
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = leaf.clone()
+        view = a[:1]
+        a.add_(1)
+        with lib.no_grad():
+            regenerated = view.grad_fn is not None
+        (view * 3).sum().backward()
+        return regenerated, view.requires_grad, leaf.grad
+    assert same_in_both(scenario) == ("ok", (True, True, [3.0, 0.0]))
