@@ -10,6 +10,7 @@ Example::
 """
 from . import _runtime  # noqa: F401 - the process-wide settings of Note [Collector thresholds] and friends
 from ._runtime import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads
+from ._runtime import set_warn_always, is_warn_always_enabled
 from ._dtype import (dtype, float16, float32, float64, int8, uint8, int16, int32, int64, bool, half, float,
                      double, short, int, long, get_default_dtype, set_default_dtype, promote_types)
 from ._dtype import bfloat16, finfo, iinfo, can_cast, result_type

@@ -1,6 +1,7 @@
 """Process-wide settings: the two retrograd makes once, at import (the collector's thresholds and the
 reuse of freed array memory, each with a Note and an environment variable that keeps the default),
-and the thread counts a program may set (``set_num_threads``, as ``torch.set_num_threads``).
+the thread counts a program may set (``set_num_threads``, as ``torch.set_num_threads``), and whether the
+warnings PyTorch gives once per process are given every time (``set_warn_always``).
 
 Note [Collector thresholds]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -29,11 +30,12 @@ import gc
 import os
 import platform
 import sys
+import warnings
 
 import threadpoolctl
 
 __all__ = ["tune_collector", "reuse_freed_memory", "set_num_threads", "get_num_threads", "set_num_interop_threads",
-           "get_num_interop_threads"]
+           "get_num_interop_threads", "set_warn_always", "is_warn_always_enabled", "warn_once"]
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
@@ -102,6 +104,29 @@ def set_num_interop_threads(num: int) -> None:
 def get_num_interop_threads() -> int:
     """The inter-op thread count last set (the CPU count by default)."""
     return _interop_threads[0]
+
+
+_warn_always = [False]
+_warned_once = set()
+
+
+def set_warn_always(b: bool) -> None:
+    """Gives every time the warnings that are otherwise given once per process, as ``torch.set_warn_always``."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether ``set_warn_always(True)`` is in force."""
+    return _warn_always[0]
+
+
+def warn_once(key, message: str, category=UserWarning, stacklevel: int = 2) -> None:
+    """Warns ``message`` the first time ``key`` asks in this process (every time under ``set_warn_always``)."""
+    if not _warn_always[0]:
+        if key in _warned_once:
+            return
+        _warned_once.add(key)
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 tune_collector()

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import _runtime
 from .._creation import zeros_like
 from .._device import cpu as _cpu
 from .._dtype import _BY_NP
@@ -306,8 +307,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grad_tensors = _make_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        _runtime.warn_once(_CREATE_GRAPH_CYCLE, _CREATE_GRAPH_CYCLE, stacklevel=2)
     _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs),
                          _check_timeout(timeout))
+
+
+# PyTorch's warning, given once per process (every time under set_warn_always), where a backward records its pass
+_CREATE_GRAPH_CYCLE = ("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                       "and its gradient which can cause a memory leak. autograd.grad records the pass without "
+                       "storing into .grad, so it makes no such cycle; after a backward that records its pass, "
+                       "set the parameters' .grad back to None to break it.")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

@@ -2,6 +2,8 @@
 ``autograd.backward`` are asked for: materialized gradients, GradientEdges as inputs and outputs, unreachable
 inputs, ``inputs=``. See test_pytorch_suite_basics.py for the method.
 """
+import warnings
+
 import pytest
 
 from .test_pytorch_suite_basics import _first_sentence, function, randn, same_in_both
@@ -233,3 +235,26 @@ def test_backward_with_non_leaf_inputs_and_an_input_the_graph_does_not_reach():
         x.grad = y.grad = x_non_leaf.grad = None  # the create_graph cycles
         return seen
     assert same_in_both(scenario)[1][3] is None
+
+
+def test_backward_recording_its_pass_warns_of_the_cycle_it_makes_and_grad_does_not():
+    def scenario(lib):
+        before = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)  # the warning is otherwise given once per process
+        try:
+            b = randn(lib, 3, requires_grad=True)
+            c = b * b
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                c.backward(lib.ones_like(c), create_graph=True)
+            b.grad = None
+            from_backward = [_first_sentence(w.message) for w in caught]
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                lib.autograd.grad(c, b, lib.ones_like(c), create_graph=True)
+            return lib.is_warn_always_enabled(), from_backward, len(caught)
+        finally:
+            lib.set_warn_always(before)
+    assert same_in_both(scenario) == ("ok", (True, ["Using backward() with create_graph=True will create a reference "
+                                                    "cycle between the parameter and its gradient which can cause a "
+                                                    "memory leak."], 0))
