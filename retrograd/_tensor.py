@@ -103,6 +103,9 @@ class Tensor:
     # A leaf's post-accumulate-grad hooks (autograd/variable.py), in its __dict__ once it has one:
     # few tensors ever do, so none pays for a slot.
     _post_accumulate_grad_hooks = None
+    # A leaf's grad_dtype where it was set (a NumPy dtype, or None for any dtype), in its __dict__: by default
+    # (OWN_DTYPE) its gradient has its own dtype. See Note [grad_dtype] in autograd/variable.py.
+    _grad_dtype = OWN_DTYPE = "own dtype"
     _modes = _NoModes  # the grad modes' census, attached by autograd/grad_mode.py: see Note [Inference tensors]
 
     # -- construction (internal) ------------------------------------------------------------------
@@ -310,11 +313,14 @@ class Tensor:
                                 f"{type(value).__name__}")
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if value._data.dtype != self._data.dtype:
+            wanted = self._grad_dtype
+            if wanted is Tensor.OWN_DTYPE:
+                wanted = self._data.dtype
+            if wanted is not None and value._data.dtype != wanted:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_dtype.type_meta_name(value._data.dtype)}' to a "
-                    f"tensor with grad_dtype '{_dtype.scalar_type_name(self._data.dtype)}'. The gradient must have "
-                    "the tensor's dtype (retrograd has no grad_dtype to set another)")
+                    f"tensor with grad_dtype '{_dtype.scalar_type_name(wanted)}'. The gradient must have the "
+                    "tensor's grad_dtype, its own dtype unless grad_dtype was set (to another dtype, or None for any)")
             if value._device is not self._device:
                 theirs, ours = value._device, self._device
                 if theirs.type != ours.type:

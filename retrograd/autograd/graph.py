@@ -112,7 +112,7 @@ class InputMetadata:
     def __init__(self, metadata):
         shape, np_dtype, device = metadata
         self.shape = list(shape)
-        # a custom Function's non-tensor output has no dtype: PyTorch shows the default one
+        # no dtype (a custom Function's non-tensor output, a leaf whose grad_dtype is None): the default one
         self.dtype = _dtype.get_default_dtype() if np_dtype is None else _dtype._BY_NP[np_dtype]
         self.device = _cpu if device is None else device
 
@@ -124,7 +124,8 @@ class Node:
     ~~~~~~~~~~~~~~~~~~~~~
     ``input_metadata[i]`` is ``(shape, numpy dtype, device)`` of forward output ``i``
     (``INPUT_METADATA_FIELDS``, made by ``input_metadata``): what a gradient arriving at input
-    ``i`` must match (see ``validate_outputs`` in engine.py). The device is None for the CPU.
+    ``i`` must match (see ``validate_outputs`` in engine.py). The device is None for the CPU; the
+    dtype is None where any dtype is taken as it is (a leaf whose grad_dtype is None).
     Shapes, NumPy dtypes and None are atomic, so these tuples are dropped from the garbage
     collector's tracking after its first pass, and a long graph does not make every full
     collection slower; a device object would keep them tracked.
@@ -275,7 +276,7 @@ def validate_outputs(edges, grads, node=None):
         if grad._device is not device:
             raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
                                f"{grad._device}")
-        if grad._data.dtype != np_dtype:
+        if np_dtype is not None and grad._data.dtype != np_dtype:  # None: a leaf's grad_dtype allows any
             grad = grad.to(_dtype._BY_NP[np_dtype])  # any dtype, as in PyTorch (an integer gradient too)
         grads[i] = grad
     return grads

@@ -35,11 +35,12 @@ import threading
 import warnings
 import weakref
 
+from .. import _dtype
 from .._creation import empty
 from .._tensor import Tensor
 from ..utils.hooks import HookDict, add_hook
 from . import engine, grad_mode, graph
-from .accumulate_grad import AccumulateGrad
+from .accumulate_grad import AccumulateGrad, leaf_input_metadata
 from .graph import Edge, GradientEdge, Node, PassHook, _MultiHandle, make_edge, node_name
 
 __all__ = ["grad_accumulator", "gradient_edge", "move_retains_grad", "replay_view", "regenerate_view_grad_fn",
@@ -496,6 +497,45 @@ class Variable(metaclass=VariableMeta):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         var._requires_grad = bool(requires_grad)
         return var
+
+
+# Note [grad_dtype]
+# ~~~~~~~~~~~~~~~~~
+# As PyTorch's, a leaf's gradient has the leaf's dtype unless ``grad_dtype`` says otherwise: another dtype, which
+# every gradient reaching the leaf is cast to (as the leaf's dtype is by default), or None, which takes each as it
+# comes. ``.grad`` may be assigned only a tensor of that dtype (any, for None), and grad_dtype may not be changed
+# to a dtype other than that of a ``.grad`` already there. Gradients added into an existing ``.grad`` keep its
+# dtype (they are added in place). Only leaves have it: a non-leaf's raises. The leaf's AccumulateGrad reads it as
+# the dtype of its input metadata (Note [Input metadata]), kept up to date where the leaf's grad_dtype changes.
+def _grad_dtype(self):
+    """The dtype of this leaf's gradient: its own dtype by default, another one set, or None for any."""
+    if not self.is_leaf:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    wanted = self._grad_dtype
+    if wanted is Tensor.OWN_DTYPE:
+        return self.dtype
+    return None if wanted is None else _dtype._BY_NP[wanted]
+
+
+def _set_grad_dtype(self, value):
+    if not self.is_leaf:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if value is not None and not isinstance(value, _dtype.dtype):
+        raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
+    wanted = None if value is None else value.np
+    grad = self._grad
+    if grad is not None and wanted is not None and grad._data.dtype != wanted:
+        raise RuntimeError(f"Cannot set grad_dtype to '{_dtype.scalar_type_name(wanted)}' because there is already "
+                           f"a gradient with dtype '{_dtype.type_meta_name(grad._data.dtype)}'. Set .grad to None "
+                           "first, or choose the dtype of the gradient already there.")
+    self._grad_dtype = wanted
+    ref = self._grad_accumulator
+    acc = None if ref is None else ref()
+    if acc is not None:
+        acc.input_metadata = (leaf_input_metadata(self),)
+
+
+Tensor.grad_dtype = property(_grad_dtype, _set_grad_dtype)
 
 
 def _volatile(self):

@@ -40,3 +40,90 @@ def test_volatile_is_always_false_and_warns_that_it_was_removed():
             after = v.volatile
         return before, after, [(w.category.__name__, _first_sentence(w.message)) for w in caught]
     assert same_in_both(scenario)[1][:2] == (False, False)
+
+
+def _error(call):
+    try:
+        return call()
+    except RuntimeError as e:
+        return ("RuntimeError", _first_sentence(e))
+
+
+def _name(dtype):
+    return None if dtype is None else str(dtype).split(".")[1]
+
+
+def test_grad_dtype_of_leaves_and_what_it_allows_to_assign_to_grad():
+    def scenario(lib):
+        seen = []
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        seen.append(_name(leaf.grad_dtype))  # the tensor's own dtype by default
+        leaf.grad_dtype = lib.float16
+        seen.append(_name(leaf.grad_dtype))
+        leaf.grad_dtype = None  # any dtype
+        seen.append(leaf.grad_dtype)
+        non_leaf = leaf * 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch's getter reads the non-leaf's .grad, which warns
+            seen += [_error(lambda: non_leaf.grad_dtype), _error(lambda: setattr(non_leaf, "grad_dtype", lib.float16)),
+                     _error(lambda: leaf[:1].grad_dtype), _error(lambda: setattr(leaf, "grad_dtype", 3)),
+                     _name(lib.ones(2).grad_dtype)]
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.grad = lib.tensor([1.0, 1.0])
+        x.grad = None
+        x.grad_dtype = lib.float16
+        seen.append(_error(lambda: setattr(x, "grad", lib.tensor([1.0, 1.0]))))
+        x.grad = None
+        x.grad_dtype = None
+        x.grad = lib.tensor([1.0, 1.0], dtype=lib.float64)
+        seen.append(_name(x.grad.dtype))
+        g = lib.tensor([1.0, 2.0], requires_grad=True)
+        g.grad = lib.tensor([1.0, 1.0])
+        g.grad_dtype = lib.float32  # the dtype of the gradient already there: allowed
+        seen += [_name(g.grad_dtype), _error(lambda: setattr(g, "grad_dtype", lib.float16))]
+        g.grad_dtype = None
+        seen.append(g.grad_dtype)
+        g.grad = None
+        g.grad_dtype = lib.float16
+        seen.append(_name(g.grad_dtype))
+        return seen
+    result = same_in_both(scenario)
+    assert result[1][:3] == ["float32", "float16", None]
+
+
+def test_gradients_reaching_a_leaf_are_cast_to_its_grad_dtype_or_taken_as_they_come():
+    def scenario(lib):
+        mismatched = type("MismatchedGradientFunction", (lib.autograd.Function,), {
+            "forward": staticmethod(lambda ctx, x: x * 2),
+            "backward": staticmethod(lambda ctx, g: g.to(lib.float64))})
+        seen = []
+        for wanted in ("default", None, lib.float16):
+            leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+            if wanted != "default":
+                leaf.grad_dtype = wanted
+            mismatched.apply(leaf).sum().backward()
+            seen.append((_name(leaf.grad.dtype), leaf.grad))
+        h = lib.tensor([1.0, 2.0], requires_grad=True)
+        _ = h.clone()  # its AccumulateGrad exists before grad_dtype changes
+        h.grad_dtype = None
+        mismatched.apply(h).sum().backward()
+        seen.append(_name(h.grad.dtype))
+        p = lib.tensor([1.0, 2.0], requires_grad=True)
+        p.grad_dtype = lib.float64  # set before any op makes its AccumulateGrad
+        (p * 2).sum().backward()
+        seen.append((_name(p.grad.dtype), p.grad))
+        # a gradient added into an existing .grad keeps that .grad's dtype (float16 where PyTorch's test has bfloat16)
+        k = lib.tensor([1.0, 2.0], requires_grad=True)
+        k.grad_dtype = None
+        (k * 2).sum().backward()
+        k.grad = k.grad.to(lib.float16)
+        (k * 3).sum().backward()
+        low = lib.tensor([3.0, 4.0], dtype=lib.float16, requires_grad=True)
+        low.grad_dtype = None
+        (low * 2).sum().backward()
+        low.grad = low.grad.to(lib.float32)
+        (low * 3).sum().backward()
+        seen += [(_name(k.grad.dtype), k.grad), (_name(low.grad.dtype), low.grad)]
+        return seen
+    result = same_in_both(scenario)
+    assert [r[0] for r in result[1][:3]] == ["float32", "float64", "float16"]
