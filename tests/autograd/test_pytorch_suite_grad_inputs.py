@@ -258,3 +258,27 @@ def test_backward_recording_its_pass_warns_of_the_cycle_it_makes_and_grad_does_n
     assert same_in_both(scenario) == ("ok", (True, ["Using backward() with create_graph=True will create a reference "
                                                     "cycle between the parameter and its gradient which can cause a "
                                                     "memory leak."], 0))
+
+
+@pytest.mark.parametrize("view", ["diagonal", "select", "slice"])
+def test_an_expanded_grad_output_of_a_view(view):
+    def scenario(lib):
+        if view == "diagonal":
+            a, grad_output = randn(lib, 10, 10, requires_grad=True), randn(lib).expand(10)
+            out = a.diagonal()
+        elif view == "select":
+            a, grad_output = randn(lib, 10, 10, 10, requires_grad=True), randn(lib, 10).expand(10, 10)
+            out = a[0]
+        else:
+            a, grad_output = randn(lib, 10, 10, 10, requires_grad=True), randn(lib, 10, 1).expand(2, 10, 10)
+            out = a[3:5]
+        result, = lib.autograd.grad(out, a, grad_output)
+        expected = lib.zeros_like(a)
+        if view == "diagonal":
+            expected = lib.eye(10, dtype=lib.float64) * grad_output[0]
+        elif view == "select":
+            expected[0] = grad_output
+        else:
+            expected[3:5] = grad_output
+        return bool(lib.equal(result, expected))
+    assert same_in_both(scenario) == ("ok", True)
