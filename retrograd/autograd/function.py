@@ -392,10 +392,12 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {j} is of type "
                                 f"{type(t).__name__}")
-        ctx._saved_variables = tuple(
-            None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._grad_fn is ctx)
-            for t in to_save)
-        ctx.to_save = None
+        try:
+            ctx._saved_variables = tuple(
+                None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._grad_fn is ctx)
+                for t in to_save)
+        finally:  # also where a pack hook raised (a checkpoint stopping its recomputation early): an output
+            ctx.to_save = None  # kept in to_save would hold its own node, a reference cycle
     else:
         ctx._saved_variables = ()
     return tuple(outs) if is_tuple else outs[0]
