@@ -200,6 +200,13 @@ class Function(metaclass=FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
+        # As PyTorch: an instance is still made (its methods may be called directly), with a warning; calling it
+        # as a function is the legacy use, which raises.
+        warnings.warn(f"{self.__class__} should not be instantiated. The methods of an autograd Function are "
+                      "static: call them on the class (apply), as instances will be refused in a later version.",
+                      DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
                            "new-style autograd function with static forward method. (Example: "
                            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
@@ -287,6 +294,7 @@ class InplaceFunction(Function):
     """A Function that may work in place: ``inplace`` is kept for its ``forward`` to read (as in PyTorch)."""
 
     def __init__(self, inplace=False):
+        super().__init__()
         self.inplace = inplace
 
 

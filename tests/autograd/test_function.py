@@ -328,9 +328,12 @@ def test_legacy_function_with_non_static_forward_raises():
     with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward method is "
                                            "deprecated."):
         Legacy.apply(rg.ones(1))
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        instance = Legacy()  # made, with a warning, as in PyTorch; calling it is what raises
+    assert instance.forward(rg.ones(1)).tolist() == [1.0]
     with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward method is "
                                            "deprecated."):
-        Legacy()
+        instance(rg.ones(1))
 
 
 # -- once_differentiable ----------------------------------------------------------------------

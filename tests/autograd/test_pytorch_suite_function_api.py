@@ -2,9 +2,12 @@
 its defaults, calls without tensors, setup_context with several inputs, instances and their attributes.
 See test_pytorch_suite_basics.py for the method.
 """
+import gc
+import warnings
+
 import pytest
 
-from .test_pytorch_suite_basics import function, randn, same_in_both
+from .test_pytorch_suite_basics import _first_sentence, function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -91,3 +94,43 @@ def test_an_undefined_incoming_gradient_is_zeros_or_none_as_set_materialize_grad
         undefined.apply(function(lib, forward, backward).apply(x)).backward()
         return seen, x.grad
     assert same_in_both(scenario) == ("ok", ([[0.0]] if materialize else [None], [0.0] if materialize else None))
+
+
+def test_an_instance_of_a_function_is_made_with_a_warning_and_calling_it_raises():
+    def scenario(lib):
+        identity = function(lib, lambda ctx, x: x, lambda ctx, g: g, name="Id")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            instance = identity()
+        x = lib.zeros(1, requires_grad=True)
+        try:
+            instance(x)
+        except RuntimeError as e:
+            refused = _first_sentence(e)
+        return ([(w.category.__name__, _first_sentence(w.message).rsplit(".", 2)[-2]) for w in caught],
+                isinstance(instance, identity), refused, identity.apply(x).grad_fn.name())
+    assert same_in_both(scenario) == ("ok", ([("DeprecationWarning", "Id'> should not be instantiated")], True,
+                                             "Legacy autograd function with non-static forward method is deprecated.",
+                                             "IdBackward"))
+
+
+def test_the_forward_of_an_instance_whose_destructor_collects_may_be_called_directly():
+    def scenario(lib):
+        class CollectOnDelete(lib.autograd.Function):
+            def forward(self, x):
+                return x
+
+            def backward(self, grad_output):
+                return grad_output
+
+            def __del__(self):
+                gc.collect()
+        grads = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for _ in range(10):
+                x = lib.ones(1, requires_grad=True)
+                CollectOnDelete().forward(x).backward()
+                grads.append(x.grad)
+        return grads
+    assert same_in_both(scenario) == ("ok", [[1.0]] * 10)
