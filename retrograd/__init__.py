@@ -29,6 +29,8 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, is_grad
                                  is_inference_mode_enabled)
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403 - the public op functions
+from .ops._tensor_types import TYPES as _TENSOR_TYPES
+globals().update(_TENSOR_TYPES)  # FloatTensor, LongTensor...: See Note [Legacy tensor types]
 from .ops.foreach import *  # noqa: F401,F403 - PyTorch's _foreach_* ops
 from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rsqrt, abs, sign, sin, cos, tan,
                   tanh, sigmoid, relu, clamp, maximum, minimum, where, sum, mean, var, std, prod, max, min, amax,

@@ -16,6 +16,7 @@ from . import copy, pointwise
 from ._declarations import REGISTRY
 from ._inplace import apply_inplace
 from ._signature import forwarding_function
+from ._tensor_types import type_method
 from .indexing import convert_index, getitem, last_view
 from .joining import split
 from .linalg import matmul
@@ -115,7 +116,7 @@ def attach() -> None:
     T.long = lambda self: to(self, _dtype.int64)
     T.int = lambda self: to(self, _dtype.int32)
     T.bool = lambda self: to(self, _dtype.bool)
-    T.type = lambda self, dtype=None: self.dtype if dtype is None else to(self, dtype)
+    T.type = type_method  # See Note [Legacy tensor types]
     T.cpu = lambda self: to(self, "cpu")
     T.cuda = lambda self, device=None: to(self, "cuda" if device is None else
                                           device if isinstance(device, str) else f"cuda:{device}")

@@ -127,3 +127,32 @@ def test_gradients_reaching_a_leaf_are_cast_to_its_grad_dtype_or_taken_as_they_c
         return seen
     result = same_in_both(scenario)
     assert [r[0] for r in result[1][:3]] == ["float32", "float64", "float16"]
+
+
+def test_legacy_tensor_types_classify_convert_and_construct():
+    def scenario(lib):
+        x = lib.randn(5, 5)
+        seen = [isinstance(x.float(), lib.FloatTensor), isinstance(x.int(), lib.IntTensor),
+                isinstance(x, lib.DoubleTensor), x.type().split(".", 1)[1], x.double().type().split(".", 1)[1]]
+        for t in (lib.DoubleTensor, lib.FloatTensor, lib.IntTensor, lib.ByteTensor):
+            for as_variable in (True, False):
+                y = lib.randint(5, (5, 5), dtype=t.dtype)
+                y = lib.autograd.Variable(y) if as_variable else y
+                t_dtype = t().dtype
+                seen += [isinstance(x.type(t), t), isinstance(x.type_as(y), t), isinstance(x.type(t_dtype), t),
+                         x.type(t_dtype).dtype is t_dtype, y.data_ptr() == y.type(t).data_ptr(),
+                         x.type(y.type()).type() == y.type()]
+        seen += [tuple(lib.FloatTensor(2, 3).shape), lib.LongTensor([1, 2]).tolist(), tuple(lib.FloatTensor().shape),
+                 lib.BoolTensor([True]).dtype is lib.bool]
+        return seen
+    result = same_in_both(scenario)
+    assert result[1][3:5] == ["FloatTensor", "DoubleTensor"]
+
+
+@pytest.mark.parametrize("source", ["float32", "float64"])
+def test_the_gradient_through_a_type_conversion_has_the_leafs_legacy_type(source):
+    def scenario(lib):
+        v = lib.randn(5, 5, dtype=getattr(lib, source), requires_grad=True)
+        (v.double() if source == "float32" else v.float()).sum().backward()
+        return v.grad, v.grad.type() == v.type(), type(v.grad) is type(v)
+    assert same_in_both(scenario)[1][1:] == (True, True)
