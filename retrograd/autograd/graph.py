@@ -68,7 +68,8 @@ def node_name(node) -> str:
 def increment_version(tensor) -> None:
     """Counts an in-place change of ``tensor`` (or of each tensor of an iterable) made behind autograd's back.
 
-    A node that saved the tensor then refuses to use it, as after any in-place op.
+    A node that saved the tensor then refuses to use it, as after any in-place op. A tensor made in
+    inference mode has no version counter: it is left as it is.
 
     Example::
         >>> import retrograd as rg
@@ -78,7 +79,8 @@ def increment_version(tensor) -> None:
         1
     """
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        t._version_counter.bump()
+        if not t.is_inference():  # an inference tensor has no version to count, as in PyTorch
+            t._version_counter.bump()
 
 
 def input_metadata(array, device) -> tuple:

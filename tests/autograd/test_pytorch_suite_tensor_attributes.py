@@ -156,3 +156,19 @@ def test_the_gradient_through_a_type_conversion_has_the_leafs_legacy_type(source
         (v.double() if source == "float32" else v.float()).sum().backward()
         return v.grad, v.grad.type() == v.type(), type(v.grad) is type(v)
     assert same_in_both(scenario)[1][1:] == (True, True)
+
+
+def test_increment_version_counts_a_change_except_of_an_inference_tensor():
+    def scenario(lib):
+        seen = []
+        for t in (lib.rand(5, requires_grad=True), lib.zeros(5, dtype=lib.int32)):
+            before = t._version
+            lib.autograd.graph.increment_version(t)
+            seen.append(t._version - before)
+        with lib.inference_mode():
+            inference = lib.rand(5, requires_grad=True)
+            lib.autograd.graph.increment_version(inference)
+        lib.autograd.graph.increment_version(inference)  # outside the mode too: no error
+        lib.autograd.graph.increment_version([lib.ones(1), inference])
+        return seen, inference.is_inference()
+    assert same_in_both(scenario) == ("ok", ([1, 1], True))
