@@ -265,3 +265,14 @@ def test_saved_outputs_of_a_custom_function_recomputed_by_a_checkpoint_that_stop
         finally:
             gc.enable()
     assert same_in_both(scenario) == ("ok", [True, True])
+
+
+def test_zeroing_a_detached_alias_of_a_saved_leaf_fails_the_backward():
+    def scenario(lib):
+        x = randn(lib, requires_grad=True)
+        y = x ** 2  # saves x
+        z = x.detach()
+        z.zero_()  # the alias shares x's version counter
+        y.backward()
+    result = same_in_both(scenario)
+    assert result[0] == "RuntimeError" and "modified by an inplace operation" in result[1]

@@ -134,3 +134,16 @@ def test_the_forward_of_an_instance_whose_destructor_collects_may_be_called_dire
                 grads.append(x.grad)
         return grads
     assert same_in_both(scenario) == ("ok", [[1.0]] * 10)
+
+
+def test_metadata_of_a_custom_functions_node_after_its_output_is_gone():
+    # PyTorch's test marks this an expected failure; PyTorch 2.13 gives the node's dict, and so does retrograd.
+    def scenario(lib):
+        f = function(lib, lambda ctx, x: x, lambda ctx, g: g)
+        y = f.apply(lib.zeros(1, requires_grad=True))
+        y.backward()
+        y.grad_fn.metadata["kept"] = 1
+        node = y.grad_fn
+        del y
+        return node.metadata
+    assert same_in_both(scenario) == ("ok", {"kept": 1})

@@ -169,3 +169,25 @@ def test_a_decorated_coroutine_runs_in_its_mode_and_its_caller_in_its_own(drive)
                 seen.append(("after", lib.is_grad_enabled()))
         return seen
     same_in_both(scenario)
+
+
+@pytest.mark.parametrize("as_decorator", [True, False])
+def test_set_grad_enabled_wrapping_a_function_leaves_the_callers_mode(as_decorator):
+    def scenario(lib):
+        seen = []
+        with lib.enable_grad():
+            if as_decorator:
+                @lib.set_grad_enabled(False)
+                def inner(x):
+                    return x.sin()
+            else:
+                def inner(x):
+                    return x.sin()
+                switch = lib.set_grad_enabled(False)  # switches at once, as a function call
+                seen.append(lib.is_grad_enabled())
+                inner = switch(inner)  # wrapping gives the switch back
+                seen.append(lib.is_grad_enabled())
+            seen.append(lib.is_grad_enabled())
+            seen.append(inner(lib.zeros(1, requires_grad=True)).requires_grad)
+        return seen
+    assert same_in_both(scenario) == ("ok", [True, False] if as_decorator else [False, True, True, False])

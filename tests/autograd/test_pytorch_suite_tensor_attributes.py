@@ -172,3 +172,10 @@ def test_increment_version_counts_a_change_except_of_an_inference_tensor():
         lib.autograd.graph.increment_version([lib.ones(1), inference])
         return seen, inference.is_inference()
     assert same_in_both(scenario) == ("ok", ([1, 1], True))
+
+
+def test_shape_is_a_size_of_the_dims():
+    def scenario(lib):
+        x = lib.randn(3, 4)
+        return len(x.shape), x.shape[0], x.shape[1], type(x.shape).__name__, tuple(x.shape[::-1])
+    assert same_in_both(scenario) == ("ok", (2, 3, 4, "Size", (4, 3)))
