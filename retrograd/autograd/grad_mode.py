@@ -61,6 +61,7 @@ class _State(threading.local):
     grad_enabled = True
     inference = False
     multithreading = True  # device work on the devices' worker threads: See Note [Multithreading switch]
+    view_replay = False  # a stale view's history replays its view ops, or (False) is one as_strided of its base
 
 
 state = _State()
@@ -356,3 +357,46 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def clone(self):
         return type(self)(self.mode)
+
+
+def is_view_replay_enabled() -> bool:
+    """Whether a view whose base changed in place gets its history by replaying its view ops on the base
+    (``_force_original_view_tracking(True)``), rather than by one ``as_strided`` of the base (the default).
+
+    See Note [The autograd state of views] in variable.py.
+    """
+    return state.view_replay
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Sets, on this thread, whether stale views replay their view ops: at once as a function call, until
+    the block ends as a context manager, and inside each call only as a decorator (PyTorch's semantics).
+
+    Args:
+        mode (bool): replay the view ops (True), or regenerate views with ``as_strided`` (False).
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.autograd._force_original_view_tracking(True):
+        ...     rg.autograd.is_view_replay_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool):
+        self.prev = state.view_replay
+        self.mode = bool(mode)
+        state.view_replay = self.mode
+
+    def __call__(self, func):
+        state.view_replay = self.prev  # used as a decorator: the mode applies only inside calls
+        return super().__call__(func)
+
+    def __enter__(self):
+        state.view_replay = self.mode
+
+    def __exit__(self, *exc):
+        state.view_replay = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)
+

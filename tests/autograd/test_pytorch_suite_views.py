@@ -244,3 +244,44 @@ def test_the_history_of_a_view_is_first_read_under_no_grad_after_its_base_change
         (view * 3).sum().backward()
         return regenerated, view.requires_grad, leaf.grad
     assert same_in_both(scenario) == ("ok", (True, True, [3.0, 0.0]))
+
+
+def test_view_replay_is_off_by_default_and_switched_as_a_context_manager_or_a_function():
+    def scenario(lib):
+        def f(x):
+            out = x.clone().view(-1)
+            out.add_(1)  # modifies the view: its history is regenerated
+            return type(out.grad_fn).__name__
+        x = lib.ones(2, 2, requires_grad=True)
+        seen = [f(x), lib.autograd.is_view_replay_enabled()]
+        with lib.autograd._force_original_view_tracking(False):
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        seen.append(lib.autograd.is_view_replay_enabled())
+        with lib.autograd._force_original_view_tracking(True):
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        with lib.autograd._force_original_view_tracking(False):
+            lib.autograd._force_original_view_tracking(True)  # a function call switches at once
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        seen.append(lib.autograd.is_view_replay_enabled())
+        try:
+            lib.autograd._force_original_view_tracking(True)
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        finally:
+            lib.autograd._force_original_view_tracking(False)
+        seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        return seen
+    assert same_in_both(scenario)[1][:2] == ["AsStridedBackward0", False]
+
+
+@pytest.mark.parametrize("replay", [False, True])
+def test_a_view_regenerated_either_way_gives_the_same_gradients(replay):
+    def scenario(lib):
+        with lib.autograd._force_original_view_tracking(replay):
+            leaf = randn(lib, 4, 3, requires_grad=True)
+            base = leaf * 1
+            view = base[1:3].t()
+            base.mul_(2)
+            (view * randn(lib, 3, 2, seed=1)).sum().backward()
+            return type(view.grad_fn).__name__, leaf.grad
+    assert same_in_both(scenario)[1][0] == ("TBackward0" if replay else "AsStridedBackward0")
