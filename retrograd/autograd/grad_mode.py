@@ -400,3 +400,40 @@ class _force_original_view_tracking(_DecoratorContextManager):
     def clone(self):
         return type(self)(self.mode)
 
+
+class _unsafe_preserve_version_counter(_DecoratorContextManager):
+    """Sets the version counters of ``tensors`` back, on exit, to what they were when this was made.
+
+    In-place changes made inside are then invisible to autograd: a node that saved one of the tensors
+    uses the changed values without complaint. As PyTorch says of its own: only for those who know
+    exactly why (to hide that a tensor's memory was freed and filled again, say).
+
+    Args:
+        tensors (Tensor or tuple of Tensors): the tensors whose versions to keep.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.ones(2)
+        >>> with rg.autograd._unsafe_preserve_version_counter(x):
+        ...     x.mul_(2)
+        tensor([2., 2.])
+        >>> x._version
+        0
+    """
+
+    def __init__(self, tensors):
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        if not isinstance(self.tensors, tuple):
+            raise AssertionError("Expected tensors to be a tuple")
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        for t, version in zip(self.tensors, self.prev_versions):
+            if not t.is_inference():  # an inference tensor has no version to set
+                t._version_counter.version = version
+
+    def clone(self):
+        return type(self)(self.tensors)

@@ -179,3 +179,29 @@ def test_shape_is_a_size_of_the_dims():
         x = lib.randn(3, 4)
         return len(x.shape), x.shape[0], x.shape[1], type(x.shape).__name__, tuple(x.shape[::-1])
     assert same_in_both(scenario) == ("ok", (2, 3, 4, "Size", (4, 3)))
+
+
+def test_versions_kept_by_unsafe_preserve_version_counter():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True).clone()
+        x.add_(1)
+        x.add_(2)
+        seen = [x._version]
+        with lib.autograd._unsafe_preserve_version_counter(x):
+            x.mul_(2)
+            x.mul_(3)
+        seen.append(x._version)
+        y = lib.ones(2, requires_grad=True).clone()
+        with lib.autograd._unsafe_preserve_version_counter((x, y)):
+            x.mul_(2)
+            y.mul_(3)
+        seen += [x._version, y._version]
+        leaf = lib.ones(2, requires_grad=True)
+        saved = leaf * 1
+        product = saved * saved  # saves `saved`
+        with lib.autograd._unsafe_preserve_version_counter(saved):
+            with lib.no_grad():
+                saved.mul_(5)
+        product.sum().backward()  # the change is hidden: the new values are used
+        return seen, leaf.grad
+    assert same_in_both(scenario) == ("ok", ([2, 2, 2, 0], [10.0, 10.0]))
