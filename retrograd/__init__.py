@@ -53,6 +53,7 @@ from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import distributions
 from . import profiler
+from .autograd import profiler as _autograd_profiler  # noqa: F401 - the legacy API; attaches autograd._profiler_enabled
 from . import _logging
 from .autograd import nonfinite as _nonfinite  # noqa: F401 - above nn, which it uses; attaches detect_nonfinite
 from . import backends, cuda, amp

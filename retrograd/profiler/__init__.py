@@ -117,9 +117,9 @@ class _Recorder:
         stack = getattr(self.local, "stack", None)
         if stack is None:
             stack = self.local.stack = []
-        event = FunctionEvent(next(_ids), name, threading.get_native_id(), 0.0, kind, sequence_nr,
-                              input_shapes if self.record_shapes else None,
-                              _user_stack() if self.with_stack and kind in (OP, USER) else None, args)
+        event = FunctionEvent(next(_ids), name, threading.get_native_id(), 0.0, kind=kind, sequence_nr=sequence_nr,
+                              input_shapes=input_shapes if self.record_shapes else None,
+                              stack=_user_stack() if self.with_stack and kind in (OP, USER) else None, args=args)
         if stack:
             event.cpu_parent = stack[-1]
             stack[-1].cpu_children.append(event)
