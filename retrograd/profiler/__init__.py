@@ -160,6 +160,11 @@ class _Recorder:
                 event.cpu_memory_usage += r._data.nbytes
         return out
 
+    def composite_range(self, name, args):
+        """The range of a composite function's call (``aten::linear``): See Note [Op call interposition]."""
+        shapes = [list(a.shape) if isinstance(a, Tensor) else [] for a in args] if self.record_shapes else None
+        return _Range(self, self.open("aten::" + name, OP, shapes))
+
     # -- the engine: the observer (Note [Observing the engine]) --------------------------------
     def begin(self, name, node, grads, args):
         if node is None:
@@ -218,6 +223,19 @@ class _Recorder:
             if e.kind == BACKWARD:
                 e.fwd_thread = threads.get(e.sequence_nr, 0)
         return EventList(sorted(self.events, key=lambda e: (e.start_us, e.id)), self.profile_memory)
+
+
+class _Range:
+    """An open range of a recorder, closed by ``close()``."""
+
+    __slots__ = ("recorder", "event")
+
+    def __init__(self, recorder, event):
+        self.recorder = recorder
+        self.event = event
+
+    def close(self) -> None:
+        self.recorder.close(self.event)
 
 
 def _user_stack():

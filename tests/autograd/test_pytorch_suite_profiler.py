@@ -158,3 +158,13 @@ def test_tables_of_a_profiled_lstm_and_its_chrome_trace():
         return ([t.splitlines()[0] == t.splitlines()[2] for t in tables], prof.self_cpu_time_total > 0, written,
                 lib.autograd.profiler_util._format_time(1500.0))
     assert same_in_both(scenario) == ("ok", ([False, True, True, False], True, True, "1.500ms"))
+
+
+def test_record_shapes_gives_the_input_shapes_of_linear():
+    def scenario(lib):
+        lib.manual_seed(0)
+        layer1, layer2 = lib.nn.Linear(20, 30), lib.nn.Linear(30, 40)
+        with lib.autograd.profiler.profile(record_shapes=True) as prof:
+            layer2(layer1(randn(lib, 128, 20).float()))
+        return [e.input_shapes for e in prof.function_events if e.name == "aten::linear"]
+    assert same_in_both(scenario) == ("ok", [[[128, 20], [30, 20], [30]], [[128, 30], [40, 30], [40]]])
