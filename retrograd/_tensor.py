@@ -89,6 +89,9 @@ def _inference_now() -> bool:
     return modes.threads != 0 and modes.state.inference
 
 
+_VIEW_ONLY = frozenset({"_view_fn", "_view_version", "_view_creation", "_view_no_grad"})  # see Tensor.__dir__
+
+
 class Tensor:
     """A multi-dimensional array with autograd metadata, as ``torch.Tensor``.
 
@@ -199,6 +202,11 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __dir__(self):
+        # As PyTorch's: every name listed can be read. The view fields are set on views only.
+        names = super().__dir__()
+        return names if self._base is not None else [n for n in names if n not in _VIEW_ONLY]
 
     # -- autograd metadata ------------------------------------------------------------------
     @property

@@ -205,3 +205,13 @@ def test_versions_kept_by_unsafe_preserve_version_counter():
         product.sum().backward()  # the change is hidden: the new values are used
         return seen, leaf.grad
     assert same_in_both(scenario) == ("ok", ([2, 2, 2, 0], [10.0, 10.0]))
+
+
+def test_every_name_dir_lists_can_be_read():
+    def scenario(lib):
+        x = lib.randn(10, 10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            unreadable = [key for key in dir(x) if key != "imag" and not hasattr(x, key)]
+        return "shape" in dir(x), unreadable
+    assert same_in_both(scenario) == ("ok", (True, []))
