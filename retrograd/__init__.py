@@ -44,6 +44,7 @@ from .autograd import forward_ad as _forward_ad  # noqa: F401 - above the ops it
 from . import func  # noqa: F401 - torch.func's transforms
 from . import special
 from . import linalg
+from ._lobpcg import lobpcg
 from . import utils
 from . import nn
 from . import func
