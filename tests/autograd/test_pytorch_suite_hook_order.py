@@ -484,3 +484,102 @@ def test_tensor_hooks_of_a_view_whose_sibling_was_modified_in_place():
         (view + view2).sum().backward()
         return seen
     assert same_in_both(scenario) == ("ok", [("view2 after", [1.0])])
+
+
+def test_the_hook_of_a_leaf_whose_gradient_is_none_runs_before_the_branch_still_to_come():
+    # PyTorch's test runs on CUDA in bfloat16; the order is the engine's, the same on the CPU.
+    def scenario(lib):
+        executed = []
+
+        def matmul_forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x @ w
+
+        def matmul_backward(ctx, g):
+            x, w = ctx.saved_tensors
+            w.main_grad = (x.T @ g).float()  # w's gradient is kept aside; autograd gets None for it
+            return g @ w.T, None
+
+        def passing_backward(ctx, g):
+            executed.append("A")
+            return g
+        matmul = function(lib, matmul_forward, matmul_backward, name="Matmul")
+        passing = function(lib, lambda ctx, x: x, passing_backward, name="HookFunction")
+        x = passing.apply(randn(lib, 3, 3, requires_grad=True))
+        w = randn(lib, 3, 3, requires_grad=True, seed=1)
+        w.register_hook(lambda *args: executed.append("B"))
+        matmul.apply(x, w).sum().backward()
+        return executed
+    assert same_in_both(scenario) == ("ok", ["B", "A"])
+
+
+def test_the_order_in_which_a_pass_without_multithreading_runs_its_nodes():
+    # PyTorch's test predicts the order with its private _current_graph_task_execution_order; here the hooks tell it.
+    def scenario(lib):
+        runs = []
+
+        def run(tensors, call):
+            order = []
+            for name, t in tensors.items():
+                t.register_hook(lambda g, name=name: order.append(name))
+            with lib.autograd.set_multithreading_enabled(False):
+                call(tensors)
+            runs.append(order)
+        a, b = lib.tensor(1.0, requires_grad=True), lib.tensor(2.0, requires_grad=True)
+        c, d = b.sin(), a.cos()
+        run({"a": a, "b": b, "c": c, "d": d, "out": c * d}, lambda t: t["out"].backward())  # not sequence_nr order
+        a = lib.tensor(1.0, requires_grad=True)
+        b, c = a.sin(), a.cos()
+        run({"a": a, "b": b, "c": c, "out": b * c}, lambda t: t["out"].backward())  # a leaf reached twice
+        a = lib.tensor(1.0, requires_grad=True)
+        b = a * 2
+        run({"a": a, "b": b, "out": b.sin(), "out2": b.cos(), "out3": b.cos()},  # several roots
+            lambda t: lib.autograd.grad((t["out"], t["out3"], t["out2"]), inputs=(t["a"],)))
+        for call in (lambda t: t["out"].backward(),  # an edge to None
+                     lambda t: lib.autograd.grad((t["out"],), inputs=(t["a"], t["b"]))):  # two inputs on one path
+            a = lib.tensor(1.0, requires_grad=True)
+            b = a * 2
+            run({"a": a, "b": b, "out": b.sin()}, call)
+        a, b = lib.tensor(1.0, requires_grad=True), lib.tensor(1.0, requires_grad=True)
+        c = a * b
+        run({"a": a, "b": b, "c": c, "out": c.sin()}, lambda t: lib.autograd.grad((t["out"],), inputs=(t["a"],)))
+        nodes, node = [], lib.tensor(1.0, requires_grad=True).clone().sin().exp()
+        t = node
+        node = node.grad_fn
+        while node is not None:
+            node.register_prehook(lambda g, name=node.name(): nodes.append(name))
+            node = node.next_functions[0][0] if node.next_functions else None
+        with lib.autograd.set_multithreading_enabled(False):
+            t.backward()
+        return runs, nodes
+    assert same_in_both(scenario)[1][1] == ["ExpBackward0", "SinBackward0", "CloneBackward0",
+                                            "torch::autograd::AccumulateGrad"]
+
+
+def test_module_full_backward_hooks_among_the_hooks_of_every_node_tensor_and_leaf():
+    def scenario(lib):
+        order = []
+        lib.manual_seed(0)
+        linear = lib.nn.Linear(10, 10)
+        module = lib.nn.Sequential(linear)
+        x = randn(lib, 10, 10).float().requires_grad_()
+        module.register_full_backward_hook(lambda m, grad_input, grad_output: order.append("module"))
+        count = [0]
+
+        def register_on_every_node(nodes):
+            for node, _ in nodes:
+                count[0] += 1
+                tag = f"{node.name()}_{count[0]}"
+                node.register_prehook(lambda g, tag=tag: order.append(f"pre {tag}"))
+                node.register_hook(lambda grad_inputs, grad_outputs, tag=tag: order.append(f"post {tag}"))
+                register_on_every_node(node.next_functions)
+        loss = module(x).sum()
+        register_on_every_node(((loss.grad_fn, None),))
+        for name, t in (("x", x), ("weight", linear.weight), ("bias", linear.bias)):
+            t.register_hook(lambda g, name=name: order.append(f"tensor {name}"))
+            t.register_post_accumulate_grad_hook(lambda t, name=name: order.append(f"accumulated {name}"))
+        loss.backward()
+        return order
+    result = same_in_both(scenario)
+    assert result[1][:4] == ["pre SumBackward0_1", "post SumBackward0_1", "pre BackwardHookFunctionBackward_2",
+                             "post BackwardHookFunctionBackward_2"]
