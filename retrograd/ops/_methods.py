@@ -28,6 +28,10 @@ from .copy import sum_to_size, to
 __all__ = ["attach"]
 
 
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
 def _shape_method(fn, param="size"):
     name = fn.__name__
 
@@ -109,6 +113,10 @@ def attach() -> None:
     T.mT = property(lambda self: transpose(self, -2, -1))
     T.H = T.T
     T.mH = T.mT
+    # retrograd has no complex dtypes: a tensor is its own real part and has no imaginary part, as PyTorch's real ones.
+    T.real = property(lambda self: self, lambda self, value: self.copy_(value))
+    T.imag = property(_imag)
+    T.is_complex = lambda self: False
     # Casts.
     T.float = lambda self: to(self, _dtype.float32)
     T.double = lambda self: to(self, _dtype.float64)

@@ -172,3 +172,23 @@ def test_lobpcg_errors():
                        "number of requested eigenpairs (=4)"),
         ("AssertionError", "A must be square, got shape retrograd.Size([9, 8])"),
         ("AssertionError", "A and B must have same shape, got retrograd.Size([9, 9]) vs retrograd.Size([6, 6])")]
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_of_a_pencil(largest):
+    # A x = lambda B x: PyTorch's eigenpairs, B-orthonormal; retrograd's also differentiate in B (PyTorch's refuse).
+    rng = np.random.default_rng(4)
+    a, b = rng.random((6, 6)), rng.random((6, 6))
+    a, b = a @ a.T / 10, b @ b.T / 10 + np.eye(6)
+    seen = []
+    for lib in (rg, torch):
+        seen.append(_lobpcg_signed_pencil(lib, lib.tensor(a), lib.tensor(b), largest))
+    for ours, theirs in zip(*seen, strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=1e-5)
+    A, B = rg.tensor(a, requires_grad=True), rg.tensor(b, requires_grad=True)
+    assert rg.autograd.gradcheck(functools.partial(_lobpcg_signed_pencil, rg, largest=largest), (A, B))
+
+
+def _lobpcg_signed_pencil(lib, A, B, largest):
+    D, U = lib.lobpcg(A, k=2, B=B, X=lib.eye(6, 2, dtype=lib.float64), largest=largest)
+    return D, U * U.gather(-2, U.abs().max(-2, keepdim=True)[1]).sign()

@@ -213,5 +213,12 @@ def test_every_name_dir_lists_can_be_read():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             unreadable = [key for key in dir(x) if key != "imag" and not hasattr(x, key)]
-        return "shape" in dir(x), unreadable
-    assert same_in_both(scenario) == ("ok", (True, []))
+        try:
+            hasattr(x, "imag")  # listed, but a real tensor has no imaginary part: an error, not False
+        except RuntimeError as e:
+            imag = str(e)
+        y = lib.ones(2, requires_grad=True).clone()
+        y.real = lib.tensor([2.0, 3.0])  # a real tensor is its own real part
+        return "shape" in dir(x), unreadable, imag, x.real is x, x.is_complex(), y, y.grad_fn.name()
+    assert same_in_both(scenario) == ("ok", (True, [], "imag is not implemented for tensors with non-complex dtypes.",
+                                             True, False, [2.0, 3.0], "torch::autograd::CopyBackwards"))
