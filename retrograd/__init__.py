@@ -30,6 +30,8 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from ._errors import set_warn_always, is_warn_always_enabled
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403 - the public op functions
+from .ops._tensor_types import TYPES as _TENSOR_TYPES
+globals().update(_TENSOR_TYPES)  # FloatTensor, LongTensor...: See Note [Legacy tensor types]
 from .ops.foreach import *  # noqa: F401,F403 - PyTorch's _foreach_* ops
 from .ops import (add, sub, mul, div, neg, pow, exp, log, log1p, expm1, sqrt, rsqrt, abs, sign, sin, cos, tan,
                   tanh, sigmoid, relu, clamp, maximum, minimum, where, sum, mean, var, std, prod, max, min, amax,
@@ -43,6 +45,7 @@ from .autograd import forward_ad as _forward_ad  # noqa: F401 - above the ops it
 from . import func  # noqa: F401 - torch.func's transforms
 from . import special
 from . import linalg
+from ._lobpcg import lobpcg
 from . import utils
 from . import nn
 from .nn.functional import threshold, threshold_  # noqa: F401 - torch.threshold, torch.threshold_
@@ -53,6 +56,7 @@ from .utils import data as _data_module  # noqa: F401
 from . import optim
 from . import distributions
 from . import profiler
+from .autograd import profiler as _autograd_profiler  # noqa: F401 - the legacy API; attaches autograd._profiler_enabled
 from . import _logging
 from .autograd import nonfinite as _nonfinite  # noqa: F401 - above nn, which it uses; attaches detect_nonfinite
 from . import backends, cuda, amp

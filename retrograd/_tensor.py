@@ -89,6 +89,9 @@ def _inference_now() -> bool:
     return modes.threads != 0 and modes.state.inference
 
 
+_VIEW_ONLY = frozenset({"_view_fn", "_view_version", "_view_creation", "_view_no_grad"})  # see Tensor.__dir__
+
+
 class Tensor:
     """A multi-dimensional array with autograd metadata, as ``torch.Tensor``.
 
@@ -103,6 +106,9 @@ class Tensor:
     # A leaf's post-accumulate-grad hooks (autograd/variable.py), in its __dict__ once it has one:
     # few tensors ever do, so none pays for a slot.
     _post_accumulate_grad_hooks = None
+    # A leaf's grad_dtype where it was set (a NumPy dtype, or None for any dtype), in its __dict__: by default
+    # (OWN_DTYPE) its gradient has its own dtype. See Note [grad_dtype] in autograd/variable.py.
+    _grad_dtype = OWN_DTYPE = "own dtype"
     _modes = _NoModes  # the grad modes' census, attached by autograd/grad_mode.py: see Note [Inference tensors]
     _forget_tangents = None  # drops a tensor's forward-mode tangents, attached by ops/_forward.py
 
@@ -197,6 +203,11 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __dir__(self):
+        # As PyTorch's: every name listed can be read. The view fields are set on views only.
+        names = super().__dir__()
+        return names if self._base is not None else [n for n in names if n not in _VIEW_ONLY]
 
     # -- autograd metadata ------------------------------------------------------------------
     @property
@@ -311,11 +322,14 @@ class Tensor:
                                 f"{type(value).__name__}")
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if value._data.dtype != self._data.dtype:
+            wanted = self._grad_dtype
+            if wanted is Tensor.OWN_DTYPE:
+                wanted = self._data.dtype
+            if wanted is not None and value._data.dtype != wanted:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_dtype.type_meta_name(value._data.dtype)}' to a "
-                    f"tensor with grad_dtype '{_dtype.scalar_type_name(self._data.dtype)}'. The gradient must have "
-                    "the tensor's dtype (retrograd has no grad_dtype to set another)")
+                    f"tensor with grad_dtype '{_dtype.scalar_type_name(wanted)}'. The gradient must have the "
+                    "tensor's grad_dtype, its own dtype unless grad_dtype was set (to another dtype, or None for any)")
             if value._device is not self._device:
                 theirs, ours = value._device, self._device
                 if theirs.type != ours.type:

@@ -34,7 +34,7 @@ def namespace() -> types.SimpleNamespace:
         Node=graph.Node, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=accumulate_grad.AccumulateGrad,
         SavedTensor=saved_variable.SavedTensor, saved_hooks_state=graph._saved_hooks_state,
         next_sequence_nr=graph._next_sequence_nr, MAX_SEQUENCE_NR=graph.MAX_SEQUENCE_NR, node_name=graph.node_name,
-        validate_outputs=graph.validate_outputs, grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
+        validate_outputs=graph.validate_outputs, call_post_hooks=graph.call_post_hooks, grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,
         Observation=observation.Observation,
         record_forward_trace=anomaly_mode.record_forward_trace,
         # inference mode and views (Note [Inference tensors], Note [The autograd state of views])

@@ -65,7 +65,7 @@ static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type
     *ReadyQueue_type, *Edge_type;
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
-static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn;
+static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn, *call_post_hooks_fn;
 static PyObject *node_tph_fn, *acc_tph_fn;  /* Node's and AccumulateGrad's tensor_pre_hooks, for capture() */
 static PyObject *Engine_cls, *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
@@ -91,6 +91,7 @@ static const Binding bindings[] = {
     {"Anomaly", &Anomaly_cls, BIND_ANY},
     {"Observation", &Observation_cls, BIND_ANY},
     {"validate_outputs", &validate_outputs_fn, BIND_CALLABLE},
+    {"call_post_hooks", &call_post_hooks_fn, BIND_CALLABLE},
     {"node_name", &node_name_fn, BIND_CALLABLE},
     {"NO_DEVICE", &no_device, BIND_ANY},
     {"CPU_DEVICE", &cpu_device_id, BIND_ANY},
@@ -1530,6 +1531,29 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 Py_SETREF(outputs, PySequence_List(outputs));
                 if (outputs == NULL)
                     goto node_error;
+            }
+        }
+        /* post-hooks registered while the node ran (handled() saw none before): call_function runs them with no
+         * grad_outputs, as PyTorch does */
+        PyObject *post = slot(node, n_off[N_POST_HOOKS]);
+        if (post != NULL && !no_hooks(post)) {
+            int nonempty = PyObject_IsTrue(post);
+            if (nonempty < 0)
+                goto node_error;
+            if (nonempty) {
+                PyObject *none = PyTuple_New(0);
+                if (none == NULL)
+                    goto node_error;
+                PyObject *hooked = PyObject_CallFunctionObjArgs(call_post_hooks_fn, node, outputs, none, NULL);
+                Py_DECREF(none);
+                if (hooked == NULL)
+                    goto node_error;
+                Py_SETREF(outputs, hooked);
+                if (!PyList_CheckExact(outputs)) {
+                    Py_SETREF(outputs, PySequence_List(outputs));
+                    if (outputs == NULL)
+                        goto node_error;
+                }
             }
         }
         if (!keep_graph && release_variables(node) < 0)

@@ -80,7 +80,7 @@ static const Binding bindings[] = {
 #define N_BINDINGS ((int)(sizeof(bindings) / sizeof(bindings[0])))
 
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
-    *s_version_counter, *s_hooks, *s_acquire, *s_release, *s_inference;
+    *s_version_counter, *s_hooks, *s_acquire, *s_release, *s_inference, *s_grad_dtype;
 
 /* The attributes the call reads or calls by name, with the objects it reads them on (see the
  * same table in _engine_loop.c). */
@@ -90,6 +90,7 @@ static const Interned interned[] = {
     {&s_forward, "forward", "OpInfo"}, {&s_version, "version", "VersionCounter"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_hooks, "hooks", "saved_hooks_state"},
     {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"}, {&s_inference, "inference", "grad_state"},
+    {&s_grad_dtype, "_grad_dtype", "Tensor"},
 };
 #define N_INTERNED ((int)(sizeof(interned) / sizeof(interned[0])))
 
@@ -226,8 +227,8 @@ static PyObject *input_metadata(PyObject *out, PyObject *out_dtype);
  * that case. It makes the node with the fields AccumulateGrad.__init__ sets, and the leaf holds
  * it through a weak reference, both under the lock the Python function takes. Returns a new
  * reference to the node; None (new reference) where the Python function must do it: the lock
- * is busy (that function waits for it), anomaly mode records a trace, or the leaf is not on the
- * CPU. */
+ * is busy (that function waits for it), anomaly mode records a trace, the leaf is not on the
+ * CPU, or its grad_dtype was set (Note [grad_dtype] in autograd/variable.py). */
 static PyObject *
 leaf_accumulator(PyObject *tensor)
 {
@@ -236,6 +237,15 @@ leaf_accumulator(PyObject *tensor)
     if (anomaly < 0)
         return NULL;
     if (anomaly || data == NULL || slot(tensor, t_off[T_DEVICE]) != cpu_device)
+        return Py_NewRef(Py_None);
+    PyObject *unset = PyObject_GetAttr((PyObject *)Py_TYPE(tensor), s_grad_dtype);  /* the class's value */
+    PyObject *wanted = unset == NULL ? NULL : PyObject_GetAttr(tensor, s_grad_dtype);
+    int set = wanted != unset;  /* compared as identities: both live on as long as the class does */
+    Py_XDECREF(unset);
+    if (wanted == NULL)
+        return NULL;
+    Py_DECREF(wanted);
+    if (set)
         return Py_NewRef(Py_None);
     PyObject *got = PyObject_CallMethodOneArg(accumulator_lock, s_acquire, Py_False);
     if (got == NULL)

@@ -15,6 +15,7 @@ from .interrupts import BackwardCancelled, BackwardTimeout
 from .saved_variable import SavedTensor  # torch.autograd.SavedTensor, not in its __all__ either
 from .watchdog import set_backward_watchdog
 from .grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_multithreading_enabled
+from .grad_mode import _force_original_view_tracking, _unsafe_preserve_version_counter, is_view_replay_enabled
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import _runtime
 from .._creation import zeros_like
 from .._device import cpu as _cpu
 from .._dtype import _BY_NP
@@ -309,11 +310,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     timeout = _check_timeout(timeout)
     if create_graph:  # PyTorch's engine warns once the pass's arguments are checked; here, before
-        warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
-                  "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
-                  "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
-                  "your parameters to None after use to break the cycle and avoid the leak.", stacklevel=3)
+        warn_once(_CREATE_GRAPH_CYCLE, stacklevel=3)
     _engine_run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, True, bool(inputs), timeout)
+
+
+# PyTorch's warning, given once per process (every time under set_warn_always), where a backward records its pass
+_CREATE_GRAPH_CYCLE = ("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                       "and its gradient which can cause a memory leak. autograd.grad records the pass without "
+                       "storing into .grad, so it makes no such cycle; after a backward that records its pass, "
+                       "set the parameters' .grad back to None to break it.")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

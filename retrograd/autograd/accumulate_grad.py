@@ -10,7 +10,7 @@ from .._tensor import Tensor
 from . import grad_mode
 from .graph import MAX_SEQUENCE_NR, Node, call_post_accumulate_grad_hooks, input_metadata
 
-__all__ = ["AccumulateGrad", "accumulate_grad"]
+__all__ = ["AccumulateGrad", "accumulate_grad", "leaf_input_metadata"]
 
 
 class AccumulateGrad(Node):
@@ -25,7 +25,7 @@ class AccumulateGrad(Node):
     _leaf_hooks = True  # the leaf's tensor hooks run on the gradient it receives
 
     def __init__(self, variable):
-        super().__init__((), (input_metadata(variable._data, variable._device),), sequence_nr=MAX_SEQUENCE_NR)
+        super().__init__((), (leaf_input_metadata(variable),), sequence_nr=MAX_SEQUENCE_NR)
         self._variable = weakref.ref(variable)
         self.lock = threading.RLock()  # See Note [Thread safety of nodes] in engine.py
 
@@ -56,6 +56,14 @@ class AccumulateGrad(Node):
             if hooks:
                 call_post_accumulate_grad_hooks(var, hooks)
         return ()
+
+
+def leaf_input_metadata(var) -> tuple:
+    """What a gradient reaching the leaf ``var`` must match: its shape, device, and grad_dtype (None: any dtype,
+    which the engine leaves as it is). See Note [grad_dtype] in variable.py."""
+    shape, np_dtype, device = input_metadata(var._data, var._device)
+    wanted = var._grad_dtype
+    return shape, np_dtype if wanted is Tensor.OWN_DTYPE else wanted, device
 
 
 def accumulate_grad(var, grad, expected_refs: int) -> None:

@@ -418,8 +418,8 @@ class Engine(EngineThreads):
                 grads = call_pre_hooks(node, grads)
             if not graph_task.keep_graph and node._will_release:
                 node.will_release_variables()
-            post_hooks = node._post_hooks
-            if post_hooks:
+            had_post_hooks = bool(node._post_hooks)
+            if had_post_hooks:
                 inputs = tuple(grads)
                 grads = list(grads)
             outputs = _obs.apply(node, grads) if _Observation.active else node.apply(grads)
@@ -429,8 +429,8 @@ class Engine(EngineThreads):
         finally:
             if pruned:
                 local.checkpoint_valid = prev_checkpoint_valid
-        if post_hooks:
-            outputs = call_post_hooks(node, outputs, inputs)
+        if node._post_hooks:  # also the hooks registered while the node ran: as in PyTorch, they get no grad_outputs
+            outputs = call_post_hooks(node, outputs, inputs if had_post_hooks else ())
         return outputs
 
     @staticmethod

@@ -215,9 +215,11 @@ class Function(metaclass=FunctionMeta):
     clear_saved_tensors_on_access = False
 
     def __init__(self, *args, **kwargs):
-        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
-                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
-                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+        # As PyTorch: an instance is still made (its methods may be called directly), with a warning; calling it
+        # as a function is the legacy use, which raises.
+        warnings.warn(f"{self.__class__} should not be instantiated. The methods of an autograd Function are "
+                      "static: call them on the class (apply), as instances will be refused in a later version.",
+                      DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -246,6 +248,16 @@ class Function(metaclass=FunctionMeta):
     @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
+
+    # PyTorch's defaults for its batching rules under torch.vmap: none is generated, and ``vmap``
+    # (``vmap(info, in_dims, *args)``) must be overridden to give one.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The rule of this Function under ``func.vmap``: override it, or set ``generate_vmap_rule``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -416,10 +428,12 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {j} is of type "
                                 f"{type(t).__name__}")
-        ctx._saved_variables = tuple(
-            None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._grad_fn is ctx)
-            for t in to_save)
-        ctx.to_save = None
+        try:
+            ctx._saved_variables = tuple(
+                None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._grad_fn is ctx)
+                for t in to_save)
+        finally:  # also where a pack hook raised (a checkpoint stopping its recomputation early): an output
+            ctx.to_save = None  # kept in to_save would hold its own node, a reference cycle
     else:
         ctx._saved_variables = ()
     return tuple(outs) if is_tuple else outs[0]

@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 import numpy as np
 
@@ -60,6 +61,7 @@ class _State(threading.local):
     grad_enabled = True
     inference = False
     multithreading = True  # device work on the devices' worker threads: See Note [Multithreading switch]
+    view_replay = False  # a stale view's history replays its view ops, or (False) is one as_strided of its base
 
 
 state = _State()
@@ -135,7 +137,13 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise TypeError(f"{type(self).__name__} cannot decorate a class")
+            # As in PyTorch: deprecated, but still honoured by running the constructor under the mode
+            # (the class's other methods are left as they are).
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. "
+                          "Decorate the functions or methods instead; to keep what this does now, "
+                          "decorate the class's `__init__` alone.", FutureWarning, stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 
@@ -349,3 +357,83 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def clone(self):
         return type(self)(self.mode)
+
+
+def is_view_replay_enabled() -> bool:
+    """Whether a view whose base changed in place gets its history by replaying its view ops on the base
+    (``_force_original_view_tracking(True)``), rather than by one ``as_strided`` of the base (the default).
+
+    See Note [The autograd state of views] in variable.py.
+    """
+    return state.view_replay
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Sets, on this thread, whether stale views replay their view ops: at once as a function call, until
+    the block ends as a context manager, and inside each call only as a decorator (PyTorch's semantics).
+
+    Args:
+        mode (bool): replay the view ops (True), or regenerate views with ``as_strided`` (False).
+
+    Example::
+        >>> import retrograd as rg
+        >>> with rg.autograd._force_original_view_tracking(True):
+        ...     rg.autograd.is_view_replay_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool):
+        self.prev = state.view_replay
+        self.mode = bool(mode)
+        state.view_replay = self.mode
+
+    def __call__(self, func):
+        state.view_replay = self.prev  # used as a decorator: the mode applies only inside calls
+        return super().__call__(func)
+
+    def __enter__(self):
+        state.view_replay = self.mode
+
+    def __exit__(self, *exc):
+        state.view_replay = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class _unsafe_preserve_version_counter(_DecoratorContextManager):
+    """Sets the version counters of ``tensors`` back, on exit, to what they were when this was made.
+
+    In-place changes made inside are then invisible to autograd: a node that saved one of the tensors
+    uses the changed values without complaint. As PyTorch says of its own: only for those who know
+    exactly why (to hide that a tensor's memory was freed and filled again, say).
+
+    Args:
+        tensors (Tensor or tuple of Tensors): the tensors whose versions to keep.
+
+    Example::
+        >>> import retrograd as rg
+        >>> x = rg.ones(2)
+        >>> with rg.autograd._unsafe_preserve_version_counter(x):
+        ...     x.mul_(2)
+        tensor([2., 2.])
+        >>> x._version
+        0
+    """
+
+    def __init__(self, tensors):
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        if not isinstance(self.tensors, tuple):
+            raise AssertionError("Expected tensors to be a tuple")
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        for t, version in zip(self.tensors, self.prev_versions):
+            if not t.is_inference():  # an inference tensor has no version to set
+                t._version_counter.version = version
+
+    def clone(self):
+        return type(self)(self.tensors)

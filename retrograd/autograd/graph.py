@@ -16,7 +16,9 @@ tensor hooks returned), then the node's pre-hooks, the node itself (an Accumulat
 leaf's post-accumulate-grad hooks once ``.grad`` is updated), then its post-hooks. Each kind is
 read when its turn comes, from a snapshot of its dict: a hook registered during the pass runs if
 its turn is still to come (one added to a tensor by that tensor's own hooks does not), and one
-removed by an earlier hook of the same snapshot still runs. ``register_multi_grad_hook``'s
+removed by an earlier hook of the same snapshot still runs; post-hooks registered while the node
+itself runs (from its backward, or an unpack hook of what it saved) run after it with an empty
+tuple of grad_outputs, as PyTorch's do. ``register_multi_grad_hook``'s
 hooks are tensor hooks that also get the pass they run in (``PassHook``).
 """
 from __future__ import annotations
@@ -66,7 +68,8 @@ def node_name(node) -> str:
 def increment_version(tensor) -> None:
     """Counts an in-place change of ``tensor`` (or of each tensor of an iterable) made behind autograd's back.
 
-    A node that saved the tensor then refuses to use it, as after any in-place op.
+    A node that saved the tensor then refuses to use it, as after any in-place op. A tensor made in
+    inference mode has no version counter: it is left as it is.
 
     Example::
         >>> import retrograd as rg
@@ -76,7 +79,8 @@ def increment_version(tensor) -> None:
         1
     """
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        t._version_counter.bump()
+        if not t.is_inference():  # an inference tensor has no version to count, as in PyTorch
+            t._version_counter.bump()
 
 
 def input_metadata(array, device) -> tuple:
@@ -101,6 +105,20 @@ def materialize_grads(grads, metadata) -> list:
 # (tests/autograd/test_memory.py deletes a 1e6-node chain).
 
 
+class InputMetadata:
+    """What a gradient arriving at one input of a node must match, as PyTorch's ``Node._input_metadata`` shows it."""
+
+    __slots__ = ("shape", "dtype", "device")
+    is_nested_tensor = is_cpp_nested_tensor = False  # retrograd's tensors are strided
+
+    def __init__(self, metadata):
+        shape, np_dtype, device = metadata
+        self.shape = list(shape)
+        # no dtype (a custom Function's non-tensor output, a leaf whose grad_dtype is None): the default one
+        self.dtype = _dtype.get_default_dtype() if np_dtype is None else _dtype._BY_NP[np_dtype]
+        self.device = _cpu if device is None else device
+
+
 class Node:
     """The backward function of one forward operation.
 
@@ -108,7 +126,8 @@ class Node:
     ~~~~~~~~~~~~~~~~~~~~~
     ``input_metadata[i]`` is ``(shape, numpy dtype, device)`` of forward output ``i``
     (``INPUT_METADATA_FIELDS``, made by ``input_metadata``): what a gradient arriving at input
-    ``i`` must match (see ``validate_outputs`` in engine.py). The device is None for the CPU.
+    ``i`` must match (see ``validate_outputs`` in engine.py). The device is None for the CPU; the
+    dtype is None where any dtype is taken as it is (a leaf whose grad_dtype is None).
     Shapes, NumPy dtypes and None are atomic, so these tuples are dropped from the garbage
     collector's tracking after its first pass, and a long graph does not make every full
     collection slower; a device object would keep them tracked.
@@ -163,6 +182,12 @@ class Node:
     def _set_sequence_nr(self, sequence_nr: int) -> None:
         """Gives the node another sequence number, and so another place among the nodes ready with it."""
         self.sequence_nr = sequence_nr
+
+    @property
+    def _input_metadata(self) -> tuple:
+        """PyTorch's view of ``input_metadata``: per forward output, an object with its ``shape`` (a list),
+        ``dtype`` and ``device`` (and ``is_nested_tensor``, ``is_cpp_nested_tensor``, always False here)."""
+        return tuple(InputMetadata(m) for m in self.input_metadata)
 
     def num_inputs(self) -> int:
         return len(self.input_metadata)
@@ -261,7 +286,7 @@ def validate_outputs(edges, grads, node=None):
         if grad._device is not device:
             raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
                                f"{grad._device}")
-        if grad._data.dtype != np_dtype:
+        if np_dtype is not None and grad._data.dtype != np_dtype:  # None: a leaf's grad_dtype allows any
             grad = grad.to(_dtype._BY_NP[np_dtype])  # any dtype, as in PyTorch (an integer gradient too)
         grads[i] = grad
     return grads

@@ -14,6 +14,8 @@ from .._creation import tensor as _tensor
 from .._random import default_generator as _default_generator
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
+from ..ops._call import composite_call as _composite_call
+from ..ops._call import interposition as _interposition
 from ..ops._inplace import apply_inplace as _apply_inplace
 from ..ops import addmm as _addmm, div as _div, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 
@@ -760,6 +762,13 @@ def linear(input, weight, bias=None):
     if input.dim() == 0 or weight.dim() == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
                            f"{weight.dim()}D")
+    if _interposition.stack:  # profiled: a range of its own around its ops, as PyTorch's aten::linear
+        with _composite_call("linear", (input, weight, bias)):
+            return _linear(input, weight, bias)
+    return _linear(input, weight, bias)
+
+
+def _linear(input, weight, bias):
     if bias is not None:  # PyTorch's routing: one addmm over the flattened rows where the layout allows it
         if input.dim() == 2:
             return _addmm(bias, input, weight.t())

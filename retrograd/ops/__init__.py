@@ -29,7 +29,7 @@ from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, 
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
                         norm, prod, softmax, std, std_mean, sum, var, var_mean)
-from .special import digamma, erf, erfc, erfinv, i0, lgamma, logit, polygamma, sinc, xlogy
+from .special import digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, logit, polygamma, sinc, xlogy
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson

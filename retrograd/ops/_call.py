@@ -27,8 +27,9 @@ from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._compiled import compiled_module
 
-__all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
-           "forward_wide", "forward_error", "wide_values", "broadcast_error", "mark_views", "describe", "device_error",
+__all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "composite_call", "push_interposer",
+           "pop_interposer", "promote", "forward_wide", "forward_error", "wide_values", "broadcast_error", "mark_views",
+           "describe", "device_error",
            "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
 
 _grad_state = grad_mode.state
@@ -147,7 +148,10 @@ class Interposition:
 # ``pop_interposer`` (or ``with interposed(obj):``) make one active for the whole process; the
 # most recently pushed is the outermost. While any is active, every op call takes the Python
 # path: the generated fast calls hand the call to ``call_op`` on their first line, and the C op
-# call declines (``set_interposed``), so nothing is paid while none is active. While an
+# call declines (``set_interposed``), so nothing is paid while none is active. A composite
+# function that PyTorch dispatches as an op of its own (``nn.functional.linear``) shows its call,
+# around the op calls it makes, to the interposers that record ranges (``composite_range(name,
+# args)`` returning a range with ``close()``), through ``composite_call``. While an
 # interposer's ``interpose`` runs, the op calls it makes itself (a tangent's arithmetic, say) go
 # only through the interposers inside it, as PyTorch's dispatch modes do; the op's own call
 # (``proceed`` down to ``run_op``) runs with the caller's view of the stack again, so a pack hook
@@ -174,6 +178,31 @@ def pop_interposer(interposer) -> None:
                 break
         interposition.stack = tuple(stack)
         _tell_c()
+
+
+class composite_call:
+    """``with composite_call(name, args):`` shows a composite function's call to the active interposers that
+    record ranges (a profiler's ``aten::<name>``), around the op calls it makes. See Note [Op call interposition].
+
+    Callers enter it only while ``interposition.stack`` is not empty, so plain calls pay one check.
+    """
+
+    __slots__ = ("name", "args", "ranges")
+
+    def __init__(self, name, args):
+        self.name = name
+        self.args = args
+        self.ranges = ()
+
+    def __enter__(self):
+        self.ranges = [i.composite_range(self.name, self.args) for i in reversed(interposition.stack)
+                       if hasattr(i, "composite_range")]  # outermost first
+        return self
+
+    def __exit__(self, *exc):
+        for r in reversed(self.ranges):
+            r.close()
+        return False
 
 
 class interposed:

@@ -17,8 +17,8 @@ from .reduction import (amax, amin, argmax, argmin, cumsum, log_softmax, logsume
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
-from .special import (digamma, entr, erf, erfc, erfcx, erfinv, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, ndtr, ndtri,
-                      polygamma, sinc, xlog1py, xlogy)
+from .special import (digamma, entr, erf, erfc, erfcx, erfinv, i0, i0e, i1, i1e, igamma, igammac, lgamma, log_ndtr,
+                      logit, ndtr, ndtri, polygamma, sinc, xlog1py, xlogy)
 from .sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .shape import diagonal, expand, flip, permute, reshape, roll, squeeze, t, transpose, tril, triu, unsqueeze, view
 
@@ -1542,6 +1542,42 @@ add_docstr(xlog1py, """``input * log1p(other)`` elementwise, with broadcasting, 
         >>> import retrograd as rg
         >>> rg.special.xlog1py(rg.tensor([0., 2.]), rg.tensor([-1., 1.]))
         tensor([0.0000, 1.3863])
+    """)
+
+add_docstr(igamma, """The regularized lower incomplete gamma function P(input, other), elementwise.
+
+    ``P(a, x)`` is the integral of ``t^(a-1) e^(-t)`` from 0 to ``x``, divided by ``Gamma(a)``.
+    Only ``other`` has a derivative, as in PyTorch: a backward that needs the gradient of
+    ``input`` raises NotImplementedError.
+
+    Args:
+        input: the positive parameter ``a`` (a floating Tensor).
+        other: the non-negative argument ``x`` (a floating Tensor), broadcast with ``input``.
+
+    Returns:
+        A tensor of the broadcast shape and promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.igamma(rg.tensor([1., 2.]), rg.tensor([1., 1.]))
+        tensor([0.6321, 0.2642])
+    """)
+
+add_docstr(igammac, """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other).
+
+    See :func:`igamma`; as there, only ``other`` has a derivative.
+
+    Args:
+        input: the positive parameter ``a`` (a floating Tensor).
+        other: the non-negative argument ``x`` (a floating Tensor), broadcast with ``input``.
+
+    Returns:
+        A tensor of the broadcast shape and promoted dtype.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.igammac(rg.tensor([1., 2.]), rg.tensor([1., 1.]))
+        tensor([0.3679, 0.7358])
     """)
 
 # -- random sampling -------------------------------------------------------------------------------

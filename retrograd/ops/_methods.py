@@ -16,6 +16,7 @@ from . import copy, pointwise
 from ._declarations import REGISTRY
 from ._inplace import apply_inplace
 from ._signature import forwarding_function
+from ._tensor_types import type_method
 from .indexing import convert_index, getitem, last_view
 from .joining import split
 from .linalg import matmul
@@ -25,6 +26,10 @@ from .shape import broadcast_to, expand, expanded_shape, flip, permute, repeat, 
 from .copy import sum_to_size, to
 
 __all__ = ["attach"]
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 def _shape_method(fn, param="size"):
@@ -108,6 +113,10 @@ def attach() -> None:
     T.mT = property(lambda self: transpose(self, -2, -1))
     T.H = T.T
     T.mH = T.mT
+    # retrograd has no complex dtypes: a tensor is its own real part and has no imaginary part, as PyTorch's real ones.
+    T.real = property(lambda self: self, lambda self, value: self.copy_(value))
+    T.imag = property(_imag)
+    T.is_complex = lambda self: False
     # Casts.
     T.float = lambda self: to(self, _dtype.float32)
     T.double = lambda self: to(self, _dtype.float64)
@@ -116,7 +125,7 @@ def attach() -> None:
     T.long = lambda self: to(self, _dtype.int64)
     T.int = lambda self: to(self, _dtype.int32)
     T.bool = lambda self: to(self, _dtype.bool)
-    T.type = lambda self, dtype=None: self.dtype if dtype is None else to(self, dtype)
+    T.type = type_method  # See Note [Legacy tensor types]
     T.cpu = lambda self: to(self, "cpu")
     T.cuda = lambda self, device=None: to(self, "cuda" if device is None else
                                           device if isinstance(device, str) else f"cuda:{device}")

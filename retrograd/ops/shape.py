@@ -899,10 +899,13 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 # or (no source) a new empty storage. Each bumps the tensor's version counter where its shape changes
 # (``resize_``) or always (``set_``). With grad mode on, ``resize_`` refuses a tensor that requires grad (also a
 # view of one), and ``set_`` raises an in-place op's errors, then refuses where anything requires grad, which
-# PyTorch records as a node that raises in backward; in inference mode neither checks anything.
+# PyTorch records as a node that raises in backward; in inference mode neither checks anything. Both drop a
+# leaf's gradient accumulator, as PyTorch's do: the graphs recorded before lead to the old one, which the leaf
+# no longer reaches (``grad`` of them with respect to the leaf finds it unused; its GradientEdge still works).
 def _changed_array(self, data, bump):
     """Gives ``self`` the array ``data``, bumping its version first where ``bump`` (an inference tensor's raises
     PyTorch's error outside inference mode). See Note [resize_ and set_]."""
+    self._grad_accumulator = None
     if bump:
         self._version_counter.bump()
         if self._base is not None:
@@ -959,6 +962,7 @@ def resize_(self, *sizes, memory_format=None):
     data = self._data
     if memory_format is None:
         if shape == data.shape:
+            self._grad_accumulator = None
             return self
         fmt = _creation.contiguous_format
     else:

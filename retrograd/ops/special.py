@@ -74,6 +74,36 @@ def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
+# -- regularized incomplete gamma functions ------------------------------------------------------
+def _incomplete_gamma(kernel):
+    def forward(xp, input, other):
+        if not (xp.issubdtype(input.dtype, xp.floating) and xp.issubdtype(other.dtype, xp.floating)):
+            dtype = input.dtype if not xp.issubdtype(input.dtype, xp.floating) else other.dtype
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
+        return getattr(_kernels(xp), {"igamma": "gammainc", "igammac": "gammaincc"}[kernel])(input, other)
+    forward.__name__ = f"_{kernel}"
+    return forward
+
+
+def _no_input_derivative(name):
+    """The formula of ``input``, which PyTorch leaves unimplemented: its backward raises."""
+    def formula(grad, input, other):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return formula
+
+
+def _igamma_other_grad(grad, input, other):
+    # d/dx P(a, x) = x^(a - 1) e^(-x) / Gamma(a)
+    return grad * ((input - 1) * other.log() - other - lgamma(input)).exp()
+
+
+# Neither has a forward derivative in PyTorch: forward AD raises its "not implemented yet" error.
+igamma = defop("igamma", _incomplete_gamma("igamma"), method=True, inplace=True, promote="binary",
+               tensor_args=("input", "other"), input=_no_input_derivative("igamma"), other=_igamma_other_grad)
+igammac = defop("igammac", _incomplete_gamma("igammac"), method=True, inplace=True, promote="binary",
+                tensor_args=("input", "other"), input=_no_input_derivative("igammac"),
+                other=lambda grad, input, other: -_igamma_other_grad(grad, input, other))
+
 # -- x log y ---------------------------------------------------------------------------------------
 def _xlogy_input_grad(grad, input, other):
     # log(other), except where input is 0 and other <= 0 (PyTorch's choice: 0 there, not nan or inf)

@@ -117,9 +117,9 @@ class _Recorder:
         stack = getattr(self.local, "stack", None)
         if stack is None:
             stack = self.local.stack = []
-        event = FunctionEvent(next(_ids), name, threading.get_native_id(), 0.0, kind, sequence_nr,
-                              input_shapes if self.record_shapes else None,
-                              _user_stack() if self.with_stack and kind in (OP, USER) else None, args)
+        event = FunctionEvent(next(_ids), name, threading.get_native_id(), 0.0, kind=kind, sequence_nr=sequence_nr,
+                              input_shapes=input_shapes if self.record_shapes else None,
+                              stack=_user_stack() if self.with_stack and kind in (OP, USER) else None, args=args)
         if stack:
             event.cpu_parent = stack[-1]
             stack[-1].cpu_children.append(event)
@@ -159,6 +159,11 @@ class _Recorder:
             if self.profile_memory and r is not inplace and r._data.base is None and id(r._data) not in inputs:
                 event.cpu_memory_usage += r._data.nbytes
         return out
+
+    def composite_range(self, name, args):
+        """The range of a composite function's call (``aten::linear``): See Note [Op call interposition]."""
+        shapes = [list(a.shape) if isinstance(a, Tensor) else [] for a in args] if self.record_shapes else None
+        return _Range(self, self.open("aten::" + name, OP, shapes))
 
     # -- the engine: the observer (Note [Observing the engine]) --------------------------------
     def begin(self, name, node, grads, args):
@@ -218,6 +223,19 @@ class _Recorder:
             if e.kind == BACKWARD:
                 e.fwd_thread = threads.get(e.sequence_nr, 0)
         return EventList(sorted(self.events, key=lambda e: (e.start_us, e.id)), self.profile_memory)
+
+
+class _Range:
+    """An open range of a recorder, closed by ``close()``."""
+
+    __slots__ = ("recorder", "event")
+
+    def __init__(self, recorder, event):
+        self.recorder = recorder
+        self.event = event
+
+    def close(self) -> None:
+        self.recorder.close(self.event)
 
 
 def _user_stack():

@@ -33,13 +33,15 @@ class FunctionEvent:
     the node a backward event runs; ``fwd_thread`` (backward events) the thread that made the node.
     """
 
-    def __init__(self, id, name, thread, start_us, kind, sequence_nr=-1, input_shapes=None, stack=None, args=None):
+    def __init__(self, id, name, thread, start_us, end_us=None, *, kind=USER, sequence_nr=-1, input_shapes=None,
+                 stack=None, args=None, node_id=-1):
         self.id = id
+        self.node_id = node_id
         self.name = name
         self.key = name
         self.thread = thread
         self.start_us = start_us
-        self.end_us = start_us
+        self.end_us = start_us if end_us is None else end_us
         self.kind = kind
         self.sequence_nr = sequence_nr
         self.fwd_thread = 0
@@ -50,6 +52,8 @@ class FunctionEvent:
         self.cpu_parent = None
         self.cpu_children = []
         self.device_type = DeviceType.CPU
+        self.device_time_total = 0
+        self.count = 1  # as PyTorch's: an event is one call (FunctionEventAvg sums them)
         self.is_async = False
 
     @property
@@ -74,13 +78,18 @@ class FunctionEvent:
 
 
 class FunctionEventAvg:
-    """The events of one key (a name, with its input shapes or source lines if grouped so) summed."""
+    """The events of one key (a name, with its input shapes or source lines if grouped so) summed.
 
-    def __init__(self, key, input_shapes=None, stack=None):
+    Made without a key, it takes that of the first event added; ``add`` takes a ``FunctionEvent``
+    or another average (itself too), as PyTorch's.
+    """
+
+    def __init__(self, key=None, input_shapes=None, stack=None):
         self.key = key
         self.count = 0
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
+        self.device_time_total = 0
         self.cpu_memory_usage = 0
         self.self_cpu_memory_usage = 0
         self.input_shapes = input_shapes
@@ -89,14 +98,20 @@ class FunctionEventAvg:
         self.is_async = False
         self.device_type = DeviceType.CPU
 
-    def add(self, event) -> None:
-        if self.count == 0:
+    def add(self, event):
+        if self.key is None:
+            self.key = event.key
+        if self.count == 0 and isinstance(event, FunctionEvent):
             self.cpu_parent = event.cpu_parent
-        self.count += 1
-        self.cpu_time_total += event.cpu_time_total
-        self.self_cpu_time_total += event.self_cpu_time_total
-        self.cpu_memory_usage += event.cpu_memory_usage
-        self.self_cpu_memory_usage += event.self_cpu_memory_usage
+        count = event.count if isinstance(event, FunctionEventAvg) else 1  # read before self is changed
+        cpu, self_cpu = event.cpu_time_total, event.self_cpu_time_total
+        memory, self_memory = event.cpu_memory_usage, event.self_cpu_memory_usage
+        self.count += count
+        self.cpu_time_total += cpu
+        self.self_cpu_time_total += self_cpu
+        self.cpu_memory_usage += memory
+        self.self_cpu_memory_usage += self_memory
+        return self
 
     @property
     def cpu_time(self) -> float:
@@ -158,6 +173,26 @@ class EventList(list):
     def self_cpu_time_total(self) -> float:
         return sum(e.self_cpu_time_total for e in self)
 
+    def _populate_cpu_children(self) -> None:
+        """Sets each event's ``cpu_parent`` and ``cpu_children`` from the time ranges, per thread: an event's
+        parent is the innermost one, begun before it, whose range holds its own (as PyTorch's EventList does
+        for events made by hand; a profile's events already know theirs)."""
+        threads = {}
+        for e in self:
+            if not e.is_async:
+                threads.setdefault(e.thread, []).append(e)
+        for events in threads.values():
+            events.sort(key=lambda e: (e.start_us, -e.end_us))
+            open_ranges = []
+            for e in events:
+                while open_ranges and not (open_ranges[-1].start_us <= e.start_us and
+                                           e.end_us <= open_ranges[-1].end_us):
+                    open_ranges.pop()
+                if open_ranges:
+                    e.cpu_parent = open_ranges[-1]
+                    open_ranges[-1].cpu_children.append(e)
+                open_ranges.append(e)
+
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
               max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None):
         """The events as PyTorch's profiler prints them: one row each, the column headers its own.
@@ -170,6 +205,9 @@ class EventList(list):
         """
         return _build_table(self, sort_by, row_limit, max_src_column_width, max_name_column_width,
                             max_shapes_column_width, header, top_level_events_only, time_unit)
+
+    def __str__(self):
+        return self.table()
 
     def export_chrome_trace(self, path) -> None:
         """Writes the events as Trace Event JSON (chrome://tracing, Perfetto), backward nodes linked to

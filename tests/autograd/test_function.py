@@ -335,6 +335,7 @@ def test_legacy_function_instance_warns_and_calling_it_raises():
     with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward method is "
                                            "deprecated."):
         legacy(rg.ones(1))
+    assert legacy.forward(rg.ones(1)).tolist() == [2.0]  # an instance is still made, its methods callable
 
 
 # -- once_differentiable ----------------------------------------------------------------------

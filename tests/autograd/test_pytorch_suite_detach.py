@@ -1,6 +1,9 @@
 """Scenarios of PyTorch's test/test_autograd.py (class TestAutograd), fourth part: stashed ctx, repeated double
 backward, detach, type conversions, returning leaves, assignments. See test_pytorch_suite_basics.py for the method.
 """
+import gc
+import weakref
+
 import pytest
 
 import retrograd as rg
@@ -236,3 +239,40 @@ def test_a_gradient_buffered_in_three_places_is_summed_correctly():
         (add2 + (a + b + c)).backward(ones(lib, 5, 5))
         return x.grad, y.grad
     same_in_both(scenario)
+
+
+def test_saved_outputs_of_a_custom_function_recomputed_by_a_checkpoint_that_stops_early_are_freed():
+    def scenario(lib):
+        refs = []
+
+        def forward(ctx, x):
+            y = x.clone()
+            ctx.save_for_backward(y)
+            refs.append(weakref.ref(y))
+            return y
+
+        def backward(ctx, *grads):
+            _ = ctx.saved_tensors
+            return None
+        saving = function(lib, forward, backward, name="Test")
+        inp = randn(lib, 5, 5, requires_grad=True)
+        gc.disable()  # freed by reference counting alone: no cycle
+        try:
+            out = lib.utils.checkpoint.checkpoint(saving.apply, inp, use_reentrant=False)  # early stop by default
+            out.sum().backward()
+            del out
+            return [r() is None for r in refs]
+        finally:
+            gc.enable()
+    assert same_in_both(scenario) == ("ok", [True, True])
+
+
+def test_zeroing_a_detached_alias_of_a_saved_leaf_fails_the_backward():
+    def scenario(lib):
+        x = randn(lib, requires_grad=True)
+        y = x ** 2  # saves x
+        z = x.detach()
+        z.zero_()  # the alias shares x's version counter
+        y.backward()
+    result = same_in_both(scenario)
+    assert result[0] == "RuntimeError" and "modified by an inplace operation" in result[1]

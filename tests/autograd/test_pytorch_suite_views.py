@@ -7,7 +7,7 @@ import math
 import pytest
 
 import retrograd as rg
-from .test_pytorch_suite_basics import randn, same_in_both
+from .test_pytorch_suite_basics import function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -197,3 +197,99 @@ def test_threshold_in_place_gradient_masks_by_the_old_value():
         y.backward(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
         return y, x.grad
     assert same_in_both(scenario) == ("ok", ([5.0, 0.5, 2.0], [0.0, 2.0, 3.0]))
+
+
+def _raising_in_backward(lib):
+    """An identity whose backward raises: it stands for PyTorch's internal DelayedError node."""
+    def backward(ctx, g):
+        raise RuntimeError("Boom!")
+    return function(lib, lambda ctx, x: x.view_as(x), backward, name="DelayedError")
+
+
+@pytest.mark.parametrize("uses_base_before", [False, True])
+def test_an_in_place_add_on_a_view_runs_only_the_branches_a_pass_needs(uses_base_before):
+    def scenario(lib):
+        x, y = randn(lib, 2, requires_grad=True), randn(lib, 2, requires_grad=True, seed=1)
+        y_safe = _raising_in_backward(lib).apply(y)
+
+        def f(x, y):
+            out = x.clone().view(-1)
+            before = out * 2
+            out += y
+            return out + before if uses_base_before else out
+        seen = []
+        for wrt in (None, (y,), (x,), (y_safe,), (x, y_safe)):
+            out = f(x, y_safe)
+            try:
+                seen.append(out.sum().backward() if wrt is None else lib.autograd.grad(out.sum(), wrt))
+            except RuntimeError as e:
+                seen.append(str(e))
+        return seen
+    assert same_in_both(scenario)[1][:2] == ["Boom!", "Boom!"]
+
+
+def test_the_history_an_in_place_op_on_a_view_replaced_is_not_run():
+    def scenario(lib):
+        x, y = randn(lib, 2, requires_grad=True), randn(lib, 2, requires_grad=True, seed=1)
+        y_safe = _raising_in_backward(lib).apply(y)
+        out = x.clone().view(-1)
+        called = []
+        out.register_hook(lambda g: called.append(g))
+        b = out + y_safe
+        out += y_safe
+        return lib.autograd.grad((out + b).sum(), (b, y_safe)), called
+    assert same_in_both(scenario)[1][1] == []
+
+
+def test_the_history_of_a_view_is_first_read_under_no_grad_after_its_base_changed_in_place():
+    def scenario(lib):
+        leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = leaf.clone()
+        view = a[:1]
+        a.add_(1)
+        with lib.no_grad():
+            regenerated = view.grad_fn is not None
+        (view * 3).sum().backward()
+        return regenerated, view.requires_grad, leaf.grad
+    assert same_in_both(scenario) == ("ok", (True, True, [3.0, 0.0]))
+
+
+def test_view_replay_is_off_by_default_and_switched_as_a_context_manager_or_a_function():
+    def scenario(lib):
+        def f(x):
+            out = x.clone().view(-1)
+            out.add_(1)  # modifies the view: its history is regenerated
+            return type(out.grad_fn).__name__
+        x = lib.ones(2, 2, requires_grad=True)
+        seen = [f(x), lib.autograd.is_view_replay_enabled()]
+        with lib.autograd._force_original_view_tracking(False):
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        seen.append(lib.autograd.is_view_replay_enabled())
+        with lib.autograd._force_original_view_tracking(True):
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        with lib.autograd._force_original_view_tracking(False):
+            lib.autograd._force_original_view_tracking(True)  # a function call switches at once
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        seen.append(lib.autograd.is_view_replay_enabled())
+        try:
+            lib.autograd._force_original_view_tracking(True)
+            seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        finally:
+            lib.autograd._force_original_view_tracking(False)
+        seen += [f(x), lib.autograd.is_view_replay_enabled()]
+        return seen
+    assert same_in_both(scenario)[1][:2] == ["AsStridedBackward0", False]
+
+
+@pytest.mark.parametrize("replay", [False, True])
+def test_a_view_regenerated_either_way_gives_the_same_gradients(replay):
+    def scenario(lib):
+        with lib.autograd._force_original_view_tracking(replay):
+            leaf = randn(lib, 4, 3, requires_grad=True)
+            base = leaf * 1
+            view = base[1:3].t()
+            base.mul_(2)
+            (view * randn(lib, 3, 2, seed=1)).sum().backward()
+            return type(view.grad_fn).__name__, leaf.grad
+    assert same_in_both(scenario)[1][0] == ("TBackward0" if replay else "AsStridedBackward0")

@@ -1,8 +1,8 @@
 """Views and in-place ops against PyTorch: a view's requires_grad, is_leaf, grad_fn and _base in every case,
 CopySlices, views made under no_grad, multi-output views, and the errors.
 
-PyTorch regenerates a stale view's grad_fn as AsStridedBackward0 on the CPU, or, with view replay
-on, by replaying the view ops as retrograd does; the tests that compare node names turn it on.
+A stale view's grad_fn is regenerated as AsStridedBackward0 by default, or, with view replay on, by
+replaying the view ops; the tests that compare node names turn it on in both libraries.
 """
 import gc
 import re
@@ -20,10 +20,8 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def view_replay():
-    prev = torch._C._is_view_replay_enabled()
-    torch._C._set_view_replay_enabled(True)
-    yield
-    torch._C._set_view_replay_enabled(prev)
+    with torch.autograd._force_original_view_tracking(True), rg.autograd._force_original_view_tracking(True):
+        yield
 
 
 def first_sentence(message):

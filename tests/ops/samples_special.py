@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.special as sp
 
-from samples import A, I, P, Sample, add, nc
+from samples import A, Const, I, P, Sample, add, nc
 
 
 def _unary(name, call, ref, low=-2.0, high=2.0, integers=True, float32=True):
@@ -68,3 +68,14 @@ add("special_xlog1py",
     Sample(lambda m, y: m.special.xlog1py(2., y), P(3), ref=lambda y: sp.xlog1py(2., y), note="a number as input"),
     Sample(lambda m, x, y: m.special.xlog1py(x, y), np.array([0., 0., 2.]), np.array([-1., -2., 3.]), grad=False,
            note="0 where input is 0, whatever other is"))
+# igamma and igammac have a derivative in ``other`` only (PyTorch's input formula is not implemented);
+# literal arrays, so that the shared generator's later draws stay as they were.
+_A_POS = np.array([[0.7, 1.5, 2.5], [3.0, 1.2, 0.9]])
+_X_POS = np.array([[0.4, 1.1, 2.2], [1.7, 0.6, 3.1]])
+for _name in ("igamma", "igammac"):
+    _ref = sp.gammainc if _name == "igamma" else sp.gammaincc
+    add(_name,
+        Sample(lambda m, a, x, n=_name: getattr(m, n)(a, x), Const(_A_POS), _X_POS, ref=_ref),
+        Sample(lambda m, a, x, n=_name: getattr(a, n)(x), Const(_A_POS), _X_POS[0], ref=_ref, note="broadcasting"),
+        Sample(lambda m, a, x, n=_name: getattr(m.special, "gammainc" if n == "igamma" else "gammaincc")(a, x),
+               Const(np.array(2.0)), np.array(1.3), ref=_ref, note="0-d, the torch.special name"))
