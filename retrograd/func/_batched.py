@@ -36,8 +36,8 @@ which keep their tangents (Note [Differentiating under vmap]); its pass skips th
 runs under the dual level, whose formulas so see the physical saved tensors with their tangents,
 and its results are wrapped back at the levels, their tangents with them. The tangents-only level
 is the exception that keeps the primal computation of ``jacfwd`` unbatched: its interposer runs
-inside the dual level's, on the tangent arithmetic only, and no primal is ever batched at it, so
-forward mode never unwraps it.
+inside the dual level's (and so inside every other vmap level's: ``push_inside``), on the tangent
+arithmetic only, and no primal is ever batched at it, so forward mode never unwraps it.
 """
 from __future__ import annotations
 

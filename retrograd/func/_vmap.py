@@ -13,7 +13,8 @@ import functools
 from .. import ops
 from .._tensor import Tensor
 from ..ops._call import pop_interposer, push_interposer
-from ._batched import BatchedTensor, pop_level, push_level, wrap
+from ..ops._forward import push_inside
+from ._batched import BatchedTensor, pop_level, primal_levels, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
 from ._randomness import RANDOMNESS_ERROR, allowed, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
@@ -163,12 +164,16 @@ def _run_level(func, flat_args, flat_dims, spec, size, out_dims, randomness, kwa
     fname = _name(func)
     moved = [a if d is None else a.movedim(d, 0) if d % a.dim() else a for a, d in zip(flat_args, flat_dims,
                                                                                       strict=True)]
+    outer = [lv.interposer for lv in primal_levels() if lv.interposer is not None]
     level = push_level(size, randomness, tangents_only)
     interposer = _VmapInterposer(level)
     level.interposer = interposer
     try:
         batched = [a if d is None else wrap(a, level) for a, d in zip(moved, flat_dims, strict=True)]
-        push_interposer(interposer)
+        if tangents_only:  # inside the dual level to come, as the primal levels put it: See Note [Batched tangents]
+            push_inside(interposer, outer)
+        else:
+            push_interposer(interposer)
         try:
             with guard():
                 out = func(*tree_unflatten(batched, spec), **kwargs)
