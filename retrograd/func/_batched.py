@@ -59,9 +59,10 @@ class Level:
     computation under it is never batched at it (See Note [Batched tangents]).
     """
 
-    __slots__ = ("number", "size", "randomness", "interposer", "ended", "tangents_only")
+    __slots__ = ("number", "size", "randomness", "interposer", "ended", "tangents_only", "thread")
 
     def __init__(self, number, size, randomness, tangents_only=False):
+        self.thread = threading.get_ident()  # its vmap's thread: the only one whose draws it batches
         self.number = number
         self.size = size
         self.randomness = randomness

@@ -34,7 +34,7 @@ from .. import ops
 from .._tensor import Tensor, _wrap_dim
 from ..ops._inplace import apply_inplace
 from ._batched import BatchedTensor, wrap
-from ._randomness import RANDOMNESS_ERROR, allowed, rewound
+from ._randomness import check_level
 
 __all__ = ["per_sample", "Call", "RULES", "DYNAMIC_SHAPE", "RANDOM_OPS"]
 
@@ -613,21 +613,15 @@ def _no_rule(name, detail=""):
 
 
 def _random_batched(c):
-    """A random op with a batched argument: under 'different', the physical input (lifted) draws per sample;
-    under 'same', every sample draws the same numbers (Note [Randomness under vmap])."""
-    if c.level.randomness == "error":
-        raise RuntimeError(RANDOMNESS_ERROR)
-    if c.level.randomness == "same":
-        g = c.op.index.get("generator")
-        with rewound(None if g is None else c.args[g]) as rewind:
-            return per_sample(c, rewind)
-    with allowed():
-        return batch_first(c)
+    """A random op with an argument batched at the level: under 'different', the physical input (lifted)
+    draws per sample; 'error' and 'same' refuse it (Note [Randomness under vmap])."""
+    check_level(c.level, True)
+    return batch_first(c)
 
 
 _fold1 = fold()
 
-RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial", "rrelu_with_noise"})
+RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial"})
 DYNAMIC_SHAPE = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "bincount", "histc"})
 
 _ELEMENTWISE = (
@@ -638,8 +632,8 @@ _ELEMENTWISE = (
     "isposinf isreal lerp nan_to_num pow reciprocal relu remainder round rsqrt sigmoid sigmoid_backward signbit sub "
     "tanh_backward threshold_backward trunc where digamma erf erfc erfinv i0 lgamma logit polygamma sinc "
     "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtri special_xlog1py "
-    "xlogy celu elu gelu gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu mish silu softplus "
-    "softshrink threshold clone _to_copy copy fill zero").split()
+    "xlogy celu elu gelu gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu mish rrelu_with_noise silu "
+    "softplus softshrink threshold clone _to_copy copy fill zero").split()
 
 RULES = dict.fromkeys(_ELEMENTWISE, elementwise)
 RULES["masked_fill"] = elementwise_into_first

@@ -9,6 +9,7 @@ outputs are unwrapped with the batch moved to ``out_dims``.
 from __future__ import annotations
 
 import functools
+from threading import get_ident
 
 from .. import ops
 from .._tensor import Tensor
@@ -16,7 +17,7 @@ from ..ops._call import pop_interposer, push_interposer
 from ..ops._forward import push_inside
 from ._batched import BatchedTensor, pop_level, primal_levels, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
-from ._randomness import RANDOMNESS_ERROR, allowed, guard, rewound
+from ._randomness import INPLACE_UNBATCHED, check_level, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 
 __all__ = ["vmap", "vmap_tangents"]
@@ -68,12 +69,15 @@ class _VmapInterposer:
         return wrap(out, level)
 
     def _random(self, op, args, inplace, proceed):
-        """A random op with no batched argument: the same draw for every sample, or one per sample."""
+        """A random op with no argument batched at the level: one draw for every sample, or one per sample."""
         level = self.level
-        if level.randomness == "error":
-            raise RuntimeError(RANDOMNESS_ERROR)
-        if level.randomness == "same" or inplace is not None:
+        if level.thread != get_ident():  # a vmap of another thread: See Note [Randomness under vmap]
             return proceed(op, args, inplace)
+        check_level(level, False)
+        if level.randomness == "same" or level.tangents_only:
+            return proceed(op, args, inplace)
+        if inplace is not None:
+            raise RuntimeError(INPLACE_UNBATCHED)
         return _lifted_random(level, op, args, proceed)
 
 
@@ -83,8 +87,7 @@ def _lifted_random(level, op, args, proceed):
     first = op.tensor_pos[0]
     a = args[first]
     args[first] = a.unsqueeze(0).expand((level.size,) + tuple(a.shape))
-    with allowed():
-        out = proceed(op, tuple(args), None)
+    out = proceed(op, tuple(args), None)
     return tuple(wrap(o, level) for o in out) if op.multi_output else wrap(out, level)
 
 
