@@ -15,7 +15,7 @@ from .. import ops
 from .._tensor import Tensor
 from ..ops._call import pop_interposer, push_interposer
 from ..ops._forward import push_inside
-from ._batched import BatchedTensor, pop_level, primal_levels, push_level, wrap
+from ._batched import ESCAPED, BatchedTensor, pop_level, primal_levels, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
 from ._randomness import INPLACE_UNBATCHED, check_level, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
@@ -23,10 +23,6 @@ from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 __all__ = ["vmap", "vmap_tangents"]
 
 _RANDOMNESS = ("error", "different", "same")
-_ESCAPED = ("vmap: aten::{} was called with a batched tensor of a vmap that has already returned (it escaped the "
-            "function, by a closure or a global); return it as an output instead.")
-
-
 def _name(func):
     return getattr(func, "__name__", repr(func))
 
@@ -48,7 +44,7 @@ class _VmapInterposer:
                 if a.level is level:
                     hit = True
                 elif a.level.ended:
-                    raise RuntimeError(_ESCAPED.format(op.name))
+                    raise RuntimeError(ESCAPED)
             elif type(a) in (list, tuple) and i in op.index_lists:
                 if any(type(t) is BatchedTensor and t.level is level for t in a):
                     hit = True

@@ -224,11 +224,49 @@ def test_batched_tensor_repr_names_its_level():
     assert seen[0].startswith("BatchedTensor(lvl=1, bdim=0, value=")
 
 
-def test_a_batched_tensor_that_escaped_its_vmap_raises_in_the_next():
+# Each: a use of a batched tensor e that escaped its vmap (kept in a list), in library m.
+ESCAPED_USES = {
+    "add": lambda m, e: e + 1, "sum": lambda m, e: e.sum(), "mul_by_plain": lambda m, e: m.ones(2) * e,
+    "sin": lambda m, e: m.sin(e), "cat": lambda m, e: m.cat([m.ones(2), e]), "clone": lambda m, e: e.clone(),
+    "index": lambda m, e: e[0], "view": lambda m, e: e.view(-1), "to": lambda m, e: e.to(m.float64),
+    "detach": lambda m, e: e.detach(), "item": lambda m, e: e[0].item(), "numpy": lambda m, e: e.numpy(),
+    "bool": lambda m, e: bool(e.sum() > 0), "matmul": lambda m, e: e @ m.ones(2),
+}
+
+
+@pytest.mark.parametrize("use", sorted(ESCAPED_USES))
+def test_a_batched_tensor_that_escaped_its_vmap_raises_torchs_error_when_used(use):
+    def message(m):
+        kept = []
+        m.func.vmap(lambda a: kept.append(a) or a)(m.ones(3, 2))
+        assert tuple(kept[0].shape) == (2,) and kept[0].dim() == 1  # its metadata may still be read
+        with pytest.raises(RuntimeError) as info:
+            ESCAPED_USES[use](m, kept[0])
+        return str(info.value)
+
+    ours = message(rg)
+    assert ours.startswith("Either your tensor may have escaped from inside a function being vmapped")
+    if use != "cat":  # PyTorch's cat fails an internal assert instead
+        assert ours.split("`")[0] == message(torch).split("`")[0]  # PyTorch's then names its internal function
+
+
+def test_a_batched_tensor_that_escaped_raises_in_the_next_vmap_too():
     kept = []
     vmap(lambda a: kept.append(a) or a)(rg.ones(3, 2))
-    with pytest.raises(RuntimeError, match="^vmap: aten::add was called with a batched tensor of a vmap that has"):
+    with pytest.raises(RuntimeError, match="^Either your tensor may have escaped from inside a function being vmap"):
         vmap(lambda b: b + kept[0])(rg.ones(3, 2))
+    np.testing.assert_array_equal(vmap(lambda b: b + 1)(rg.ones(3, 2)).numpy(), np.full((3, 2), 2.0))
+
+
+def test_a_batched_tensor_that_escaped_an_inner_vmap_raises_in_the_outer_one():
+    kept = []
+
+    def outer(a):
+        vmap(lambda b: kept.append(b) or b)(a)
+        return a + kept[0]
+
+    with pytest.raises(RuntimeError, match="^Either your tensor may have escaped from inside a function being vmap"):
+        vmap(outer)(rg.ones(2, 3, 4))
 
 
 def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
