@@ -1,6 +1,8 @@
 """Forward-mode AD (autograd/forward_ad.py, Note [Forward-mode tangents]), compared with torch's."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -354,3 +356,41 @@ def test_func_transforms_match_torch_func():
 ])
 def test_func_errors_match_torch(case):
     assert _same_outcome(case) is not None
+
+
+def _across_threads(lib, fw):
+    """What another thread sees while one thread holds a dual level: levels are global, as PyTorch's."""
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def holder():
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.0]))
+            inside.set()
+            release.wait(30)
+            seen["holder"] = fw.unpack_dual(x * 3).tangent.tolist()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    try:
+        assert inside.wait(30)
+        y = fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([0.0, 1.0]))  # the holder's level, from here
+        seen["other"] = [round(v, 6) for v in fw.unpack_dual(y.sin()).tangent.tolist()]
+        try:
+            with fw.dual_level():
+                seen["enter"] = "entered"
+        except RuntimeError as exc:
+            seen["enter"] = str(exc)
+    finally:
+        release.set()
+        t.join(30)
+    seen["after"] = _outcome(lib, fw, lambda m, f: f.make_dual(m.ones(2), m.ones(2)))
+    return seen
+
+
+def test_a_dual_level_is_global_across_threads_as_pytorchs():
+    # PyTorch keeps the forward AD levels process-wide (torch/csrc/autograd/forward_grad.cpp): another thread
+    # pairs tensors at the level one thread entered, and may not enter a second one
+    ours = _across_threads(rg, fwAD)
+    assert ours == _across_threads(torch, tfwAD)
+    assert ours["enter"].startswith("Nested forward mode AD is not supported at the moment")
