@@ -229,6 +229,9 @@ class ForwardInterposer:
                 ts = [tangent_of(x, level) if isinstance(x, Tensor) else None for x in a]
                 if any(x is not None for x in ts):
                     tangents[i] = ts
+        if tangents and op.jvp_names is not None and inplace is None:  # an explicit rule: the inputs it takes
+            asked = op.jvp_names  # no tangent of are not differentiable (a loss's weight), as in PyTorch
+            tangents = {i: t for i, t in tangents.items() if op.params[i] + "_t" in asked}
         if not tangents:
             return proceed(op, args, inplace)
         if not op.differentiable:

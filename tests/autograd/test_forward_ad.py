@@ -394,3 +394,51 @@ def test_a_dual_level_is_global_across_threads_as_pytorchs():
     ours = _across_threads(rg, fwAD)
     assert ours == _across_threads(torch, tfwAD)
     assert ours["enter"].startswith("Nested forward mode AD is not supported at the moment")
+
+
+_BCE = {
+    "bce": lambda m, x, y, w, red: m.nn.functional.binary_cross_entropy(x, y, w, reduction=red),
+    "bce_with_logits_weight": lambda m, x, y, w, red: m.nn.functional.binary_cross_entropy_with_logits(
+        x, y, w, reduction=red),
+    "bce_with_logits_pos_weight": lambda m, x, y, w, red: m.nn.functional.binary_cross_entropy_with_logits(
+        x, y, pos_weight=w, reduction=red),
+}
+
+
+def _bce_data(m):
+    f64 = m.float64
+    return (m.tensor([0.2, 0.7, 0.9], dtype=f64), m.tensor([0.0, 1.0, 0.5], dtype=f64),
+            m.tensor([1.0, 2.0, 0.5], dtype=f64), m.tensor([0.3, -1.0, 2.0], dtype=f64))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+@pytest.mark.parametrize("loss", sorted(_BCE))
+def test_a_losss_weight_tangent_gives_its_result_none_as_pytorchs(loss, reduction):
+    # the weight is not differentiable: a dual weight alone leaves the loss without a tangent
+    def tangent(m, fw):
+        x, y, w, v = _bce_data(m)
+        with fw.dual_level():
+            t = fw.unpack_dual(_BCE[loss](m, x, y, fw.make_dual(w, v), reduction)).tangent
+        return None if t is None else t.tolist()
+
+    assert tangent(rg, fwAD) is None
+    assert tangent(torch, tfwAD) is None
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_binary_cross_entropys_weight_tangent_counts_for_nothing_in_jvp_as_torch_funcs(reduction):
+    def jvps(m):
+        x, y, w, v = _bce_data(m)
+        _, t_w = m.func.jvp(lambda w_: _BCE["bce"](m, x, y, w_, reduction), (w,), (v,))
+        _, t_x = m.func.jvp(lambda x_: _BCE["bce"](m, x_, y, w, reduction), (x,), (v,))
+        return np.asarray(t_w.tolist()), np.asarray(t_x.tolist())
+
+    (ours_w, ours_x), (theirs_w, theirs_x) = jvps(rg), jvps(torch)
+    np.testing.assert_array_equal(ours_w, theirs_w)
+    np.testing.assert_array_equal(ours_w, np.zeros_like(ours_w))
+    np.testing.assert_allclose(ours_x, theirs_x, rtol=1e-12)
+    # both tangents at once (PyTorch refuses: "Setting a forward grad that itself has a forward gradient"):
+    # the input's alone, the weight taken at its value
+    x, y, w, v = _bce_data(rg)
+    _, both = rg.func.jvp(lambda x_, w_: _BCE["bce"](rg, x_, y, w_, reduction), (x, w), (v, v))
+    np.testing.assert_allclose(both.numpy(), ours_x, rtol=1e-12)
