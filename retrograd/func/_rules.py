@@ -607,6 +607,46 @@ def _gather_like(dim_name="dim"):
     return on_dims(dim_name, all_dims=None)
 
 
+def _along_index(c):
+    """``index_add``/``index_copy``/``index_fill``: the input and source lifted, the dim shifted past the batch;
+    a batched index (or fill value), or a 0-d input, runs once per sample."""
+    args = list(c.args)
+    op = c.op
+    lifted = [op.index[n] for n in ("input", "source") if n in op.index]
+    if args[0].dim() == 0 or any(c.phys(args[i]) is not None for i in op.tensor_pos if i not in lifted):
+        return per_sample(c)
+    for i in lifted:
+        args[i] = c.lift(args[i])
+    d = op.index["dim"]
+    args[d] = _shift(args[d], c.args[0].dim())
+    return c.run(args)
+
+
+def _bucketize(c):
+    """``bucketize``: elementwise in its input over unbatched boundaries."""
+    if c.phys(c.args[1]) is not None:
+        return per_sample(c)
+    args = list(c.args)
+    args[0] = c.phys(args[0])
+    return c.run(args)
+
+
+def _searchsorted(c):
+    """``searchsorted``: every tensor lifted; over a 1-d sequence the input is flattened to one row per sample,
+    as an N-d sequence's leading dims must be the input's."""
+    args = list(c.args)
+    seq, values = args[0], args[1]
+    if not isinstance(values, Tensor) or values.dim() == 0:
+        return per_sample(c)
+    for i in c.op.tensor_pos:
+        if isinstance(args[i], Tensor):
+            args[i] = c.lift(args[i])
+    if seq.dim() > 1:
+        return c.run(args)
+    args[1] = args[1].reshape(c.size, -1)
+    return c.run(args).reshape((c.size,) + tuple(values.shape))
+
+
 def _no_rule(name, detail=""):
     return RuntimeError(f"Batching rule not implemented for aten::{name}{' ' + detail if detail else ''}. "
                         f"We could not generate a fallback.")
@@ -711,6 +751,10 @@ RULES.update({
                     "upsample_linear upsample_nearest pixel_shuffle pixel_unshuffle reflection_pad replication_pad "
                     "group_norm".split(), fold()),
     "constant_pad_nd": batch_first,
+    "cdist": batch_first,
+    **dict.fromkeys(("index_add", "index_copy", "index_fill"), _along_index),
+    "bucketize": _bucketize,
+    "searchsorted": _searchsorted,
     "max_unpool2d": fold(2),
     # random ops
     **dict.fromkeys(RANDOM_OPS, _random_batched),

@@ -273,3 +273,33 @@ def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
     with pytest.raises(RuntimeError, match="^Batching rule not implemented for aten::index with batched indices"):
         vmap(lambda a, i: a[i])(rg.zeros(3, 4), rg.tensor([[0], [1], [2]]))
     np.testing.assert_array_equal(vmap(lambda a: a[1:3])(rg.ones(3, 4)).numpy(), np.ones((3, 2)))
+
+
+# Each: (the per-sample function of library m, its inputs as arrays, in_dims); the ops of the rules of
+# index_add/index_copy/index_fill, bucketize, searchsorted and cdist, batched in each argument in turn.
+_RNG = np.random.default_rng(7)
+_X, _V = _RNG.random((3, 4, 5)), _RNG.random((3, 2, 2))
+_S1, _S2 = np.sort(_RNG.random((3, 6))), np.sort(_RNG.random((3, 2, 6)))
+RULED = {
+    "searchsorted_both": (lambda m, x, s: m.searchsorted(s, x), (_V, _S1), 0),
+    "searchsorted_values": (lambda m, x, s: m.searchsorted(s, x, right=True), (_V, _S1[0]), (0, None)),
+    "searchsorted_sequence": (lambda m, x, s: m.searchsorted(s, x), (_V[0], _S1), (None, 0)),
+    "searchsorted_nd": (lambda m, x, s: m.searchsorted(s, x), (_V, _S2), 0),
+    "bucketize": (lambda m, x: m.bucketize(x, m.tensor([0.2, 0.5, 0.9], dtype=m.float64)), (_X,), 0),
+    "index_add_": (lambda m, x, src: x.clone().index_add_(1, m.tensor([0, 2]), src, alpha=2), (_X, _X[:, :, :2]), 0),
+    "index_add_source": (lambda m, x, src: m.index_add(x, 1, m.tensor([4, 0]), src), (_X[0], _X[:, :, :2]),
+                         (None, 0)),
+    "index_copy": (lambda m, x, src: m.index_copy(x, -1, m.tensor([4, 0]), src), (_X, _X[:, :, :2]), 0),
+    "index_fill": (lambda m, x: x.index_fill(0, m.tensor([1, 3]), -1.0), (_X,), 0),
+    "cdist": (lambda m, a, b: m.cdist(a, b), (_X, _RNG.random((3, 2, 5))), 0),
+    "cdist_one_batched": (lambda m, a, b: m.cdist(a, b, p=1.0), (_X, _RNG.random((2, 5))), (0, None)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RULED))
+def test_the_rules_of_index_ops_searchsorted_and_cdist_match_torch_func(name):
+    f, arrays, in_dims = RULED[name]
+    ours = vmap(lambda *a: f(rg, *a), in_dims=in_dims)(*[rg.tensor(a) for a in arrays])
+    theirs = torch.func.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(*[torch.tensor(a) for a in arrays])
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
