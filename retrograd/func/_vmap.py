@@ -48,6 +48,8 @@ class _VmapInterposer:
             elif type(a) in (list, tuple) and i in op.index_lists:
                 if any(type(t) is BatchedTensor and t.level is level for t in a):
                     hit = True
+        if not hit:  # a tensor where the op takes no differentiable one (scatter's index, index_put's indices)
+            hit = any(_batched_at(a, level) for i, a in enumerate(args) if i not in op.tensor_pos)
         if not hit:
             if op.name in RANDOM_OPS:
                 return self._random(op, args, inplace, proceed)
@@ -75,6 +77,17 @@ class _VmapInterposer:
         if inplace is not None:
             raise RuntimeError(INPLACE_UNBATCHED)
         return _lifted_random(level, op, args, proceed)
+
+
+def _batched_at(a, level):
+    """Whether ``a`` (or a tensor of list ``a``) is batched at ``level``; PyTorch's error for an escaped one."""
+    for t in (a if type(a) in (list, tuple) else (a,)):
+        if type(t) is BatchedTensor:
+            if t.level is level:
+                return True
+            if t.level.ended:
+                raise RuntimeError(ESCAPED)
+    return False
 
 
 def _lifted_random(level, op, args, proceed):
