@@ -173,6 +173,17 @@ def batch_first(c):
     return c.run(args)
 
 
+def batch_first_padded(c):
+    """Every tensor lifted, batch first, and padded to the highest logical rank with size-1 dims after the batch:
+    an op whose leading dims broadcast as batch dims (``cdist``, ``linalg_solve_triangular``)."""
+    args = list(c.args)
+    pos = [i for i in c.op.tensor_pos if isinstance(args[i], Tensor)]
+    rank = max(args[i].dim() for i in pos)
+    for i in pos:
+        args[i] = _pad(c.lift(args[i]), rank - args[i].dim())
+    return c.run(args)
+
+
 def first_only(c):
     """Only the first argument may be batched; the op treats its leading dims as batch dims."""
     args = list(c.args)
@@ -751,7 +762,8 @@ RULES.update({
                     "upsample_linear upsample_nearest pixel_shuffle pixel_unshuffle reflection_pad replication_pad "
                     "group_norm".split(), fold()),
     "constant_pad_nd": batch_first,
-    "cdist": batch_first,
+    "cdist": batch_first_padded,
+    "linalg_solve_triangular": batch_first_padded,
     **dict.fromkeys(("index_add", "index_copy", "index_fill"), _along_index),
     "bucketize": _bucketize,
     "searchsorted": _searchsorted,

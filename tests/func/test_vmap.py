@@ -276,11 +276,12 @@ def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
 
 
 # Each: (the per-sample function of library m, its inputs as arrays, in_dims); the ops of the rules of
-# index_add/index_copy/index_fill, bucketize, searchsorted and cdist, batched in each argument in turn, and
+# index_add/index_copy/index_fill, bucketize, searchsorted, cdist and solve_triangular, batched in each argument in turn, and
 # ops whose index is batched alone.
 _RNG = np.random.default_rng(7)
 _X, _V = _RNG.random((3, 4, 5)), _RNG.random((3, 2, 2))
 _S1, _S2 = np.sort(_RNG.random((3, 6))), np.sort(_RNG.random((3, 2, 6)))
+_U = np.triu(_RNG.random((3, 4, 4))) + np.eye(4)
 RULED = {
     "searchsorted_both": (lambda m, x, s: m.searchsorted(s, x), (_V, _S1), 0),
     "searchsorted_values": (lambda m, x, s: m.searchsorted(s, x, right=True), (_V, _S1[0]), (0, None)),
@@ -294,6 +295,10 @@ RULED = {
     "index_fill": (lambda m, x: x.index_fill(0, m.tensor([1, 3]), -1.0), (_X,), 0),
     "cdist": (lambda m, a, b: m.cdist(a, b), (_X, _RNG.random((3, 2, 5))), 0),
     "cdist_one_batched": (lambda m, a, b: m.cdist(a, b, p=1.0), (_X, _RNG.random((2, 5))), (0, None)),
+    "cdist_ranks_differ": (lambda m, a, b: m.cdist(a, b), (_X[0], _RNG.random((3, 2, 6, 5))), (None, 0)),
+    "solve_triangular": (lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True), (_U, _X[:, :, :2]), 0),
+    "solve_triangular_right": (lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True, left=False),
+                               (_U[0], _RNG.random((3, 5, 2, 4))), (None, 0)),
     # an index batched where the op takes no differentiable tensor: once per sample, not sample 0's for all
     "scatter_index_only": (lambda m, j: m.zeros(1, 3).scatter(1, j, 1.0), (np.array([[[0]], [[2]]]),), 0),
     "index_put_indices_only": (lambda m, j: m.zeros(4).index_put((j,), m.tensor(1.0)), (np.array([[0, 1], [2, 3]]),),
@@ -302,7 +307,7 @@ RULED = {
 
 
 @pytest.mark.parametrize("name", sorted(RULED))
-def test_index_ops_searchsorted_and_cdist_under_vmap_match_torch_func(name):
+def test_index_ops_searchsorted_cdist_and_solve_triangular_under_vmap_match_torch_func(name):
     f, arrays, in_dims = RULED[name]
     ours = vmap(lambda *a: f(rg, *a), in_dims=in_dims)(*[rg.tensor(a) for a in arrays])
     theirs = torch.func.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(*[torch.tensor(a) for a in arrays])
