@@ -633,6 +633,22 @@ def _along_index(c):
     return c.run(args)
 
 
+def _scatter(c):
+    """``scatter``: the input, index and source lifted, the dim shifted past the batch (a 0-d input per sample)."""
+    args = list(c.args)
+    op = c.op
+    nd = args[0].dim()
+    if nd == 0:
+        return per_sample(c)
+    for name in ("input", "index", "src"):
+        i = op.index[name]
+        if isinstance(args[i], Tensor):
+            args[i] = c.lift(args[i])
+    d = op.index["dim"]
+    args[d] = _shift(args[d], nd)
+    return c.run(args)
+
+
 def _bucketize(c):
     """``bucketize``: elementwise in its input over unbatched boundaries."""
     if c.phys(c.args[1]) is not None:
@@ -766,6 +782,7 @@ RULES.update({
     "linalg_solve_triangular": batch_first_padded,
     **dict.fromkeys(("index_add", "index_copy", "index_fill"), _along_index),
     "bucketize": _bucketize,
+    "scatter": _scatter,
     "searchsorted": _searchsorted,
     "max_unpool2d": fold(2),
     # random ops

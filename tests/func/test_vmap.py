@@ -276,7 +276,7 @@ def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
 
 
 # Each: (the per-sample function of library m, its inputs as arrays, in_dims); the ops of the rules of
-# index_add/index_copy/index_fill, bucketize, searchsorted, cdist and solve_triangular, batched in each argument in turn, and
+# scatter, index_add/index_copy/index_fill, bucketize, searchsorted, cdist and solve_triangular, batched in each argument in turn, and
 # ops whose index is batched alone.
 _RNG = np.random.default_rng(7)
 _X, _V = _RNG.random((3, 4, 5)), _RNG.random((3, 2, 2))
@@ -299,6 +299,10 @@ RULED = {
     "solve_triangular": (lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True), (_U, _X[:, :, :2]), 0),
     "solve_triangular_right": (lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True, left=False),
                                (_U[0], _RNG.random((3, 5, 2, 4))), (None, 0)),
+    "scatter": (lambda m, x, j, src: x.scatter(1, j, src), (_X, np.array([[[0, 1, 2, 3, 0]]] * 3), _X), 0),
+    "scatter_value_inplace": (lambda m, x, j: x.clone().scatter_(-1, j, 2.0), (_X, np.array([[[4], [0], [1], [2]]] * 3)),
+                              (0, 0)),
+    "scatter_input_only": (lambda m, x: x.scatter(0, m.tensor([[3, 2, 1, 0, 0]]), -1.0), (_X,), 0),
     # an index batched where the op takes no differentiable tensor: once per sample, not sample 0's for all
     "scatter_index_only": (lambda m, j: m.zeros(1, 3).scatter(1, j, 1.0), (np.array([[[0]], [[2]]]),), 0),
     "index_put_indices_only": (lambda m, j: m.zeros(4).index_put((j,), m.tensor(1.0)), (np.array([[0, 1], [2, 3]]),),
