@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls, cpu as _cpu
-from ._random import default_generator
+from ._random import default_generator, vmap_randomness
 from ._size import Size, ints
 from ._tensor import Tensor
 from .backends import get_backend
@@ -591,11 +591,33 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(np.eye(n, m), dtype or _dtype.get_default_dtype(), device, requires_grad)
 
 
+def drawn(make, shape, dtype, device=None):
+    """The tensors of ``dtype`` on ``device`` of the host arrays ``make(size)`` builds from one draw of
+    ``size``, for a draw of logical ``shape``: under a vmap, the batch its randomness asks for goes in
+    front and the tensors are batched (See Note [Randomness under vmap] in func/_randomness.py)."""
+    randomness = vmap_randomness()
+    shape = tuple(shape)
+    if randomness is None:
+        return [_finish(np.asarray(a), dtype, device, False) for a in make(shape)]
+    arrays = make(randomness.batch() + shape)
+    return [randomness.wrap(_finish(np.asarray(a), dtype, device, False)) for a in arrays]
+
+
+def _vmap_draw(randomness, sample, shape, dtype, device, requires_grad):
+    """A draw of logical ``shape`` under a vmap (See Note [Randomness under vmap] in func/_randomness.py):
+    ``sample(size)`` draws a host array of ``size``; the batch of the levels that ask for it goes first."""
+    batch = randomness.batch()
+    return randomness.wrap(_finish(sample(batch + tuple(shape)), dtype, device, requires_grad))
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns uniform samples from [0, 1) drawn from the default generator."""
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, "rand", dtype.np.itemsize)
+    randomness = vmap_randomness()
+    if randomness is not None:
+        return _vmap_draw(randomness, gen.random, shape, dtype, device, requires_grad)
     return _finish(_allocated(gen.random, shape, dtype.np.itemsize, shape), dtype, device, requires_grad)
 
 
@@ -604,6 +626,9 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, "randn", dtype.np.itemsize)
+    randomness = vmap_randomness()
+    if randomness is not None:
+        return _vmap_draw(randomness, gen.standard_normal, shape, dtype, device, requires_grad)
     return _finish(_allocated(gen.standard_normal, shape, dtype.np.itemsize, shape), dtype, device, requires_grad)
 
 
@@ -614,6 +639,9 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.int64
     shape = _shape((size,), "randint", dtype.np.itemsize)
+    randomness = vmap_randomness()
+    if randomness is not None:
+        return _vmap_draw(randomness, lambda s: gen.integers(low, high, size=s), shape, dtype, device, requires_grad)
     return _finish(_allocated(gen.integers, shape, dtype.np.itemsize, low, high, size=shape), dtype, device,
                    requires_grad)
 
@@ -621,6 +649,10 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns a random permutation of ``0..n-1``."""
     gen = (generator or default_generator).np
+    randomness = vmap_randomness()
+    if randomness is not None:  # one permutation per sample of the batch
+        return _vmap_draw(randomness, lambda s: gen.permuted(np.broadcast_to(np.arange(n), s), axis=-1), (n,),
+                          dtype or _dtype.int64, device, requires_grad)
     return _finish(gen.permutation(n), dtype or _dtype.int64, device, requires_grad)
 
 
@@ -628,14 +660,16 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     """Returns uniform samples from [0, 1) with the shape of ``input``, laid out as ``zeros_like``'s."""
     strides = _like_strides(input, memory_format, "rand_like")
     shape, dtype, device = _like(input, dtype, device)
-    return _laid_out(rand(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
+    out = rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return out if vmap_randomness() is not None else _laid_out(out, strides)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns standard normal samples with the shape of ``input``, laid out as ``zeros_like``'s."""
     strides = _like_strides(input, memory_format, "randn_like")
     shape, dtype, device = _like(input, dtype, device)
-    return _laid_out(randn(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
+    out = randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return out if vmap_randomness() is not None else _laid_out(out, strides)
 
 
 # -- the Tensor methods of this layer -------------------------------------------------------------

@@ -1,11 +1,14 @@
 """The default random generator: one NumPy PCG64 generator for the process, as ``torch.manual_seed``."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ._device import device as _device
 
-__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "default_generator"]
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "default_generator",
+           "vmap_randomness", "set_vmap_randomness"]
 
 _DEFAULT_SEED = 67280421310721  # what a new torch.Generator starts from
 
@@ -86,3 +89,29 @@ def get_rng_state():
 def set_rng_state(new_state) -> None:
     """Restores a state returned by ``get_rng_state``."""
     default_generator.set_state(new_state)
+
+
+class _ThreadRandomness(threading.local):
+    def __init__(self):
+        self.handler = None
+
+
+_thread = _ThreadRandomness()
+
+
+def vmap_randomness():
+    """This thread's vmap randomness while a vmap level is active in it, else None.
+
+    Every function that draws from a generator outside the op table asks it first (See Note
+    [Randomness under vmap] in func/_randomness.py): ``check()`` raises where a draw is refused,
+    ``batch(into=None)`` is the batch sizes to draw in front of the logical shape, and
+    ``wrap(tensor)`` makes such a draw the batched tensor of the logical shape.
+    """
+    return _thread.handler
+
+
+def set_vmap_randomness(handler):
+    """Makes ``handler`` this thread's vmap randomness (None: none); returns the one it replaces."""
+    previous = _thread.handler
+    _thread.handler = handler
+    return previous

@@ -7,7 +7,7 @@ from .deep import W5
 from .fanin import W3
 from .functional import W17, W18
 from .gpt import W15
-from .func import JACFWD, JACREV
+from .func import JACFWD, JACREV, VMAP_JACFWD
 from .hvp import W4, W27
 from .lorenz import W16
 from .many_small import W6
@@ -23,11 +23,11 @@ ON_REQUEST = (W9, W10, W11, W12, W13)  # attention and recurrent layers: --only 
 ON_REQUEST += (PROFILING_OFF,)
 # Real-model steps and functional transforms: --only models (all of them), or by key.
 MODELS = (W14, W15, W16, W17, W18, W19, W20, W21, W22, W23, W24, JACREV)
-TRANSFORMS = (JACFWD, W27)  # more of the function transforms against torch.func: --only func (with W20, W25)
+TRANSFORMS = (JACFWD, W27, VMAP_JACFWD)  # more of the function transforms against torch.func: --only func (with W20, W25)
 BY_KEY = {w.key: w for w in WORKLOADS + ON_REQUEST + MODELS + TRANSFORMS}
 # Names that ``--only`` expands to several workloads.
 GROUPS = {"models": tuple(w.key for w in MODELS), "programs": (W22.key, W23.key, W24.key),
-          "func": (W20.key, JACREV.key, JACFWD.key, W27.key)}
+          "func": (W20.key, JACREV.key, JACFWD.key, W27.key, VMAP_JACFWD.key)}
 
 
 def select(keys):

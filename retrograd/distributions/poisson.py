@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _creation
-from .._random import default_generator
+from .._random import default_generator, vmap_randomness
 from .._size import Size
 from ..ops import lgamma, poisson, xlogy
 from . import constraints
@@ -112,8 +112,11 @@ class Binomial(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         n = np.broadcast_to(self.total_count.detach().numpy(), shape).astype(np.int64)
         p = np.broadcast_to(self.probs.detach().numpy(), shape)
-        draws = default_generator.np.binomial(n, p)
-        return _creation.tensor(draws.astype(p.dtype), dtype=self.probs.dtype)
+        randomness = vmap_randomness()  # See Note [Randomness under vmap]
+        batch = () if randomness is None else randomness.batch()
+        draws = default_generator.np.binomial(n, p, size=batch + shape)
+        out = _creation.tensor(draws.astype(p.dtype), dtype=self.probs.dtype)
+        return out if randomness is None else randomness.wrap(out)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -16,6 +16,19 @@ physical tensors at the bottom, so ``grad`` under ``vmap`` differentiates the ba
 sample independently (``_eager.py``). What would need one sample's values (``item()``,
 ``tolist()``, ``numpy()``, a tensor in an ``if``) raises PyTorch's vmap errors.
 
+Note [Escaped batched tensors]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A BatchedTensor kept past its vmap (in a closure, a global, a list) escaped it: its level has
+ended (``Level.ended``) and no interposer takes its calls any more, so an op would compute on
+its ``_data``, the first sample, and give a wrong result without a word. Its ``_data`` is
+therefore a ``_SampleArray``: an ndarray view of the first sample that knows its level. Its
+shape and dtype read as any array's (as PyTorch's, an escaped tensor's metadata still reads),
+but once the level has ended every computation with it raises PyTorch's error: a ufunc, a NumPy
+function, indexing, a view or a copy of it. The C op call declines any ``_data`` that is not
+exactly an ndarray, so it never computes with one either; a later vmap's interposer raises the
+same error for a batched argument of an ended level, and ``numpy()``, ``item()``, ``detach()``
+check it too.
+
 Note [The order of transform levels]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Each transform owns its level: a batch dim belongs to a vmap level, a tangent to the dual level
@@ -36,8 +49,8 @@ which keep their tangents (Note [Differentiating under vmap]); its pass skips th
 runs under the dual level, whose formulas so see the physical saved tensors with their tangents,
 and its results are wrapped back at the levels, their tangents with them. The tangents-only level
 is the exception that keeps the primal computation of ``jacfwd`` unbatched: its interposer runs
-inside the dual level's, on the tangent arithmetic only, and no primal is ever batched at it, so
-forward mode never unwraps it.
+inside the dual level's (and so inside every other vmap level's: ``push_inside``), on the tangent
+arithmetic only, and no primal is ever batched at it, so forward mode never unwraps it.
 """
 from __future__ import annotations
 
@@ -48,7 +61,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..ops._forward import tangent_of, use_batching
 
-__all__ = ["BatchedTensor", "Level", "levels", "primal_levels", "push_level", "pop_level", "batched_at", "wrap",
+__all__ = ["ESCAPED", "BatchedTensor", "Level", "levels", "primal_levels", "push_level", "pop_level", "batched_at", "wrap",
            "unwrap_level", "to_full_physical", "from_full_physical"]
 
 
@@ -59,9 +72,10 @@ class Level:
     computation under it is never batched at it (See Note [Batched tangents]).
     """
 
-    __slots__ = ("number", "size", "randomness", "interposer", "ended", "tangents_only")
+    __slots__ = ("number", "size", "randomness", "interposer", "ended", "tangents_only", "thread")
 
     def __init__(self, number, size, randomness, tangents_only=False):
+        self.thread = threading.get_ident()  # its vmap's thread: the only one whose draws it batches
         self.number = number
         self.size = size
         self.randomness = randomness
@@ -106,11 +120,67 @@ def pop_level(level) -> None:
         stack.remove(level)
 
 
-def _logical_view(inner_data, size):
-    """The first sample of a batch-first array: the logical shape and dtype, sharing memory where it can."""
-    if size:
-        return inner_data[0]
-    return np.empty(inner_data.shape[1:], inner_data.dtype) if isinstance(inner_data, np.ndarray) else inner_data[:1][0]
+ESCAPED = ("Either your tensor may have escaped from inside a function being vmapped and this is a user error "
+           "(see https://pytorch.org/functorch/stable/ux_limitations.html), or there is an internal functorch error "
+           "in `gen_vmap_plumbing` Please file an issue if it looks like the latter")
+
+
+def _check_alive(arrays):
+    for a in arrays:
+        if type(a) is _SampleArray and a.level is not None and a.level.ended:
+            raise RuntimeError(ESCAPED)
+
+
+def _plain(values):
+    return tuple(v.view(np.ndarray) if type(v) is _SampleArray else v for v in values)
+
+
+class _SampleArray(np.ndarray):
+    """A BatchedTensor's own ``_data`` (Note [Escaped batched tensors]): its shape and dtype are read; once
+    its vmap has returned, computing with it raises PyTorch's error."""
+
+    level = None
+
+    def __array_finalize__(self, obj):
+        level = getattr(obj, "level", None)
+        if level is not None:
+            if level.ended:
+                raise RuntimeError(ESCAPED)
+            self.level = level
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _check_alive(inputs)
+        if "out" in kwargs:
+            _check_alive(kwargs["out"])
+            kwargs["out"] = _plain(kwargs["out"])
+        return getattr(ufunc, method)(*_plain(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        _check_alive([self])
+        return super().__array_function__(func, types, args, kwargs)
+
+    def __getitem__(self, index):
+        _check_alive([self])
+        return super().__getitem__(index)
+
+    def __setitem__(self, index, value):
+        _check_alive([self])
+        super().__setitem__(index, value)
+
+    def __array__(self, dtype=None, copy=None):
+        _check_alive([self])
+        plain = self.view(np.ndarray)
+        return plain if dtype is None else plain.astype(dtype, copy=False)
+
+
+def _logical_view(inner_data, size, level):
+    """The first sample of a batch-first array: the logical shape and dtype, sharing memory where it can
+    (on NumPy a ``_SampleArray`` of ``level``: See Note [Escaped batched tensors])."""
+    if not isinstance(inner_data, np.ndarray):
+        return inner_data[:1][0]
+    view = (inner_data[0, ...] if size else np.empty(inner_data.shape[1:], inner_data.dtype)).view(_SampleArray)
+    view.level = level
+    return view
 
 
 _DATA_ERROR = ("vmap: It looks like you're calling {} on a Tensor. We don't support vmap over calling {} on a "
@@ -155,6 +225,7 @@ class BatchedTensor(Tensor):
         return self.inner.grad_fn
 
     def detach(self):
+        _check_alive([self._data])
         return wrap(self.inner.detach(), self.level)
 
     def item(self):
@@ -164,6 +235,7 @@ class BatchedTensor(Tensor):
         raise RuntimeError(_NO_STORAGE)
 
     def numpy(self, *, force: bool = False):
+        _check_alive([self._data])
         raise RuntimeError(_NO_STORAGE)
 
     def __array__(self, dtype=None, copy=None):
@@ -198,7 +270,7 @@ def wrap(inner, level):
     """``inner`` (its first dim the batch of ``level``, a Level) as a BatchedTensor."""
     t = object.__new__(BatchedTensor)
     data = inner._data
-    t._data = _logical_view(data, data.shape[0])
+    t._data = _logical_view(data, data.shape[0], level)
     t._device = inner._device
     t._requires_grad = False
     t._grad_fn = None
@@ -239,7 +311,7 @@ def to_full_physical(t, active):
     if not present:  # unbatched: one expand adds the leading dims
         return bottom.expand(tuple(lv.size for lv in active) + logical)
     if any(lv not in active for lv in present):
-        raise RuntimeError("vmap: a batched tensor of a vmap that has ended was used (it escaped its vmap).")
+        raise RuntimeError(ESCAPED)
     order = [lv for lv in active if lv in present]
     if len(order) != len(present) or any(a is not b for a, b in zip(order, present)):
         raise RuntimeError("vmap: a tensor's vmap levels are out of order.")

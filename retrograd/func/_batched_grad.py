@@ -3,44 +3,22 @@
 Note [A vmapped backward pass]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The batched gradients enter the engine as BatchedTensors (Note [Batched tensors]), so every
-formula runs once on the whole batch through the batching rules. The pass runs on the engine's
-Python loop (the compiled loop reads gradients' arrays directly, which a batched tensor's are
-not), and with its graph recorded, so that the input buffers sum out of place (they add in place
-into an array only with grad mode off); the results are detached unless ``create_graph`` asked
-for a graph.
+formula runs once on the whole batch through the batching rules. The pass records its graph:
+with grad mode on, the input buffers sum out of place (both loops add in place into a
+gradient's array only with grad mode off, and a batched tensor's array is one sample's view),
+and a leaf's accumulator is never reached (``autograd.grad`` captures). What else either loop
+reads of a gradient directly, its array's shape and dtype, is the logical one. So the pass runs
+on whichever loop the engine uses, compiled or not, and changes nothing that a pass on another
+thread reads. The results are detached unless ``create_graph`` asked for a graph.
 """
 from __future__ import annotations
 
-import threading
-
 from .._creation import zeros_like
-from ..autograd import _api, engine
+from ..autograd import _api
 from ..autograd.gradcheck import use_vmap
 from ._vmap import autograd_vmap
 
 __all__ = ["vmapped_backward"]
-
-_lock = threading.Lock()
-_python_passes = [0, None]  # passes running on the Python loop; the compiled loop to put back after the last
-
-
-class _python_loop:
-    """``with _python_loop():`` the engine's passes started meanwhile run its Python loop."""
-
-    def __enter__(self):
-        with _lock:
-            if _python_passes[0] == 0:
-                _python_passes[1] = engine._loop
-                engine._loop = None
-            _python_passes[0] += 1
-
-    def __exit__(self, *exc):
-        with _lock:
-            _python_passes[0] -= 1
-            if _python_passes[0] == 0:
-                engine._loop = _python_passes[1]
-                _python_passes[1] = None
-        return False
 
 
 def vmapped_backward(run, outputs, grads, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad):
@@ -48,12 +26,12 @@ def vmapped_backward(run, outputs, grads, keep_graph, create_graph, inputs, allo
     unused = []
 
     def one(*seeds):
+        # See Note [A vmapped backward pass]: the graph is recorded, whatever create_graph says
         result = run(outputs, seeds, keep_graph, True, inputs, allow_unreachable, accumulate_grad)
         unused[:] = [r is None for r in result]
         return tuple(zeros_like(inp) if r is None else r for r, inp in zip(result, inputs, strict=True))
 
-    with _python_loop():
-        out = autograd_vmap(one)(*grads)
+    out = autograd_vmap(one)(*grads)
     return tuple(None if u else (o if create_graph else o.detach()) for o, u in zip(out, unused, strict=True))
 
 

@@ -14,9 +14,15 @@ call interposition]). The level is *tangents-only*: no primal value is ever batc
 reverse transform inside (``hessian = jacfwd(jacrev(f))``) lifts its inputs only to the other
 levels (``primal_levels``), and its backward pass, whose formulas compute batched tangents, still
 goes through that level's interposer (``_past_vmap`` skips only the vmap levels outside the
-forward one). Where an op refuses to batch (``Batching rule not implemented``), and inside
-another transform (a vmap level or a dual level already active), the columns are computed one by
-one instead (``forward_columns``): the same numbers.
+forward one). Under vmap (``vmap(jacfwd(f))``, ``vmap(hessian(f))``) the level's interposer goes
+inside the dual level's, as it does alone, and so inside the outer vmap levels' too (Note [The
+order of transform levels]): the outer levels turn each call into its physical one, forward mode
+differentiates that on physical tangents, themselves batched at the tangents-only level. Each
+output's tangent is returned physical at the outer levels (a tensor batched at the tangents-only
+level only), and the columns, batched there first, get the basis dim moved under the outer
+levels' dims and are wrapped at them again. Where an op refuses to batch (``Batching rule not
+implemented``), and under a dual level already active, the columns are computed one by one
+instead (``forward_columns``): the same numbers.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from ..autograd import functional as _functional
 from ..autograd.functional import forward_columns
 from ..autograd.grad_mode import enable_grad
 from ..ops._forward import current_level
-from ._batched import levels
+from ._batched import from_full_physical, primal_levels, to_full_physical
 from ._eager import _check_argnums, jacrev
 from ._vmap import vmap_tangents
 
@@ -39,8 +45,9 @@ def _batched_jvp(func, inputs, j, randomness, check):
     ``inputs[j]`` batched, or None where it cannot batch them (Note [Batched tangents])."""
     inp = inputs[j]
     n = inp.numel()
-    if not n or levels() or current_level() is not None:
+    if not n or current_level() is not None:
         return None
+    outer = primal_levels()
     basis = eye(n, dtype=inp.dtype, device=inp.device).reshape((n,) + tuple(inp.shape))
     primal = []
 
@@ -53,13 +60,17 @@ def _batched_jvp(func, inputs, j, randomness, check):
                 check(outs)
             primal[:] = outs
             tangents = [_fwad.unpack_dual(o).tangent for o in outs]
-        return tuple(zeros_like(o) if t is None else t for o, t in zip(outs, tangents, strict=True))
+        # physical at the outer levels, batched at the tangents' only
+        return tuple(to_full_physical(zeros_like(o) if t is None else t, outer)
+                     for o, t in zip(outs, tangents, strict=True))
     try:
         columns = vmap_tangents(push, (basis,), randomness)
     except RuntimeError as exc:
         if str(exc).startswith(_NO_RULE):
             return None
         raise
+    if outer:  # the basis dim first under the outer levels' dims, then wrapped at them
+        columns = [from_full_physical(c.movedim(0, len(outer)), outer) for c in columns]
     return tuple(primal), list(columns)
 
 

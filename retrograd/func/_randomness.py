@@ -1,70 +1,103 @@
-"""vmap's randomness modes for what draws from the default generator outside the op table.
+"""vmap's randomness modes for what draws from a generator outside the op table.
 
 Note [Randomness under vmap]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-The random ops of the table (``bernoulli``, ``normal``...) are taken by the level's interposer
-like any op (``_vmap.py``). ``rand``, ``randn``, ``rand_like``, ``randn_like`` and ``dropout``
-draw from the default generator directly, so while a vmap level is active the generator's NumPy
-stream is guarded (``_GuardedStream``) and those functions are replaced, in ``retrograd`` and the
-modules that define them, by versions that know the levels:
+``vmap(..., randomness=)`` says what a random draw under the level gives, as torch.func's:
 
-- 'error' (any active level): every draw raises PyTorch's error;
-- 'same' (every level): one draw, unbatched, shared by all samples; a random op of the table
-  with a batched argument (``bernoulli(p)``) runs once per sample with the generator rewound to
-  the same state for each (``rewound``), so every sample draws the same numbers; and a chunked
-  vmap (``chunk_size``) rewinds the default generator for each chunk, as PyTorch does;
-- 'different': one draw per sample of every 'different' level, returned batched at those levels.
+- 'error': every draw raises PyTorch's error (a level of any mode outside does not help);
+- 'same': one draw, unbatched, shared by all samples; a random op of the table whose tensor
+  argument is batched at the level raises PyTorch's error (its samples would draw apart); a
+  chunked vmap (``chunk_size``) rewinds the generator for each chunk (``rewound``), as PyTorch does;
+- 'different': one draw per sample, batched at the level; an in-place draw (``uniform_``...) into a
+  tensor that is not batched at the level raises PyTorch's error (every sample would read the
+  one draw).
 
-Under 'different', a draw from the guarded stream by any other function raises (its result
-would silently be shared by the samples), except where the interposer runs a random op of the
-table on a lifted batch (``allowed``). The replacement is process-wide while a level is active,
-as the interposer is.
+The random ops of the table (``bernoulli``, ``normal``, ``poisson``, ``multinomial``,
+``rrelu_with_noise``) are taken by the level's interposer like any op (``_vmap.py``), by their
+batching rule when an argument is batched at the level and as a draw of unbatched arguments
+otherwise (lifted to the batch under 'different'). Everything else that draws (the factories
+``rand``, ``randn``, ``randint``, ``randperm``, ``normal`` of numbers, the in-place initialisers
+of Tensor and ``nn.init``, the dropouts, ``rrelu``, the distributions' samplers) asks
+``_random.vmap_randomness()`` first: the handler below while a vmap level is active in the
+calling thread, None otherwise. It is set per thread when a level is entered (``guard``), so a
+vmap in one thread changes nothing that another thread draws, and no module attribute is
+replaced; the handler refuses a draw under 'error' (``check``), gives the batch sizes of the
+'different' levels to draw in front of the logical shape (``batch``) and wraps such a draw at
+those levels (``wrap``). A tangents-only level (``jacfwd``'s basis, Note [Batched tangents]) never
+batches a primal, so only its 'error' counts.
 """
 from __future__ import annotations
 
-import sys
-import threading
+from .._random import default_generator, set_vmap_randomness
+from ._batched import _primal_chain, levels, primal_levels, wrap
 
-from .. import _creation
-from .._random import default_generator
-from ..nn import functional as _F
-from ._batched import levels, wrap
-
-__all__ = ["RANDOMNESS_ERROR", "guard", "allowed", "real_stream", "rewound"]
+__all__ = ["RANDOMNESS_ERROR", "SAME_WITH_BATCHED_INPUT", "INPLACE_UNBATCHED", "guard", "rewound", "check_level"]
 
 RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
                     "'different' randomness flags on vmap or perform the randomness operation out of vmap")
-_UNSUPPORTED = ("vmap: randomness='different' is supported for rand, randn, rand_like, randn_like, dropout and the "
-                "random ops; this random function would draw once for all samples.")
-
-_state = threading.local()
-_lock = threading.Lock()
-_installed = [0, None]  # how many guards are active; the saved originals
+SAME_WITH_BATCHED_INPUT = ("Vmap does not currently support same randomness with a batched tensor input. Please file "
+                           "an issue with functorch")
+INPLACE_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear like "
+                     "same randomness. If this is necessary for your usage, please file an issue with functorch.")
 
 
-def _mode():
-    modes = {lv.randomness for lv in levels()}
-    if "error" in modes:
-        return "error"
-    return "different" if "different" in modes else "same"
+def check_level(level, batched):
+    """Raises where a random op of the table may not draw at ``level`` (its tensor argument ``batched`` there or not)."""
+    if level.randomness == "error":
+        raise RuntimeError(RANDOMNESS_ERROR)
+    if batched and level.randomness == "same":
+        raise RuntimeError(SAME_WITH_BATCHED_INPUT)
 
 
-class _GuardedStream:
-    """The default generator's NumPy generator while a vmap level is active (Note [Randomness under vmap])."""
+class _ThreadRandomness:
+    """What a draw outside the op table does under this thread's vmap levels (Note [Randomness under vmap])."""
 
-    __slots__ = ("real",)
+    __slots__ = ()
 
-    def __init__(self, real):
-        self.real = real
-
-    def __getattr__(self, name):
-        if levels():
-            mode = _mode()
-            if mode == "error":
+    @staticmethod
+    def check():
+        for lv in levels():
+            if lv.randomness == "error":
                 raise RuntimeError(RANDOMNESS_ERROR)
-            if mode == "different" and not getattr(_state, "allowed", 0):
-                raise RuntimeError(_UNSUPPORTED)
-        return getattr(self.real, name)
+
+    @staticmethod
+    def _different():
+        return [lv for lv in primal_levels() if lv.randomness == "different"]
+
+    def batch(self, into=None):
+        """The batch sizes to draw in front of the logical shape, the outermost level's first.
+
+        ``into``: the tensor an in-place draw writes, which must be batched at every 'different' level.
+        """
+        self.check()
+        different = self._different()
+        if into is not None and different:
+            present = _primal_chain(into)[1]
+            if any(not any(lv is p for p in present) for lv in different):
+                raise RuntimeError(INPLACE_UNBATCHED)
+        return tuple(lv.size for lv in different)
+
+    def wrap(self, t):
+        """``t``, whose leading dims are ``batch()``, as the batched tensor of its logical shape."""
+        for lv in self._different():
+            t = wrap(t, lv)
+        return t
+
+
+_HANDLER = _ThreadRandomness()
+
+
+class guard:
+    """``with guard():`` around a vmap level's function: this thread's draws follow its levels' randomness."""
+
+    __slots__ = ("previous",)
+
+    def __enter__(self):
+        self.previous = set_vmap_randomness(_HANDLER)
+
+    def __exit__(self, *exc):
+        set_vmap_randomness(self.previous)
+        return False
 
 
 class rewound:
@@ -72,7 +105,7 @@ class rewound:
     ``generator`` (None: the default one) back to its state on entering: the same draws again."""
 
     def __init__(self, generator=None):
-        self.stream = real_stream(generator)
+        self.stream = (generator or default_generator).np
 
     def __enter__(self):
         self.state = self.stream.bit_generator.state
@@ -82,110 +115,4 @@ class rewound:
         self.stream.bit_generator.state = self.state
 
     def __exit__(self, *exc):
-        return False
-
-
-class allowed:
-    """``with allowed():`` lets a random op of the table draw from the guarded stream (its batch is lifted)."""
-
-    def __enter__(self):
-        _state.allowed = getattr(_state, "allowed", 0) + 1
-
-    def __exit__(self, *exc):
-        _state.allowed -= 1
-        return False
-
-
-def real_stream(generator):
-    """The NumPy generator of ``generator`` (or the default one), past the guard."""
-    gen = generator or default_generator
-    stream = gen.np
-    return stream.real if type(stream) is _GuardedStream else stream
-
-
-def _draw(method, size, generator, dtype, device, requires_grad):
-    """A draw of logical ``size`` as the active levels' randomness says."""
-    mode = _mode()
-    if mode == "error":
-        raise RuntimeError(RANDOMNESS_ERROR)
-    different = [lv for lv in levels() if lv.randomness == "different"]
-    shape = _creation._shape(size, "rand" if method == "random" else "randn")
-    batch = tuple(lv.size for lv in different)
-    array = getattr(real_stream(generator), method)(batch + shape)
-    t = _creation._finish(array, dtype or _creation._dtype.get_default_dtype(), device, requires_grad)
-    for lv in different:
-        t = wrap(t, lv)
-    return t
-
-
-def _rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    return _draw("random", size, generator, dtype, device, requires_grad)
-
-
-def _randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    return _draw("standard_normal", size, generator, dtype, device, requires_grad)
-
-
-def _rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    shape, dtype, device = _creation._like(input, dtype, device)
-    return _rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def _randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    shape, dtype, device = _creation._like(input, dtype, device)
-    return _randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def _dropout(input, p=0.5, training=True, inplace=False):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    keep = (_rand_like(input) >= p).to(input.dtype)
-    mask = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0
-    return input.mul_(mask) if inplace else input * mask
-
-
-_REPLACED = (("rand", _rand), ("randn", _randn), ("rand_like", _rand_like), ("randn_like", _randn_like))
-
-
-_TARGETS = []  # (module, name, replacement) for each function to replace, made on first use
-
-
-def _targets():
-    if not _TARGETS:
-        out = [(_creation, n, f) for n, f in _REPLACED] + [(_F, "dropout", _dropout)]
-        root = sys.modules.get("retrograd")  # the package's own names (it is imported by now)
-        if root is not None:
-            out += [(root, n, f) for n, f in _REPLACED]
-        _TARGETS.extend(out)
-    return _TARGETS
-
-
-class guard:
-    """``with guard():`` around a vmap level: the randomness of Note [Randomness under vmap]."""
-
-    def __enter__(self):
-        with _lock:
-            if _installed[0] == 0:
-                targets = _targets()
-                saved = [(m, n, getattr(m, n)) for m, n, _ in targets]
-                for m, n, f in targets:
-                    setattr(m, n, f)
-                stream = default_generator.np
-                if type(stream) is not _GuardedStream:
-                    default_generator.np = _GuardedStream(stream)
-                _installed[1] = saved
-            _installed[0] += 1
-
-    def __exit__(self, *exc):
-        with _lock:
-            _installed[0] -= 1
-            if _installed[0] == 0:
-                for m, n, f in _installed[1]:
-                    setattr(m, n, f)
-                stream = default_generator.np
-                if type(stream) is _GuardedStream:
-                    default_generator.np = stream.real
-                _installed[1] = None
         return False

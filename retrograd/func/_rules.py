@@ -34,7 +34,7 @@ from .. import ops
 from .._tensor import Tensor, _wrap_dim
 from ..ops._inplace import apply_inplace
 from ._batched import BatchedTensor, wrap
-from ._randomness import RANDOMNESS_ERROR, allowed, rewound
+from ._randomness import check_level
 
 __all__ = ["per_sample", "Call", "RULES", "DYNAMIC_SHAPE", "RANDOM_OPS"]
 
@@ -170,6 +170,17 @@ def batch_first(c):
     for i in c.op.tensor_pos:
         if isinstance(args[i], Tensor):
             args[i] = c.lift(args[i])
+    return c.run(args)
+
+
+def batch_first_padded(c):
+    """Every tensor lifted, batch first, and padded to the highest logical rank with size-1 dims after the batch:
+    an op whose leading dims broadcast as batch dims (``cdist``, ``linalg_solve_triangular``)."""
+    args = list(c.args)
+    pos = [i for i in c.op.tensor_pos if isinstance(args[i], Tensor)]
+    rank = max(args[i].dim() for i in pos)
+    for i in pos:
+        args[i] = _pad(c.lift(args[i]), rank - args[i].dim())
     return c.run(args)
 
 
@@ -607,27 +618,77 @@ def _gather_like(dim_name="dim"):
     return on_dims(dim_name, all_dims=None)
 
 
+def _along_index(c):
+    """``index_add``/``index_copy``/``index_fill``: the input and source lifted, the dim shifted past the batch;
+    a batched index (or fill value), or a 0-d input, runs once per sample."""
+    args = list(c.args)
+    op = c.op
+    lifted = [op.index[n] for n in ("input", "source") if n in op.index]
+    if args[0].dim() == 0 or any(c.phys(args[i]) is not None for i in op.tensor_pos if i not in lifted):
+        return per_sample(c)
+    for i in lifted:
+        args[i] = c.lift(args[i])
+    d = op.index["dim"]
+    args[d] = _shift(args[d], c.args[0].dim())
+    return c.run(args)
+
+
+def _scatter(c):
+    """``scatter``: the input, index and source lifted, the dim shifted past the batch (a 0-d input per sample)."""
+    args = list(c.args)
+    op = c.op
+    nd = args[0].dim()
+    if nd == 0:
+        return per_sample(c)
+    for name in ("input", "index", "src"):
+        i = op.index[name]
+        if isinstance(args[i], Tensor):
+            args[i] = c.lift(args[i])
+    d = op.index["dim"]
+    args[d] = _shift(args[d], nd)
+    return c.run(args)
+
+
+def _bucketize(c):
+    """``bucketize``: elementwise in its input over unbatched boundaries."""
+    if c.phys(c.args[1]) is not None:
+        return per_sample(c)
+    args = list(c.args)
+    args[0] = c.phys(args[0])
+    return c.run(args)
+
+
+def _searchsorted(c):
+    """``searchsorted``: every tensor lifted; over a 1-d sequence the input is flattened to one row per sample,
+    as an N-d sequence's leading dims must be the input's."""
+    args = list(c.args)
+    seq, values = args[0], args[1]
+    if not isinstance(values, Tensor) or values.dim() == 0:
+        return per_sample(c)
+    for i in c.op.tensor_pos:
+        if isinstance(args[i], Tensor):
+            args[i] = c.lift(args[i])
+    if seq.dim() > 1:
+        return c.run(args)
+    args[1] = args[1].reshape(c.size, -1)
+    return c.run(args).reshape((c.size,) + tuple(values.shape))
+
+
 def _no_rule(name, detail=""):
     return RuntimeError(f"Batching rule not implemented for aten::{name}{' ' + detail if detail else ''}. "
                         f"We could not generate a fallback.")
 
 
 def _random_batched(c):
-    """A random op with a batched argument: under 'different', the physical input (lifted) draws per sample;
-    under 'same', every sample draws the same numbers (Note [Randomness under vmap])."""
-    if c.level.randomness == "error":
-        raise RuntimeError(RANDOMNESS_ERROR)
-    if c.level.randomness == "same":
-        g = c.op.index.get("generator")
-        with rewound(None if g is None else c.args[g]) as rewind:
-            return per_sample(c, rewind)
-    with allowed():
-        return batch_first(c)
+    """A random op with an argument batched at the level: under 'different', the physical input (lifted)
+    draws per sample; 'error' and 'same' refuse it (Note [Randomness under vmap])."""
+    check_level(c.level, True)
+    return batch_first(c)
 
 
 _fold1 = fold()
 
-RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial", "rrelu_with_noise"})
+RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial"})
 DYNAMIC_SHAPE = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "bincount", "histc"})
 
 _ELEMENTWISE = (
@@ -638,8 +699,8 @@ _ELEMENTWISE = (
     "isposinf isreal lerp nan_to_num pow reciprocal relu remainder round rsqrt sigmoid sigmoid_backward signbit sub "
     "tanh_backward threshold_backward trunc where digamma erf erfc erfinv i0 lgamma logit polygamma sinc "
     "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtri special_xlog1py "
-    "xlogy celu elu gelu gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu mish silu softplus "
-    "softshrink threshold clone _to_copy copy fill zero").split()
+    "xlogy celu elu gelu gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu mish rrelu_with_noise silu "
+    "softplus softshrink threshold clone _to_copy copy fill zero").split()
 
 RULES = dict.fromkeys(_ELEMENTWISE, elementwise)
 RULES["masked_fill"] = RULES["copy"] = elementwise_into_first  # copy: the result has its destination's shape
@@ -717,6 +778,12 @@ RULES.update({
                     "upsample_linear upsample_nearest pixel_shuffle pixel_unshuffle reflection_pad replication_pad "
                     "group_norm".split(), fold()),
     "constant_pad_nd": batch_first,
+    "cdist": batch_first_padded,
+    "linalg_solve_triangular": batch_first_padded,
+    **dict.fromkeys(("index_add", "index_copy", "index_fill"), _along_index),
+    "bucketize": _bucketize,
+    "scatter": _scatter,
+    "searchsorted": _searchsorted,
     "max_unpool2d": fold(2),
     # random ops
     **dict.fromkeys(RANDOM_OPS, _random_batched),

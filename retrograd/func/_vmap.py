@@ -9,22 +9,20 @@ outputs are unwrapped with the batch moved to ``out_dims``.
 from __future__ import annotations
 
 import functools
+from threading import get_ident
 
 from .. import ops
 from .._tensor import Tensor
 from ..ops._call import pop_interposer, push_interposer
-from ._batched import BatchedTensor, pop_level, push_level, wrap
+from ..ops._forward import push_inside
+from ._batched import ESCAPED, BatchedTensor, pop_level, primal_levels, push_level, wrap
 from ._pytree import tree_flatten, tree_unflatten
-from ._randomness import RANDOMNESS_ERROR, allowed, guard, rewound
+from ._randomness import INPLACE_UNBATCHED, RANDOMNESS_ERROR, check_level, guard, rewound
 from ._rules import DYNAMIC_SHAPE, RANDOM_OPS, RULES, Call, per_sample
 
 __all__ = ["vmap", "vmap_tangents", "autograd_vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
-_ESCAPED = ("vmap: aten::{} was called with a batched tensor of a vmap that has already returned (it escaped the "
-            "function, by a closure or a global); return it as an output instead.")
-
-
 def _name(func):
     return getattr(func, "__name__", repr(func))
 
@@ -46,10 +44,12 @@ class _VmapInterposer:
                 if a.level is level:
                     hit = True
                 elif a.level.ended:
-                    raise RuntimeError(_ESCAPED.format(op.name))
+                    raise RuntimeError(ESCAPED)
             elif type(a) in (list, tuple) and i in op.index_lists:
                 if any(type(t) is BatchedTensor and t.level is level for t in a):
                     hit = True
+        if not hit:  # a tensor where the op takes no differentiable one (scatter's index, index_put's indices)
+            hit = any(_batched_at(a, level) for i, a in enumerate(args) if i not in op.tensor_pos)
         if not hit:
             if op.name in RANDOM_OPS:
                 return self._random(op, args, inplace, proceed)
@@ -67,13 +67,27 @@ class _VmapInterposer:
         return wrap(out, level)
 
     def _random(self, op, args, inplace, proceed):
-        """A random op with no batched argument: the same draw for every sample, or one per sample."""
+        """A random op with no argument batched at the level: one draw for every sample, or one per sample."""
         level = self.level
-        if level.randomness == "error":
-            raise RuntimeError(RANDOMNESS_ERROR)
-        if level.randomness == "same" or inplace is not None:
+        if level.thread != get_ident():  # a vmap of another thread: See Note [Randomness under vmap]
             return proceed(op, args, inplace)
+        check_level(level, False)
+        if level.randomness == "same" or level.tangents_only:
+            return proceed(op, args, inplace)
+        if inplace is not None:
+            raise RuntimeError(INPLACE_UNBATCHED)
         return _lifted_random(level, op, args, proceed)
+
+
+def _batched_at(a, level):
+    """Whether ``a`` (or a tensor of list ``a``) is batched at ``level``; PyTorch's error for an escaped one."""
+    for t in (a if type(a) in (list, tuple) else (a,)):
+        if type(t) is BatchedTensor:
+            if t.level is level:
+                return True
+            if t.level.ended:
+                raise RuntimeError(ESCAPED)
+    return False
 
 
 def _lifted_random(level, op, args, proceed):
@@ -82,8 +96,7 @@ def _lifted_random(level, op, args, proceed):
     first = op.tensor_pos[0]
     a = args[first]
     args[first] = a.unsqueeze(0).expand((level.size,) + tuple(a.shape))
-    with allowed():
-        out = proceed(op, tuple(args), None)
+    out = proceed(op, tuple(args), None)
     return tuple(wrap(o, level) for o in out) if op.multi_output else wrap(out, level)
 
 
@@ -163,12 +176,16 @@ def _run_level(func, flat_args, flat_dims, spec, size, out_dims, randomness, kwa
     fname = _name(func)
     moved = [a if d is None else a.movedim(d, 0) if d % a.dim() else a for a, d in zip(flat_args, flat_dims,
                                                                                       strict=True)]
+    outer = [lv.interposer for lv in primal_levels() if lv.interposer is not None]
     level = push_level(size, randomness, tangents_only)
     interposer = _VmapInterposer(level)
     level.interposer = interposer
     try:
         batched = [a if d is None else wrap(a, level) for a, d in zip(moved, flat_dims, strict=True)]
-        push_interposer(interposer)
+        if tangents_only:  # inside the dual level to come, as the primal levels put it: See Note [Batched tangents]
+            push_inside(interposer, outer)
+        else:
+            push_interposer(interposer)
         try:
             with guard():
                 out = func(*tree_unflatten(batched, spec), **kwargs)

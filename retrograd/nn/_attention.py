@@ -87,11 +87,10 @@ def _dropout_mask(shape, p, like):
     """The scaled keep-mask of dropout with probability ``p`` (0 or 1 / (1 - p)), from the default generator."""
     dtype = like._data.dtype
     if p == 1.0:
-        mask = np.zeros(shape, dtype=dtype)
-    else:
-        keep = _default_generator.np.random(shape) >= p
-        mask = keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype=dtype)
-    return _creation.tensor(mask, device=like.device)
+        return _creation.tensor(np.zeros(shape, dtype=dtype), device=like.device)
+    scale = np.asarray(1.0 / (1.0 - p), dtype=dtype)
+    return _creation.drawn(lambda size: [(_default_generator.np.random(size) >= p) * scale], shape, like.dtype,
+                           like.device)[0]
 
 
 def _attend(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):

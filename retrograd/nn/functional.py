@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .._creation import tensor as _tensor
+from .._creation import drawn as _drawn_tensors, tensor as _tensor
 from .._random import default_generator as _default_generator
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
@@ -18,6 +18,7 @@ from ..ops._call import composite_call as _composite_call
 from ..ops._call import interposition as _interposition
 from ..ops._inplace import apply_inplace as _apply_inplace
 from ..ops import addmm as _addmm, div as _div, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
+from ..ops import where as _where
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -659,20 +660,22 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    if p == 1.0:
-        mask = np.zeros(input.shape, dtype=input._data.dtype)
-    else:
-        keep = _default_generator.np.random(input.shape) >= p
-        mask = keep.astype(input._data.dtype) * np.asarray(1.0 / (1.0 - p), dtype=input._data.dtype)
-    m = _tensor(mask, device=input.device)
+    m = _keep_mask(input, p, tuple(input.shape), scaled=True)
     return input.mul_(m) if inplace else input * m
 
 
-def _keep_mask(input, p, shape):
-    """A keep mask of ``shape`` (1 with probability 1 - p) from retrograd's default generator, as a float array."""
+def _drawn(like, shape, make):
+    """``_creation.drawn`` in ``like``'s dtype and on its device."""
+    return _drawn_tensors(make, shape, like.dtype, like.device)
+
+
+def _keep_mask(input, p, shape, scaled=False):
+    """A keep mask of ``shape`` (1 with probability 1 - p, times 1 / (1 - p) where ``scaled``) from the default
+    generator, a tensor of ``input``'s dtype and device; no draw where p is 1."""
     if p == 1.0:
-        return np.zeros(shape, dtype=input._data.dtype)
-    return (_default_generator.np.random(shape) >= p).astype(input._data.dtype)
+        return _tensor(np.zeros(shape, dtype=input._data.dtype), device=input.device)
+    scale = np.asarray(1.0 / (1.0 - p) if scaled else 1.0, dtype=input._data.dtype)
+    return _drawn(input, shape, lambda size: [(_default_generator.np.random(size) >= p) * scale])[0]
 
 
 def _feature_dropout(input, p, training, inplace, batched_dims):
@@ -683,10 +686,7 @@ def _feature_dropout(input, p, training, inplace, batched_dims):
         return input
     lead = 1 if input.dim() == batched_dims - 1 else 2  # (C, ...) unbatched, else (N, C, ...)
     shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
-    mask = _keep_mask(input, p, shape)
-    if p != 1.0:
-        mask *= np.asarray(1.0 / (1.0 - p), dtype=mask.dtype)
-    m = _tensor(mask, device=input.device)
+    m = _keep_mask(input, p, shape, scaled=True)
     return input.mul_(m) if inplace else input * m
 
 
@@ -724,11 +724,13 @@ def _alpha_dropout(input, p, training, inplace, feature):
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
     shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
-    keep = _keep_mask(input, p, shape)
     a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    dt = input._data.dtype
-    scale = _tensor((keep * a).astype(dt), device=input.device)
-    shift = _tensor(((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(dt), device=input.device)
+
+    def affine(size):
+        keep = _default_generator.np.random(size) >= p
+        return [keep * a, (keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p]
+
+    scale, shift = _drawn(input, shape, affine)
     return input.mul_(scale).add_(shift) if inplace else input * scale + shift
 
 
@@ -1328,9 +1330,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     The slopes come from retrograd's default generator.
     """
     if training:
-        data = input._data
-        noise = _default_generator.np.uniform(lower, upper, tuple(input.shape)).astype(data.dtype)
-        slope = _tensor(np.where(input._host() >= 0, 1, noise).astype(data.dtype), device=input.device)
+        noise = _drawn(input, tuple(input.shape), lambda size: [_default_generator.np.uniform(lower, upper, size)])[0]
+        slope = _where(input >= 0, 1.0, noise)  # PyTorch's noise: 1 where the input is non-negative
     else:
         slope = (lower + upper) / 2
     return _activation(_nn.rrelu_with_noise, inplace, input, slope)

@@ -8,20 +8,20 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
 
-from .._creation import tensor as _make_tensor
 from .._random import default_generator as _gen
 from ..autograd import grad_mode
+from ..ops.random import fill_drawn
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_"]
 
 
-def _fill(tensor, values):
-    """Writes ``values`` (a host array) into ``tensor``'s data; bumps its version as an in-place op."""
+def _fill(tensor, draw):
+    """Writes ``draw(size)`` (a host array of ``size``, the tensor's shape) into ``tensor``'s data; bumps its
+    version as an in-place op. Under a vmap, as its randomness says (Note [Randomness under vmap])."""
     with grad_mode.no_grad():
-        tensor.copy_(_make_tensor(np.asarray(values), dtype=tensor.dtype, device=tensor.device))
+        fill_drawn(tensor, draw)
     return tensor
 
 
@@ -77,23 +77,27 @@ def _calculate_correct_fan(tensor, mode):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fills with U(a, b)."""
-    return _fill(tensor, _generator(generator).uniform(a, b, tuple(tensor.shape)))
+    return _fill(tensor, lambda size: _generator(generator).uniform(a, b, size))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fills with N(mean, std^2)."""
-    return _fill(tensor, _generator(generator).normal(mean, std, tuple(tensor.shape)))
+    return _fill(tensor, lambda size: _generator(generator).normal(mean, std, size))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fills with N(mean, std^2) truncated to [a, b] (by resampling)."""
     rng = _generator(generator)
-    values = rng.normal(mean, std, tuple(tensor.shape))
-    bad = (values < a) | (values > b)
-    while bad.any():
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
+
+    def draw(size):
+        values = rng.normal(mean, std, size)
         bad = (values < a) | (values > b)
-    return _fill(tensor, values)
+        while bad.any():
+            values[bad] = rng.normal(mean, std, int(bad.sum()))
+            bad = (values < a) | (values > b)
+        return values
+
+    return _fill(tensor, draw)
 
 
 def constant_(tensor, val):

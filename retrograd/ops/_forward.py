@@ -38,7 +38,8 @@ from ._call import describe, pop_interposer, push_interposer
 
 __all__ = ["LINEAR", "FROM_BACKWARD", "MULTILINEAR", "REDUCED_FROM_BACKWARD", "DualLevel", "current_level",
            "enter_level", "exit_level", "tangent_of", "note_output", "use_batching", "batching",
-           "set_tangent", "suspended", "not_implemented", "check_jvp_names", "same_layout", "with_layout"]
+           "set_tangent", "suspended", "not_implemented", "check_jvp_names", "same_layout", "with_layout",
+           "push_inside"]
 
 LINEAR = "linear"  # See Note [Forward derivatives]: the op itself applied to the tangents
 FROM_BACKWARD = "from_backward"  # the backward formulas applied to the tangents (a diagonal Jacobian)
@@ -86,14 +87,15 @@ def enter_level():
     _levels.append(level)
     outer = () if batching is None else batching.outer_interposers()
     if outer:
-        _push_inside(level.interposer, outer)
+        push_inside(level.interposer, outer)
     else:
         push_interposer(level.interposer)
     return level
 
 
-def _push_inside(interposer, outer):
-    """Makes ``interposer`` active just inside the innermost of the active interposers ``outer``.
+def push_inside(interposer, outer):
+    """Makes ``interposer`` active just inside the innermost of the active interposers ``outer`` (outermost
+    where none of them is active).
 
     See Note [The order of transform levels]."""
     with _call._interposition_lock:
@@ -321,6 +323,9 @@ class ForwardInterposer:
                 ts = [tangent_of(x, level) if isinstance(x, Tensor) else None for x in a]
                 if any(x is not None for x in ts):
                     tangents[i] = ts
+        if tangents and op.jvp_names is not None and inplace is None:  # an explicit rule: the inputs it takes
+            asked = op.jvp_names  # no tangent of are not differentiable (a loss's weight), as in PyTorch
+            tangents = {i: t for i, t in tangents.items() if op.params[i] + "_t" in asked}
         if not tangents:
             return proceed(op, args, inplace)
         if not op.differentiable:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _creation, _dtype
-from .._random import default_generator
+from .._random import default_generator, vmap_randomness
 from .._tensor import Tensor
 from ._declarations import defop, tensor_method
 
@@ -129,15 +129,28 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
                         "one of:")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    draws = mean + std * _rng(generator).standard_normal(tuple(size))
-    return _creation.tensor(draws, dtype=dtype or _dtype.get_default_dtype(), device=device,
-                            requires_grad=requires_grad)
+    shape = tuple(size)
+    randomness = vmap_randomness()  # See Note [Randomness under vmap]
+    batch = () if randomness is None else randomness.batch()
+    draws = mean + std * _rng(generator).standard_normal(batch + shape)
+    out = _creation.tensor(draws, dtype=dtype or _dtype.get_default_dtype(), device=device,
+                           requires_grad=requires_grad)
+    return out if randomness is None else randomness.wrap(out)
 
 
 # -- the in-place initialisers of Tensor ----------------------------------------------------------
-def _fill(self, values):
-    """Writes host ``values`` into ``self`` through ``copy_`` (its version, history and leaf checks)."""
-    return self.copy_(_creation.tensor(np.asarray(values), dtype=self.dtype, device=self.device))
+def fill_drawn(self, draw, copy=None):
+    """Writes the host array ``draw(size)`` (a draw of ``size``) into ``self``: by ``copy_`` (its version,
+    history and leaf checks), or by ``copy(self, values)``, given the values in their own dtype. Under a vmap, the batch its
+    randomness asks for goes in front of ``self``'s shape (Note [Randomness under vmap])."""
+    shape = tuple(self.shape)
+    randomness = vmap_randomness()
+    batch = () if randomness is None else randomness.batch(into=self)
+    values = _creation.tensor(np.asarray(draw(batch + shape)), dtype=self.dtype if copy is None else None,
+                              device=self.device)
+    if randomness is not None:
+        values = randomness.wrap(values)
+    return self.copy_(values) if copy is None else copy(self, values)
 
 
 def _floating_only(self, kernel):
@@ -160,7 +173,7 @@ def uniform_(self, *args, generator=None, **names):
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low:g} > to={high:g}")
     _floating_only(self, "check_uniform_bounds")
-    return _fill(self, _rng(generator).uniform(low, high, tuple(self.shape)))
+    return fill_drawn(self, lambda size: _rng(generator).uniform(low, high, size))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -168,7 +181,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     _floating_only(self, "normal_kernel_cpu")
-    return _fill(self, _rng(generator).normal(mean, std, tuple(self.shape)))
+    return fill_drawn(self, lambda size: _rng(generator).normal(mean, std, size))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -176,7 +189,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     _floating_only(self, "exponential_cpu")
-    return _fill(self, _rng(generator).exponential(1.0 / lambd, tuple(self.shape)))
+    return fill_drawn(self, lambda size: _rng(generator).exponential(1.0 / lambd, size))
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -184,7 +197,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     _floating_only(self, "cauchy_cpu")
-    return _fill(self, median + sigma * _rng(generator).standard_cauchy(tuple(self.shape)))
+    return fill_drawn(self, lambda size: median + sigma * _rng(generator).standard_cauchy(size))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -192,14 +205,14 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     _floating_only(self, "log_normal_cpu")
-    return _fill(self, _rng(generator).lognormal(mean, std, tuple(self.shape)))
+    return fill_drawn(self, lambda size: _rng(generator).lognormal(mean, std, size))
 
 
 def geometric_(self, p, *, generator=None):
     """Fills ``self`` with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _fill(self, _rng(generator).geometric(p, tuple(self.shape)))
+    return fill_drawn(self, lambda size: _rng(generator).geometric(p, size))
 
 
 def _random_bound(self):
@@ -221,18 +234,20 @@ def random_(self, *args, generator=None, **names):
         high = _random_bound(self)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return _fill(self, _rng(generator).integers(low, high, tuple(self.shape), dtype=np.int64, endpoint=False))
+    return fill_drawn(self, lambda size: _rng(generator).integers(low, high, size, dtype=np.int64, endpoint=False))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fills ``self`` with 1 with probability ``p`` (a number or a tensor of probabilities), else 0."""
-    if isinstance(p, Tensor):
-        probs = np.broadcast_to(p._host(), tuple(self.shape))
-    else:
+    if not isinstance(p, Tensor):
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        probs = p
-    return _fill(self, _rng(generator).random(tuple(self.shape)) < probs)
+        return fill_drawn(self, lambda size: _rng(generator).random(size) < p)
+    if vmap_randomness() is None:
+        probs = np.broadcast_to(p._host(), tuple(self.shape))
+        return fill_drawn(self, lambda size: _rng(generator).random(size) < probs)
+    # under a vmap the probabilities may be batched: the uniform draws are compared with them as tensors
+    return fill_drawn(self, lambda size: _rng(generator).random(size), copy=lambda t, u: t.copy_(u < p))
 
 
 for _method in (uniform_, normal_, exponential_, cauchy_, log_normal_, geometric_, random_, bernoulli_):

@@ -1,6 +1,8 @@
 """Forward-mode AD (autograd/forward_ad.py, Note [Forward-mode tangents]), compared with torch's."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -354,3 +356,89 @@ def test_func_transforms_match_torch_func():
 ])
 def test_func_errors_match_torch(case):
     assert _same_outcome(case) is not None
+
+
+def _across_threads(lib, fw):
+    """What another thread sees while one thread holds a dual level: levels are global, as PyTorch's."""
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def holder():
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.0]))
+            inside.set()
+            release.wait(30)
+            seen["holder"] = fw.unpack_dual(x * 3).tangent.tolist()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    try:
+        assert inside.wait(30)
+        y = fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([0.0, 1.0]))  # the holder's level, from here
+        seen["other"] = [round(v, 6) for v in fw.unpack_dual(y.sin()).tangent.tolist()]
+        try:
+            with fw.dual_level():
+                seen["enter"] = "entered"
+        except RuntimeError as exc:
+            seen["enter"] = str(exc)
+    finally:
+        release.set()
+        t.join(30)
+    seen["after"] = _outcome(lib, fw, lambda m, f: f.make_dual(m.ones(2), m.ones(2)))
+    return seen
+
+
+def test_a_dual_level_is_global_across_threads_as_pytorchs():
+    # PyTorch keeps the forward AD levels process-wide (torch/csrc/autograd/forward_grad.cpp): another thread
+    # pairs tensors at the level one thread entered, and may not enter a second one
+    ours = _across_threads(rg, fwAD)
+    assert ours == _across_threads(torch, tfwAD)
+    assert ours["enter"].startswith("Nested forward mode AD is not supported at the moment")
+
+
+_BCE = {
+    "bce": lambda m, x, y, w, red: m.nn.functional.binary_cross_entropy(x, y, w, reduction=red),
+    "bce_with_logits_weight": lambda m, x, y, w, red: m.nn.functional.binary_cross_entropy_with_logits(
+        x, y, w, reduction=red),
+    "bce_with_logits_pos_weight": lambda m, x, y, w, red: m.nn.functional.binary_cross_entropy_with_logits(
+        x, y, pos_weight=w, reduction=red),
+}
+
+
+def _bce_data(m):
+    f64 = m.float64
+    return (m.tensor([0.2, 0.7, 0.9], dtype=f64), m.tensor([0.0, 1.0, 0.5], dtype=f64),
+            m.tensor([1.0, 2.0, 0.5], dtype=f64), m.tensor([0.3, -1.0, 2.0], dtype=f64))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+@pytest.mark.parametrize("loss", sorted(_BCE))
+def test_a_losss_weight_tangent_gives_its_result_none_as_pytorchs(loss, reduction):
+    # the weight is not differentiable: a dual weight alone leaves the loss without a tangent
+    def tangent(m, fw):
+        x, y, w, v = _bce_data(m)
+        with fw.dual_level():
+            t = fw.unpack_dual(_BCE[loss](m, x, y, fw.make_dual(w, v), reduction)).tangent
+        return None if t is None else t.tolist()
+
+    assert tangent(rg, fwAD) is None
+    assert tangent(torch, tfwAD) is None
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_binary_cross_entropys_weight_tangent_counts_for_nothing_in_jvp_as_torch_funcs(reduction):
+    def jvps(m):
+        x, y, w, v = _bce_data(m)
+        _, t_w = m.func.jvp(lambda w_: _BCE["bce"](m, x, y, w_, reduction), (w,), (v,))
+        _, t_x = m.func.jvp(lambda x_: _BCE["bce"](m, x_, y, w, reduction), (x,), (v,))
+        return np.asarray(t_w.tolist()), np.asarray(t_x.tolist())
+
+    (ours_w, ours_x), (theirs_w, theirs_x) = jvps(rg), jvps(torch)
+    np.testing.assert_array_equal(ours_w, theirs_w)
+    np.testing.assert_array_equal(ours_w, np.zeros_like(ours_w))
+    np.testing.assert_allclose(ours_x, theirs_x, rtol=1e-12)
+    # both tangents at once (PyTorch refuses: "Setting a forward grad that itself has a forward gradient"):
+    # the input's alone, the weight taken at its value
+    x, y, w, v = _bce_data(rg)
+    _, both = rg.func.jvp(lambda x_, w_: _BCE["bce"](rg, x_, y, w_, reduction), (x, w), (v, v))
+    np.testing.assert_allclose(both.numpy(), ours_x, rtol=1e-12)

@@ -263,12 +263,54 @@ def test_is_grads_batched_runs_one_vmapped_pass():
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-6)
 
 
-def test_is_grads_batched_leaves_the_compiled_loop_in_place():
+def test_is_grads_batched_beside_plain_passes_on_other_threads():
+    # All three passes wait for each other inside a hook, so they are in flight at once: the batched
+    # one leaves the loop the others run on as it was, during the pass and after it.
+    import threading
+
     from retrograd.autograd import engine
-    before = engine._loop
-    x = rg.tensor([1.0, 2.0], requires_grad=True)
-    rg.autograd.grad(x * x, x, rg.eye(2), is_grads_batched=True)
-    assert engine._loop is before
+    before = engine.compiled_loop_in_use()
+    meeting = threading.Barrier(3)
+    seen, results, errors = {}, {}, []
+
+    def graph(lib, x, name):
+        h = x.sin() * x
+        if lib is rg:
+            def meet(grad):
+                meeting.wait(timeout=60)
+                seen[name] = engine.compiled_loop_in_use()
+            h.register_hook(meet)
+        return (h * x + h.exp()).tanh()
+
+    def batched(lib):
+        x = lib.tensor(X, requires_grad=True)
+        return lib.autograd.grad(graph(lib, x, "batched"), x, lib.eye(12, dtype=lib.float64).reshape(12, 3, 4),
+                                 is_grads_batched=True)[0]
+
+    def plain(lib, name):
+        x = lib.tensor(X * (2.0 if name == "plain 2" else 1.0), requires_grad=True)
+        graph(lib, x, name).sum().backward()
+        return x.grad
+
+    def run(name, fn):
+        try:
+            results[name] = fn(rg)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            meeting.abort()
+
+    jobs = {"batched": batched, "plain 1": lambda lib: plain(lib, "plain 1"),
+            "plain 2": lambda lib: plain(lib, "plain 2")}
+    threads = [threading.Thread(target=run, args=item) for item in jobs.items()]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert seen == dict.fromkeys(jobs, before)
+    assert engine.compiled_loop_in_use() is before
+    for name, fn in jobs.items():
+        np.testing.assert_allclose(results[name].numpy(), fn(torch).numpy(), rtol=1e-12, atol=1e-14)
 
 
 def test_per_sample_gradients_of_a_conv2d_match_torch_func():

@@ -224,14 +224,96 @@ def test_batched_tensor_repr_names_its_level():
     assert seen[0].startswith("BatchedTensor(lvl=1, bdim=0, value=")
 
 
-def test_a_batched_tensor_that_escaped_its_vmap_raises_in_the_next():
+# Each: a use of a batched tensor e that escaped its vmap (kept in a list), in library m.
+ESCAPED_USES = {
+    "add": lambda m, e: e + 1, "sum": lambda m, e: e.sum(), "mul_by_plain": lambda m, e: m.ones(2) * e,
+    "sin": lambda m, e: m.sin(e), "cat": lambda m, e: m.cat([m.ones(2), e]), "clone": lambda m, e: e.clone(),
+    "index": lambda m, e: e[0], "view": lambda m, e: e.view(-1), "to": lambda m, e: e.to(m.float64),
+    "detach": lambda m, e: e.detach(), "item": lambda m, e: e[0].item(), "numpy": lambda m, e: e.numpy(),
+    "bool": lambda m, e: bool(e.sum() > 0), "matmul": lambda m, e: e @ m.ones(2),
+}
+
+
+@pytest.mark.parametrize("use", sorted(ESCAPED_USES))
+def test_a_batched_tensor_that_escaped_its_vmap_raises_torchs_error_when_used(use):
+    def message(m):
+        kept = []
+        m.func.vmap(lambda a: kept.append(a) or a)(m.ones(3, 2))
+        assert tuple(kept[0].shape) == (2,) and kept[0].dim() == 1  # its metadata may still be read
+        with pytest.raises(RuntimeError) as info:
+            ESCAPED_USES[use](m, kept[0])
+        return str(info.value)
+
+    ours = message(rg)
+    assert ours.startswith("Either your tensor may have escaped from inside a function being vmapped")
+    if use != "cat":  # PyTorch's cat fails an internal assert instead
+        assert ours.split("`")[0] == message(torch).split("`")[0]  # PyTorch's then names its internal function
+
+
+def test_a_batched_tensor_that_escaped_raises_in_the_next_vmap_too():
     kept = []
     vmap(lambda a: kept.append(a) or a)(rg.ones(3, 2))
-    with pytest.raises(RuntimeError, match="^vmap: aten::add was called with a batched tensor of a vmap that has"):
+    with pytest.raises(RuntimeError, match="^Either your tensor may have escaped from inside a function being vmap"):
         vmap(lambda b: b + kept[0])(rg.ones(3, 2))
+    np.testing.assert_array_equal(vmap(lambda b: b + 1)(rg.ones(3, 2)).numpy(), np.full((3, 2), 2.0))
+
+
+def test_a_batched_tensor_that_escaped_an_inner_vmap_raises_in_the_outer_one():
+    kept = []
+
+    def outer(a):
+        vmap(lambda b: kept.append(b) or b)(a)
+        return a + kept[0]
+
+    with pytest.raises(RuntimeError, match="^Either your tensor may have escaped from inside a function being vmap"):
+        vmap(outer)(rg.ones(2, 3, 4))
 
 
 def test_indexing_with_a_batched_index_raises_instead_of_reading_one_sample():
     with pytest.raises(RuntimeError, match="^Batching rule not implemented for aten::index with batched indices"):
         vmap(lambda a, i: a[i])(rg.zeros(3, 4), rg.tensor([[0], [1], [2]]))
     np.testing.assert_array_equal(vmap(lambda a: a[1:3])(rg.ones(3, 4)).numpy(), np.ones((3, 2)))
+
+
+# Each: (the per-sample function of library m, its inputs as arrays, in_dims); the ops of the rules of
+# scatter, index_add/index_copy/index_fill, bucketize, searchsorted, cdist and solve_triangular, batched in each argument in turn, and
+# ops whose index is batched alone.
+_RNG = np.random.default_rng(7)
+_X, _V = _RNG.random((3, 4, 5)), _RNG.random((3, 2, 2))
+_S1, _S2 = np.sort(_RNG.random((3, 6))), np.sort(_RNG.random((3, 2, 6)))
+_U = np.triu(_RNG.random((3, 4, 4))) + np.eye(4)
+RULED = {
+    "searchsorted_both": (lambda m, x, s: m.searchsorted(s, x), (_V, _S1), 0),
+    "searchsorted_values": (lambda m, x, s: m.searchsorted(s, x, right=True), (_V, _S1[0]), (0, None)),
+    "searchsorted_sequence": (lambda m, x, s: m.searchsorted(s, x), (_V[0], _S1), (None, 0)),
+    "searchsorted_nd": (lambda m, x, s: m.searchsorted(s, x), (_V, _S2), 0),
+    "bucketize": (lambda m, x: m.bucketize(x, m.tensor([0.2, 0.5, 0.9], dtype=m.float64)), (_X,), 0),
+    "index_add_": (lambda m, x, src: x.clone().index_add_(1, m.tensor([0, 2]), src, alpha=2), (_X, _X[:, :, :2]), 0),
+    "index_add_source": (lambda m, x, src: m.index_add(x, 1, m.tensor([4, 0]), src), (_X[0], _X[:, :, :2]),
+                         (None, 0)),
+    "index_copy": (lambda m, x, src: m.index_copy(x, -1, m.tensor([4, 0]), src), (_X, _X[:, :, :2]), 0),
+    "index_fill": (lambda m, x: x.index_fill(0, m.tensor([1, 3]), -1.0), (_X,), 0),
+    "cdist": (lambda m, a, b: m.cdist(a, b), (_X, _RNG.random((3, 2, 5))), 0),
+    "cdist_one_batched": (lambda m, a, b: m.cdist(a, b, p=1.0), (_X, _RNG.random((2, 5))), (0, None)),
+    "cdist_ranks_differ": (lambda m, a, b: m.cdist(a, b), (_X[0], _RNG.random((3, 2, 6, 5))), (None, 0)),
+    "solve_triangular": (lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True), (_U, _X[:, :, :2]), 0),
+    "solve_triangular_right": (lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True, left=False),
+                               (_U[0], _RNG.random((3, 5, 2, 4))), (None, 0)),
+    "scatter": (lambda m, x, j, src: x.scatter(1, j, src), (_X, np.array([[[0, 1, 2, 3, 0]]] * 3), _X), 0),
+    "scatter_value_inplace": (lambda m, x, j: x.clone().scatter_(-1, j, 2.0), (_X, np.array([[[4], [0], [1], [2]]] * 3)),
+                              (0, 0)),
+    "scatter_input_only": (lambda m, x: x.scatter(0, m.tensor([[3, 2, 1, 0, 0]]), -1.0), (_X,), 0),
+    # an index batched where the op takes no differentiable tensor: once per sample, not sample 0's for all
+    "scatter_index_only": (lambda m, j: m.zeros(1, 3).scatter(1, j, 1.0), (np.array([[[0]], [[2]]]),), 0),
+    "index_put_indices_only": (lambda m, j: m.zeros(4).index_put((j,), m.tensor(1.0)), (np.array([[0, 1], [2, 3]]),),
+                               0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RULED))
+def test_index_ops_searchsorted_cdist_and_solve_triangular_under_vmap_match_torch_func(name):
+    f, arrays, in_dims = RULED[name]
+    ours = vmap(lambda *a: f(rg, *a), in_dims=in_dims)(*[rg.tensor(a) for a in arrays])
+    theirs = torch.func.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(*[torch.tensor(a) for a in arrays])
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
