@@ -1658,62 +1658,110 @@ unpack_exactly(PyObject *seq, Py_ssize_t n)
     return items;
 }
 
-/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict; -1 on error. */
+/* The count of one more edge into `nxt`: deps[nxt] = deps.get(nxt, 0) + 1. Returns 1 where `nxt`
+ * was not in deps before (its first edge), 0 where it was, -1 on error. */
+static int
+count_edge(PyObject *deps, PyObject *nxt)
+{
+    PyObject *count = PyDict_GetItemWithError(deps, nxt);
+    if (count == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        return PyDict_SetItem(deps, nxt, one_int) < 0 ? -1 : 1;
+    }
+    long n = PyLong_CheckExact(count) ? PyLong_AsLong(count) : -1;
+    PyObject *updated;
+    if (n >= 0 && n < LONG_MAX)  /* an int of the dict's own making: no call to its __add__ */
+        updated = PyLong_FromLong(n + 1);
+    else if (n == -1 && PyErr_Occurred())
+        return -1;
+    else
+        updated = PyNumber_Add(count, one_int);
+    if (updated == NULL)
+        return -1;
+    int rc = PyDict_SetItem(deps, nxt, updated);
+    Py_DECREF(updated);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict; -1 on error.
+ *
+ * The walk of the Python method, in its order: a stack of the nodes to visit, each node's edges in
+ * order, a node pushed when first reached. Where `deps` starts empty, as it does for every pass, a
+ * node is first reached exactly when its count is first set (the root, pushed at the start, aside),
+ * so the count itself says what the method's `seen` set does and no set is made; a stack of nodes held here replaces the method's list. Edges are read as tuples
+ * where they are tuples (an Edge), else by `edge[0]`, as the method reads them. */
 static int
 count_dependencies(PyObject *root, PyObject *deps)
 {
-    PyObject *seen = PySet_New(NULL), *stack = PyList_New(0), *one = PyLong_FromLong(1);
-    if (seen == NULL || stack == NULL || one == NULL || PySet_Add(seen, root) < 0 || PyList_Append(stack, root) < 0)
-        goto error;
-    while (PyList_GET_SIZE(stack)) {
-        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        PyObject *node = Py_NewRef(PyList_GET_ITEM(stack, top));
-        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
-            Py_DECREF(node);
-            goto error;
-        }
+    PyObject *seen = NULL;  /* only where deps did not start empty */
+    if (PyDict_GET_SIZE(deps) != 0 && ((seen = PySet_New(NULL)) == NULL || PySet_Add(seen, root) < 0)) {
+        Py_XDECREF(seen);
+        return -1;
+    }
+    Py_ssize_t depth = 0, cap = 32;
+    PyObject *local[32], **stack = local;  /* strong references */
+    stack[depth++] = Py_NewRef(root);
+    int rc = -1;
+    while (depth > 0) {
+        PyObject *node = stack[--depth];
         PyObject *edges = PyObject_TypeCheck(node, Node_type) && slot(node, n_off[N_NEXT_EDGES]) != NULL
             ? Py_NewRef(slot(node, n_off[N_NEXT_EDGES])) : PyObject_GetAttrString(node, "next_edges");
         Py_DECREF(node);
         if (edges == NULL)
-            goto error;
-        PyObject *items = PySequence_Fast(edges, "next_edges must be a sequence");
+            goto done;
+        PyObject *items = PyTuple_CheckExact(edges) ? Py_NewRef(edges) : PySequence_Fast(edges, "next_edges must be a sequence");
         Py_DECREF(edges);
         if (items == NULL)
-            goto error;
+            goto done;
         for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
             PyObject *edge = PySequence_Fast_GET_ITEM(items, i);
             if (edge == Py_None)
                 continue;
-            PyObject *nxt = PySequence_GetItem(edge, 0);
+            PyObject *nxt = PyTuple_Check(edge) && PyTuple_GET_SIZE(edge) > 0 ? Py_NewRef(PyTuple_GET_ITEM(edge, 0))
+                                                                                : PySequence_GetItem(edge, 0);
             if (nxt == NULL)
                 goto error_items;
-            PyObject *count = PyDict_GetItemWithError(deps, nxt);
-            PyObject *updated = count ? PyNumber_Add(count, one) : (PyErr_Occurred() ? NULL : Py_NewRef(one));
-            int r = updated ? PyDict_SetItem(deps, nxt, updated) : -1;
-            Py_XDECREF(updated);
-            int known = r < 0 ? -1 : PySet_Contains(seen, nxt);
-            if (known == 0 && (PySet_Add(seen, nxt) < 0 || PyList_Append(stack, nxt) < 0))
-                known = -1;
+            int first = count_edge(deps, nxt);
+            if (first > 0 && nxt == root)  /* an edge back to the root (a graph with a cycle): seen */
+                first = 0;
+            if (first >= 0 && seen != NULL) {  /* the method's own test */
+                first = PySet_Contains(seen, nxt);
+                first = first < 0 ? -1 : first == 0 && PySet_Add(seen, nxt) < 0 ? -1 : !first;
+            }
+            if (first > 0 && depth == cap) {
+                PyObject **grown = PyMem_Malloc(2 * cap * sizeof(PyObject *));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    first = -1;
+                } else {
+                    memcpy(grown, stack, depth * sizeof(PyObject *));
+                    if (stack != local)
+                        PyMem_Free(stack);
+                    stack = grown;
+                    cap *= 2;
+                }
+            }
+            if (first > 0)
+                stack[depth++] = Py_NewRef(nxt);
             Py_DECREF(nxt);
-            if (known < 0)
+            if (first < 0)
                 goto error_items;
         }
         Py_DECREF(items);
         continue;
     error_items:
         Py_DECREF(items);
-        goto error;
+        goto done;
     }
-    Py_DECREF(seen);
-    Py_DECREF(stack);
-    Py_DECREF(one);
-    return 0;
-error:
+    rc = 0;
+done:
+    while (depth > 0)
+        Py_DECREF(stack[--depth]);
+    if (stack != local)
+        PyMem_Free(stack);
     Py_XDECREF(seen);
-    Py_XDECREF(stack);
-    Py_XDECREF(one);
-    return -1;
+    return rc;
 }
 
 static PyObject *
