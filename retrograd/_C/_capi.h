@@ -405,6 +405,137 @@ new_tensor(PyTypeObject *type, const Py_ssize_t *off, PyObject *data, PyObject *
     return t;
 }
 
+/* -- thread-local state -----------------------------------------------------------------------------
+ *
+ * The engine's and the autograd switches' per-thread state lives in threading.local objects (grad_mode's
+ * `state`, graph_task's `local`, saved_hooks' state). CPython finds a local's dict for the running thread
+ * on every attribute access (about 300 instructions a read or write). A ThreadLocal finds it once per
+ * thread and keeps it in the thread-state dict under a key of its own (a fresh object per configure), so
+ * that a read is two dict look-ups: the dict the local itself would read or write, found by another way.
+ * That holds where the local's class reads and writes its attributes as threading.local does (no
+ * __getattribute__, __getattr__ or __setattr__ of its own) and none of the names the module uses is a
+ * data descriptor of the class: then a name is the thread's dict entry, else the class attribute, as
+ * CPython's generic lookup with the local's dict finds it. Where that does not hold (checked at
+ * configure), or the dict cannot be had, each access goes through getattr and setattr. The thread-state
+ * dict is cleared when its thread ends, and the kept dict goes with it. */
+typedef struct {
+    PyObject *obj;  /* the local (the module's binding holds it) */
+    PyObject *key;  /* the entry of this configuration in each thread-state dict */
+    int plain;      /* lookups as described above; else getattr and setattr */
+} ThreadLocal;
+
+/* Binds `tl` to the local `obj`, whose attributes `names` (interned) the module uses; -1 on error. */
+static inline int
+thread_local_init(ThreadLocal *tl, PyObject *obj, PyObject *const *names, int n)
+{
+    tl->obj = obj;
+    tl->plain = 0;
+    PyObject *key = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (key == NULL)
+        return -1;
+    Py_XSETREF(tl->key, key);
+    PyObject *thread_module = PyImport_ImportModule("_thread");
+    PyObject *local_type = thread_module != NULL ? PyObject_GetAttrString(thread_module, "_local") : NULL;
+    Py_XDECREF(thread_module);
+    if (local_type == NULL)
+        return -1;
+    PyTypeObject *type = Py_TYPE(obj), *base = (PyTypeObject *)local_type;
+    int plain = PyType_Check(local_type) && PyObject_TypeCheck(obj, base) && type->tp_getattro == base->tp_getattro &&
+                type->tp_setattro == base->tp_setattro;
+    Py_DECREF(local_type);
+    for (int i = 0; plain && i < n; i++) {
+        PyObject *attr = _PyType_Lookup(type, names[i]);  /* borrowed */
+        if (attr != NULL && (Py_TYPE(attr)->tp_descr_set != NULL || Py_TYPE(attr)->tp_descr_get != NULL))
+            plain = 0;  /* a descriptor: the generic lookup decides */
+    }
+    tl->plain = plain;
+    return 0;
+}
+
+/* The local's dict for the running thread (borrowed: the thread-state dict holds it), or NULL, with no
+ * error set, where the accesses must go through getattr and setattr. */
+static inline PyObject *
+thread_local_dict(ThreadLocal *tl)
+{
+    if (!tl->plain)
+        return NULL;
+    PyObject *tdict = PyThreadState_GetDict();  /* borrowed */
+    if (tdict == NULL)
+        return NULL;
+    PyObject *d = PyDict_GetItemWithError(tdict, tl->key);
+    if (d != NULL || PyErr_Occurred()) {
+        PyErr_Clear();
+        return d != NULL && PyDict_CheckExact(d) ? d : NULL;
+    }
+    static PyObject *dict_name;
+    if (dict_name == NULL && (dict_name = PyUnicode_InternFromString("__dict__")) == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    d = PyObject_GetAttr(tl->obj, dict_name);  /* threading.local's __dict__: this thread's */
+    if (d == NULL || !PyDict_CheckExact(d) || PyDict_SetItem(tdict, tl->key, d) < 0) {
+        PyErr_Clear();
+        Py_XDECREF(d);
+        return NULL;
+    }
+    Py_DECREF(d);  /* the thread-state dict holds it */
+    return d;
+}
+
+/* local.name (a name given to thread_local_init): a new reference, or NULL with an error. */
+static inline PyObject *
+thread_local_get(ThreadLocal *tl, PyObject *name)
+{
+    PyObject *d = thread_local_dict(tl);
+    if (d != NULL) {
+        PyObject *v = PyDict_GetItemWithError(d, name);
+        if (v != NULL)
+            return Py_NewRef(v);
+        if (PyErr_Occurred())
+            return NULL;
+        v = _PyType_Lookup(Py_TYPE(tl->obj), name);  /* the class's default: not a descriptor (init checked) */
+        if (v != NULL && Py_TYPE(v)->tp_descr_get == NULL)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(tl->obj, name);
+}
+
+/* local.name = value; -1 on error. */
+static inline int
+thread_local_set(ThreadLocal *tl, PyObject *name, PyObject *value)
+{
+    PyObject *d = thread_local_dict(tl);
+    return d != NULL ? PyDict_SetItem(d, name, value) : PyObject_SetAttr(tl->obj, name, value);
+}
+
+/* bool(local.name): 1, 0, or -1 on error. */
+static inline int
+thread_local_true(ThreadLocal *tl, PyObject *name)
+{
+    PyObject *v = thread_local_get(tl, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* local.name = value with the pending exception, if any, kept (see setattr_keeping_error). */
+static inline int
+thread_local_set_keeping_error(ThreadLocal *tl, PyObject *name, PyObject *value)
+{
+    PyObject *type, *val, *tb;
+    PyErr_Fetch(&type, &val, &tb);
+    if (thread_local_set(tl, name, value) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(val);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    PyErr_Restore(type, val, tb);
+    return 0;
+}
+
 /* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
 static inline int
 attr_true(PyObject *obj, PyObject *name)

@@ -70,6 +70,7 @@ static PyObject *node_tph_fn, *acc_tph_fn;  /* Node's and AccumulateGrad's tenso
 static PyObject *Engine_cls, *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
 static int configured = 0;
+static ThreadLocal grad_tl, worker_tl;  /* grad_state and worker_state: see ThreadLocal in _capi.h */
 
 static const Binding bindings[] = {
     {"Node", (PyObject **)&Node_type, BIND_TYPE},
@@ -299,6 +300,9 @@ fast_true(const SlotTable *t, PyObject *obj, PyObject *name)
 #define GT_TRUE(obj, name) fast_true(&graph_task_slots, (obj), (name))
 #define RQ_GET(obj, name) fast_get(&ready_queue_slots, (obj), (name))
 
+static int graph_task_layout_check(void);
+static int graph_task_layout;
+
 /* configure(ns): binds what the loop works with from the namespace `ns` (see bindings above)
  * and reads the classes' slot offsets. On an error nothing of an earlier configuration is lost
  * but the offsets, and the loop stays unconfigured. */
@@ -332,6 +336,12 @@ configure(PyObject *module, PyObject *ns)
     if (slot_table_init(&graph_task_slots, GraphTask_cls) < 0 ||
         slot_table_init(&ready_queue_slots, (PyObject *)ReadyQueue_type) < 0)
         return NULL;
+    PyObject *grad_names[] = {s_grad_enabled, s_multithreading};
+    PyObject *worker_names[] = {s_checkpoint_valid, s_current_graph_task, s_ready_queue, s_worker_device};
+    if (thread_local_init(&grad_tl, grad_state, grad_names, 2) < 0 ||
+        thread_local_init(&worker_tl, worker_state, worker_names, 4) < 0)
+        return NULL;
+    graph_task_layout = graph_task_layout_check();
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -817,7 +827,7 @@ buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
     if (owned != Py_None && !PySet_CheckExact(owned))
         return call_method_args(buffer, s_add, input_nr, grad);
     int mine = owned != Py_None ? PySet_Contains(owned, input_nr) : 0;
-    int enabled = mine >= 0 ? attr_true(grad_state, s_grad_enabled) : -1;
+    int enabled = mine >= 0 ? thread_local_true(&grad_tl, s_grad_enabled) : -1;
     if (enabled < 0)
         return -1;
     if (!mine || enabled || !PyObject_TypeCheck(old, Tensor_type)) {
@@ -1131,7 +1141,7 @@ row_major(PyObject *array)
 static PyObject *
 accumulate(PyObject *node, PyObject *inputs)
 {
-    int enabled = attr_true(grad_state, s_grad_enabled);
+    int enabled = thread_local_true(&grad_tl, s_grad_enabled);
     PyObject *ref = slot(node, off_variable), *lock = slot(node, off_acc_lock);
     if (enabled != 0 || ref == NULL || lock == NULL || !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1)
         return enabled < 0 ? NULL : PyObject_CallMethodOneArg(node, s_apply, inputs);
@@ -1499,13 +1509,13 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
         if (prev_grad == NULL) {  /* the pass's grad mode, as Engine._run_task sets it */
-            if ((prev_grad = PyObject_GetAttr(grad_state, s_grad_enabled)) == NULL)
+            if ((prev_grad = thread_local_get(&grad_tl, s_grad_enabled)) == NULL)
                 goto error;
-            if (prev_grad != grad_mode && PyObject_SetAttr(grad_state, s_grad_enabled, grad_mode) < 0)
+            if (prev_grad != grad_mode && thread_local_set(&grad_tl, s_grad_enabled, grad_mode) < 0)
                 goto error;
             if (pruned) {  /* See Note [Checkpoint validity] in engine.py */
-                if ((prev_checkpoint_valid = PyObject_GetAttr(worker_state, s_checkpoint_valid)) == NULL ||
-                    PyObject_SetAttr(worker_state, s_checkpoint_valid, Py_False) < 0)
+                if ((prev_checkpoint_valid = thread_local_get(&worker_tl, s_checkpoint_valid)) == NULL ||
+                    thread_local_set(&worker_tl, s_checkpoint_valid, Py_False) < 0)
                     goto error;
             }
         }
@@ -1616,10 +1626,10 @@ error:
 done:
     /* restore the thread's state, keeping a pending error */
     if (prev_grad != NULL && prev_grad != grad_mode &&
-        setattr_keeping_error(grad_state, s_grad_enabled, prev_grad) < 0)
+        thread_local_set_keeping_error(&grad_tl, s_grad_enabled, prev_grad) < 0)
         Py_CLEAR(result);
     if (prev_checkpoint_valid != NULL) {
-        if (setattr_keeping_error(worker_state, s_checkpoint_valid, prev_checkpoint_valid) < 0)
+        if (thread_local_set_keeping_error(&worker_tl, s_checkpoint_valid, prev_checkpoint_valid) < 0)
             Py_CLEAR(result);
         Py_DECREF(prev_checkpoint_valid);
     }
@@ -2045,7 +2055,7 @@ owner_ready_queue(PyObject *engine, PyObject *gt)
 static int
 drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_node, PyObject *first_inputs)
 {
-    PyObject *outer = PyObject_GetAttr(worker_state, s_current_graph_task);
+    PyObject *outer = thread_local_get(&worker_tl, s_current_graph_task);
     if (outer == NULL)
         return -1;
     PyObject *current = Py_NewRef(outer), *gt = Py_NewRef(graph_task);
@@ -2093,7 +2103,7 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
         PyObject *next = NULL;
         if (failed == 0) {
             if (gt != current) {  /* queue_callback and nested calls find the running pass here */
-                if (PyObject_SetAttr(worker_state, s_current_graph_task, gt) < 0)
+                if (thread_local_set(&worker_tl, s_current_graph_task, gt) < 0)
                     failed = -1;
                 Py_SETREF(current, Py_NewRef(gt));
             }
@@ -2169,7 +2179,7 @@ out:
         Py_DECREF(follow_node);
         Py_DECREF(follow_inputs);
     }
-    if (setattr_keeping_error(worker_state, s_current_graph_task, outer) < 0)
+    if (thread_local_set_keeping_error(&worker_tl, s_current_graph_task, outer) < 0)
         rc = -1;
     Py_DECREF(outer);
     Py_DECREF(current);
@@ -2193,8 +2203,17 @@ graph_task_init_fields(void)
     return str_tuple(graph_task_fields, N_GRAPH_TASK_FIELDS);
 }
 
+static int graph_task_layout;  /* GraphTask's __slots__ are graph_task_fields, in order: set by configure */
+
 static int
 graph_task_layout_known(void)
+{
+    return graph_task_layout;
+}
+
+/* Whether GraphTask's __slots__ (in graph_task_slots) are graph_task_fields, in their order. */
+static int
+graph_task_layout_check(void)
 {
     if (graph_task_slots.n != N_GRAPH_TASK_FIELDS)
         return 0;
@@ -2214,7 +2233,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         return PyObject_Vectorcall(GraphTask_cls, call, 4, NULL);
     }
     int keep = PyObject_IsTrue(keep_graph), mode = keep < 0 ? -1 : PyObject_IsTrue(grad_mode);
-    int threads = mode < 0 ? -1 : attr_true(grad_state, s_multithreading);  /* the caller's: Note [Multithreading switch] */
+    int threads = mode < 0 ? -1 : thread_local_true(&grad_tl, s_multithreading);  /* the caller's: Note [Multithreading switch] */
     if (threads < 0)
         return NULL;
     PyTypeObject *type = (PyTypeObject *)GraphTask_cls;
@@ -2378,11 +2397,11 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         Py_SETREF(inputs, checked);
     }
-    if ((queue = PyObject_GetAttr(worker_state, s_ready_queue)) == NULL)
+    if ((queue = thread_local_get(&worker_tl, s_ready_queue)) == NULL)
         goto done;
     if (queue == Py_None) {
         Py_SETREF(queue, PyObject_CallNoArgs((PyObject *)ReadyQueue_type));
-        if (queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, queue) < 0)
+        if (queue == NULL || thread_local_set(&worker_tl, s_ready_queue, queue) < 0)
             goto done;
     }
     if ((gt = new_graph_task(args[3], args[4], queue)) == NULL || (root = new_graph_root(roots, inputs)) == NULL ||
@@ -2412,16 +2431,16 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
     if ((registry = in_flight_add(gt)) == NULL)
         goto done;
-    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0) {
+    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || thread_local_set(&worker_tl, s_worker_device, cpu_device_id) < 0) {
         in_flight_remove(registry, gt);
         goto done;
     }
     PyObject *task_queue = GT_GET(gt, s_cpu_ready_queue);
-    int r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
+    int r = task_queue == NULL || thread_local_set(&worker_tl, s_ready_queue, task_queue) < 0 ||
         GT_SET(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
     Py_XDECREF(task_queue);
-    if (setattr_keeping_error(worker_state, s_worker_device, no_device) < 0 ||
-        setattr_keeping_error(worker_state, s_ready_queue, queue) < 0)
+    if (thread_local_set_keeping_error(&worker_tl, s_worker_device, no_device) < 0 ||
+        thread_local_set_keeping_error(&worker_tl, s_ready_queue, queue) < 0)
         r = -1;
     if (in_flight_remove(registry, gt) < 0)
         r = -1;
@@ -2478,7 +2497,7 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *size = NULL, *dtype = NULL, *kind = NULL, *worker = NULL, *shape = NULL, *seed = NULL;
     PyObject *seed_arr = NULL, *edge = NULL, *roots = NULL, *seeds = NULL, *result = NULL;
     if ((size = PyObject_GetAttr(data, s_size)) == NULL || (dtype = PyObject_GetAttr(data, s_dtype)) == NULL ||
-        (kind = PyObject_GetAttr(dtype, s_kind)) == NULL || (worker = PyObject_GetAttr(worker_state, s_worker_device)) == NULL)
+        (kind = PyObject_GetAttr(dtype, s_kind)) == NULL || (worker = thread_local_get(&worker_tl, s_worker_device)) == NULL)
         goto done;
     int one = PyObject_RichCompareBool(size, one_int, Py_EQ), floating = one > 0 && PyUnicode_Check(kind) ?
         PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;

@@ -34,6 +34,7 @@ static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_
 static PyObject *fp_state, *fp_quiet;  /* See Note [NumPy's floating-point warnings] in backends/numpy_backend.py */
 static int fp_contextvar = 0;  /* fp_state is a ContextVar, which this code sets; else every call goes to Python */
 static int configured = 0;
+static ThreadLocal grad_tl, hooks_tl;  /* grad_state and saved_hooks_state: see ThreadLocal in _capi.h */
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
 static int interposed = 0;  /* set_interposed(True): interposers are active, every call goes to Python (Note [Op call
                              * interposition] in ops/_call.py) */
@@ -151,6 +152,10 @@ configure(PyObject *module, PyObject *ns)
         return NULL;
     PyDict_Clear(metas_cache);
     fp_contextvar = PyContextVar_CheckExact(fp_state);
+    PyObject *grad_names[] = {s_grad_enabled, s_inference}, *hooks_names[] = {s_hooks};
+    if (thread_local_init(&grad_tl, grad_state, grad_names, 2) < 0 ||
+        thread_local_init(&hooks_tl, saved_hooks_state, hooks_names, 1) < 0)
+        return NULL;
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -338,7 +343,7 @@ version_of(PyObject *vc)
 static PyObject *
 new_saved(PyObject *tensor, int is_output)
 {
-    PyObject *hooks = PyObject_GetAttr(saved_hooks_state, s_hooks);
+    PyObject *hooks = thread_local_get(&hooks_tl, s_hooks);
     if (hooks == NULL)
         return NULL;
     int any = PyObject_IsTrue(hooks);
@@ -500,7 +505,7 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
     for (Py_ssize_t i = 0; i < n; i++)
         PyTuple_SET_ITEM(view_fn, i, Py_NewRef(PyTuple_GET_ITEM(chain, i)));
     PyTuple_SET_ITEM(view_fn, n, Py_NewRef(entry));
-    int grad_on = inference ? 0 : attr_true(grad_state, s_grad_enabled);
+    int grad_on = inference ? 0 : thread_local_true(&grad_tl, s_grad_enabled);
     if (grad_on < 0)
         goto done;
     /* a view's creation: inference mode's, else the source's with grad mode on, else no_grad's
@@ -807,7 +812,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_RETURN_NONE;
     if (threads != zero) {
         int some = PyObject_IsTrue(threads);
-        if (some < 0 || (some && (inference = attr_true(grad_state, s_inference)) < 0))
+        if (some < 0 || (some && (inference = thread_local_true(&grad_tl, s_inference)) < 0))
             return NULL;
     }
     fwd_args[0] = np_module;
@@ -845,7 +850,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             if (slot(a, t_off[T_REQUIRES_GRAD]) != Py_True && slot(base, t_off[T_REQUIRES_GRAD]) == Py_True) {
                 /* requires grad through its base alone: a dead edge, in Python, where the call records;
                  * with grad mode off (a formula's transpose of a saved parameter) nothing differs */
-                int on = inference ? 1 : attr_true(grad_state, s_grad_enabled);
+                int on = inference ? 1 : thread_local_true(&grad_tl, s_grad_enabled);
                 if (on != 0) {
                     if (on < 0)
                         return NULL;
@@ -945,7 +950,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(out);
         return res;
     }
-    int recording = attr_true(grad_state, s_grad_enabled);
+    int recording = thread_local_true(&grad_tl, s_grad_enabled);
     if (recording <= 0) {
         Py_DECREF(out);
         if (recording < 0)

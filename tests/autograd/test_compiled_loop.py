@@ -453,3 +453,35 @@ def test_compiled_init_to_execute_marks_as_the_python_method(expects_compiled, s
     assert engine._loop.init_to_execute(gt, root, [("not a node", 0)], False) is False  # left to the method
     assert gt.exec_info is None
 
+
+def test_each_thread_reads_its_own_switches(engine_loop):
+    # Grad mode, the engine's per-thread state and saved-tensor hooks are threading.local: the C modules read
+    # each thread's own (Note ThreadLocal in _capi.h), a thread that never set one reads the class default, and
+    # a switch set in one thread is not seen in another while both run passes.
+    import threading
+    x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    packed = []
+    seen = {}
+    step = threading.Barrier(2, timeout=30)
+
+    def other():
+        seen["default"] = (x * x).requires_grad  # never set in this thread: the class's default, True
+        step.wait()  # the main thread is inside no_grad and saved_tensors_hooks now
+        y = (x * 3.0).tanh().sum()  # recorded here, with no hooks: the main thread's are its own
+        seen["grad"] = rg.autograd.grad(y, x)[0].numpy().copy()
+        with rg.no_grad():
+            seen["off"] = (x * x).requires_grad
+        step.wait()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with rg.no_grad(), rg.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+        step.wait()
+        step.wait()
+        assert not (x * x).requires_grad
+    thread.join()
+    assert seen["default"] and not seen["off"] and packed == []
+    np.testing.assert_allclose(seen["grad"], 3.0 * (1.0 - np.tanh(3.0 * x.detach().numpy()) ** 2))
+    z = (x * x).tanh().sum()  # and the main thread records again, the hooks gone
+    z.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * x.detach().numpy() * (1.0 - np.tanh(x.detach().numpy() ** 2) ** 2))
