@@ -463,9 +463,11 @@ thread_local_dict(ThreadLocal *tl)
     if (tdict == NULL)
         return NULL;
     PyObject *d = PyDict_GetItemWithError(tdict, tl->key);
-    if (d != NULL || PyErr_Occurred()) {
+    if (d != NULL)
+        return PyDict_CheckExact(d) ? d : NULL;
+    if (PyErr_Occurred()) {
         PyErr_Clear();
-        return d != NULL && PyDict_CheckExact(d) ? d : NULL;
+        return NULL;
     }
     static PyObject *dict_name;
     if (dict_name == NULL && (dict_name = PyUnicode_InternFromString("__dict__")) == NULL) {
@@ -534,6 +536,34 @@ thread_local_set_keeping_error(ThreadLocal *tl, PyObject *name, PyObject *value)
     }
     PyErr_Restore(type, val, tb);
     return 0;
+}
+
+/* cls.name for a class (a new reference, or NULL with an error): what type's getattr finds, read from the
+ * class's method cache where its metaclass is `type`, the name is none of type's own attributes and the
+ * value found is a plain value or a Python function (which a class gives back as it is); anything else
+ * (a descriptor, another metaclass) goes through getattr. Class-level switches (Anomaly.enabled,
+ * Observation.active) and a node class's methods are read this way, once or more per node. */
+static inline PyObject *
+class_attr(PyObject *cls, PyObject *name)
+{
+    if (PyType_CheckExact(cls) && _PyType_Lookup(&PyType_Type, name) == NULL) {
+        PyObject *v = _PyType_Lookup((PyTypeObject *)cls, name);  /* borrowed */
+        if (v != NULL && (Py_TYPE(v)->tp_descr_get == NULL || PyFunction_Check(v)))
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(cls, name);
+}
+
+/* bool(cls.name): 1, 0, or -1 on error. */
+static inline int
+class_attr_true(PyObject *cls, PyObject *name)
+{
+    PyObject *v = class_attr(cls, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
 }
 
 /* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */

@@ -451,7 +451,7 @@ handled(PyObject *node, int keep_graph)
             return 0;
     }
     if (!keep_graph) {
-        int r = attr_true((PyObject *)Py_TYPE(node), s_will_release);
+        int r = class_attr_true((PyObject *)Py_TYPE(node), s_will_release);
         if (r != 0)
             return r < 0 ? -1 : 0;
     }
@@ -943,9 +943,14 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             } else {
                 if (buffer_add(buffer, input_nr, grad) < 0)
                     goto fail;
-                if ((grads = PyObject_GetAttr(buffer, s_buffer)) == NULL ||
-                    (device = PyObject_GetAttr(buffer, s_device)) == NULL)
+                if (Py_TYPE(buffer) == (PyTypeObject *)InputBuffer_cls && slot(buffer, off_ib_buffer) != NULL &&
+                    slot(buffer, off_ib_device) != NULL) {  /* its slots, as the attributes read them */
+                    grads = Py_NewRef(slot(buffer, off_ib_buffer));
+                    device = Py_NewRef(slot(buffer, off_ib_device));
+                } else if ((grads = PyObject_GetAttr(buffer, s_buffer)) == NULL ||
+                           (device = PyObject_GetAttr(buffer, s_device)) == NULL) {
                     goto fail;
+                }
             }
             Py_CLEAR(buffer);
         } else {  /* more producers to come: accumulate into the node's InputBuffer */
@@ -1019,7 +1024,7 @@ release_saved(PyObject *value)
 static int
 release_variables(PyObject *node)
 {
-    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_release_variables);
+    PyObject *fn = class_attr((PyObject *)Py_TYPE(node), s_release_variables);
     if (fn == NULL)
         return -1;
     int own = fn == opnode_release_fn, nothing = fn == node_release_fn;  /* Node's own frees nothing */
@@ -1299,7 +1304,7 @@ apply_node(PyObject *node, PyObject *inputs)
     PyObject *saved = PyObject_TypeCheck(node, OpNode_type) ? slot(node, off_saved) : NULL;
     if (saved == NULL)  /* not an op's node: no plan to look for */
         return PyObject_CallMethodOneArg(node, s_apply, inputs);
-    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_apply);
+    PyObject *fn = class_attr((PyObject *)Py_TYPE(node), s_apply);
     if (fn == NULL)
         return NULL;
     PyObject *plan = NULL;  /* the function's `plan` attribute, looked up without raising */
@@ -1387,7 +1392,7 @@ capture(PyObject *gt, PyObject *node, PyObject *captures, PyObject *inputs, PyOb
 {
     if (!PyList_CheckExact(captures) || !PyList_CheckExact(inputs))
         return 0;
-    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_tensor_pre_hooks);
+    PyObject *fn = class_attr((PyObject *)Py_TYPE(node), s_tensor_pre_hooks);
     if (fn == NULL)
         return -1;
     int plain = fn == node_tph_fn || fn == acc_tph_fn;
@@ -1437,7 +1442,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *engine = args[0], *gt = args[1], *queue = args[4];
     if (!configured)  /* nothing bound yet: Engine._run_task does it all */
         return call_python(engine, gt, args[2], args[3], queue);
-    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    int observed = class_attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0)
         return observed < 0 ? NULL : call_python(engine, gt, args[2], args[3], queue);
     if (!PyObject_TypeCheck(engine, (PyTypeObject *)Engine_cls))  /* another engine: its own _run_task */
@@ -1481,7 +1486,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         first = 0;
         int ok = handled(node, keep_graph), anomaly;
-        if (ok < 0 || (anomaly = attr_true(Anomaly_cls, s_enabled)) < 0)
+        if (ok < 0 || (anomaly = class_attr_true(Anomaly_cls, s_enabled)) < 0)
             goto error;
         if (ok && pruned) {  /* needed and capturing nothing (the plain case), or captured and not needed */
             PyObject *info = PyDict_GetItemWithError(exec_info, node);
@@ -2261,7 +2266,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
 static PyObject *
 new_graph_root(PyObject *roots, PyObject *inputs)
 {
-    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
     if (anomaly != 0 || !PyList_CheckExact(inputs))
         return anomaly < 0 ? NULL : PyObject_CallFunctionObjArgs(GraphRoot_cls, roots, inputs, NULL);
     PyTypeObject *type = (PyTypeObject *)GraphRoot_cls;
@@ -2329,7 +2334,7 @@ new_input_buffer_py(PyObject *module, PyObject *size)
 static PyObject *
 in_flight_add(PyObject *gt)
 {
-    PyObject *registry = PyObject_GetAttr(GraphTask_cls, s_in_flight), *clock = NULL, *now = NULL;
+    PyObject *registry = class_attr(GraphTask_cls, s_in_flight), *clock = NULL, *now = NULL;
     PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
     int rc = -1;
     if (registry != NULL && !PyDict_Check(registry))
@@ -2377,7 +2382,7 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!configured)  /* nothing bound yet: Engine.execute runs the pass */
         Py_RETURN_NOTIMPLEMENTED;
-    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    int observed = class_attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0) {
         if (observed < 0)
             return NULL;
@@ -2479,7 +2484,7 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!configured)  /* nothing bound yet: the Python path */
         Py_RETURN_FALSE;
-    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    int observed = class_attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0) {
         if (observed < 0)
             return NULL;

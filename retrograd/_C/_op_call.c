@@ -224,7 +224,7 @@ static PyObject *
 leaf_accumulator(PyObject *tensor)
 {
     PyObject *data = slot(tensor, t_off[T_DATA]);
-    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
     if (anomaly < 0)
         return NULL;
     if (anomaly || data == NULL || slot(tensor, t_off[T_DEVICE]) != cpu_device)
@@ -1018,7 +1018,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     set_node_fields(node, n_off, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
     Py_DECREF(seq);
     set_slot(node, off_saved, nothing_saved);
-    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
     if (anomaly < 0)
         goto fail_node;
     if (anomaly) {
