@@ -27,7 +27,7 @@ static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
 static PyObject *Node_cls, *OpNode_cls, *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls,
     *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
-static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
+static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple;
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
 static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_cls, *view_default, *view_no_grad,
     *view_inference;
@@ -130,6 +130,8 @@ static const char *const ufunc_fields[] = {"forward", "ufunc", "nargs", "when"};
 static const char *const input_metadata_fields[] = {"shape", "dtype", "device"};
 static const char *const view_link_fields[] = {"op", "rest", "output"};
 
+static void metas_cache_clear(void);
+
 /* configure(ns): binds what the call works with from the namespace `ns` (see bindings above)
  * and reads the classes' slot offsets; the call declines every call until it has succeeded. */
 static PyObject *
@@ -150,7 +152,7 @@ configure(PyObject *module, PyObject *ns)
     Py_XSETREF(asarray_fn, PyObject_GetAttrString(np_module, "asarray"));
     if (ndarray_type == NULL || asarray_fn == NULL)
         return NULL;
-    PyDict_Clear(metas_cache);
+    metas_cache_clear();
     fp_contextvar = PyContextVar_CheckExact(fp_state);
     PyObject *grad_names[] = {s_grad_enabled, s_inference}, *hooks_names[] = {s_hooks};
     if (thread_local_init(&grad_tl, grad_state, grad_names, 2) < 0 ||
@@ -530,14 +532,45 @@ done:
 
 /* The node's input_metadata, ((shape, dtype, None),), for a result array. Nodes of results of
  * one shape and dtype share one (immutable) tuple: three objects fewer per recorded op for the
- * garbage collector to count and scan. The cache is cleared when it grows past a bound. */
+ * garbage collector to count and scan. The cache is a dict per dtype object, keyed by shape, found
+ * by the dtype's identity: a NumPy dtype hashes and compares slowly (a (shape, dtype) key cost
+ * about 600 instructions a look-up), and an array's dtype is almost always one of a few shared
+ * objects. Each entry holds its dtype, so an identity is never reused while it is cached; a dict
+ * is cleared when it grows past a bound, and every one when more dtypes come than there are slots. */
+#define METAS_DTYPES 8
+static PyObject *metas_dtype[METAS_DTYPES], *metas_by_shape[METAS_DTYPES];
+
+static void
+metas_cache_clear(void)
+{
+    for (int i = 0; i < METAS_DTYPES; i++) {
+        Py_CLEAR(metas_dtype[i]);
+        Py_CLEAR(metas_by_shape[i]);
+    }
+}
+
 static PyObject *
 input_metadata(PyObject *out, PyObject *out_dtype)
 {
-    PyObject *shape = PyObject_GetAttr(out, s_shape), *key = NULL, *metas = NULL;
-    if (shape == NULL || (key = PyTuple_Pack(2, shape, out_dtype)) == NULL)
-        goto done;
-    metas = PyDict_GetItemWithError(metas_cache, key);
+    int i = 0;
+    while (i < METAS_DTYPES && metas_dtype[i] != NULL && metas_dtype[i] != out_dtype)
+        i++;
+    if (i == METAS_DTYPES) {  /* every slot taken by another dtype: start again */
+        metas_cache_clear();
+        i = 0;
+    }
+    if (metas_dtype[i] == NULL) {
+        PyObject *by_shape = PyDict_New();
+        if (by_shape == NULL)
+            return NULL;
+        metas_dtype[i] = Py_NewRef(out_dtype);
+        metas_by_shape[i] = by_shape;
+    }
+    PyObject *by_shape = metas_by_shape[i];
+    PyObject *shape = PyObject_GetAttr(out, s_shape), *metas = NULL;
+    if (shape == NULL)
+        return NULL;
+    metas = PyDict_GetItemWithError(by_shape, shape);
     if (metas != NULL) {
         Py_INCREF(metas);
         goto done;
@@ -549,13 +582,12 @@ input_metadata(PyObject *out, PyObject *out_dtype)
     Py_XDECREF(meta);
     if (metas == NULL)
         goto done;
-    if (PyDict_GET_SIZE(metas_cache) >= 512)
-        PyDict_Clear(metas_cache);
-    if (PyDict_SetItem(metas_cache, key, metas) < 0)
+    if (PyDict_GET_SIZE(by_shape) >= 512)
+        PyDict_Clear(by_shape);
+    if (PyDict_SetItem(by_shape, shape, metas) < 0)
         Py_CLEAR(metas);
 done:
-    Py_XDECREF(shape);
-    Py_XDECREF(key);
+    Py_DECREF(shape);
     return metas;
 }
 
@@ -1299,7 +1331,7 @@ PyInit__op_call(void)
 {
     if (intern_all(interned, N_INTERNED) < 0)
         return NULL;
-    if ((empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
+    if ((empty_tuple = PyTuple_New(0)) == NULL ||
         (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0 ||
         (fp_cache_key = PyUnicode_InternFromString("retrograd._C._op_call.quiet_context")) == NULL)
         return NULL;
