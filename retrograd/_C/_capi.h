@@ -405,6 +405,179 @@ new_tensor(PyTypeObject *type, const Py_ssize_t *off, PyObject *data, PyObject *
     return t;
 }
 
+/* -- NumPy arrays -------------------------------------------------------------------------------------
+ *
+ * The fields of an ndarray that the modules read: the head of NumPy's PyArrayObject_fields, which NumPy's
+ * own C API macros (PyArray_NDIM, PyArray_DIMS, PyArray_BASE, PyArray_DESCR, PyArray_FLAGS) read and which
+ * NumPy keeps the same across versions. The modules are built without NumPy's headers, so array_head_init
+ * checks this layout at configure, on arrays of several kinds, against what their attributes say; where
+ * it does not hold, or an object is not exactly an ndarray, every read goes through getattr as before.
+ * An attribute read costs about 150 instructions and, for shape and flags, a new object; a field read,
+ * a load. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} ArrayHead;
+#define ARRAY_HEAD(a) ((ArrayHead *)(a))
+#define ARRAY_C_CONTIGUOUS 0x0001  /* NPY_ARRAY_C_CONTIGUOUS: flags.c_contiguous */
+#define ARRAY_WRITEABLE 0x0400     /* NPY_ARRAY_WRITEABLE: flags.writeable */
+
+static PyTypeObject *direct_ndarray;  /* numpy.ndarray where array_head_init found the layout, else NULL */
+
+/* Whether `a` is exactly an ndarray whose fields this module reads directly. */
+static inline int
+array_direct(PyObject *a)
+{
+    return direct_ndarray != NULL && Py_TYPE(a) == direct_ndarray;
+}
+
+/* 1 where `arr`'s fields say what its attributes do; 0 where not; -1 on error. */
+static inline int
+array_head_agrees(PyObject *arr)
+{
+    PyObject *shape = PyObject_GetAttrString(arr, "shape"), *dtype = PyObject_GetAttrString(arr, "dtype");
+    PyObject *base = PyObject_GetAttrString(arr, "base"), *flags = PyObject_GetAttrString(arr, "flags");
+    PyObject *c = flags ? PyObject_GetAttrString(flags, "c_contiguous") : NULL;
+    PyObject *w = flags ? PyObject_GetAttrString(flags, "writeable") : NULL;
+    int ok = -1;
+    if (shape != NULL && dtype != NULL && base != NULL && c != NULL && w != NULL && PyTuple_Check(shape)) {
+        ArrayHead *h = ARRAY_HEAD(arr);
+        ok = h->nd == PyTuple_GET_SIZE(shape) && h->descr == dtype && (h->base == NULL ? Py_None : h->base) == base &&
+             ((h->flags & ARRAY_C_CONTIGUOUS) != 0) == (c == Py_True) && ((h->flags & ARRAY_WRITEABLE) != 0) == (w == Py_True);
+        for (int i = 0; ok == 1 && i < h->nd; i++)
+            ok = h->dimensions[i] == PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(base);
+    Py_XDECREF(flags);
+    Py_XDECREF(c);
+    Py_XDECREF(w);
+    return PyErr_Occurred() ? -1 : ok;
+}
+
+/* Reads the fields of arrays made by `numpy` (a module) of several kinds (a 2-d array, its transpose, a
+ * read-only view of a slice, a 0-d array, an empty one) and sets direct_ndarray where they all agree with
+ * the attributes. -1 on error. */
+static inline int
+array_head_init(PyObject *numpy)
+{
+    direct_ndarray = NULL;
+    PyObject *globals = PyDict_New(), *arrays = NULL;
+    if (globals != NULL && PyDict_SetItemString(globals, "np", numpy) == 0 &&
+        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+        arrays = PyRun_String("(lambda a: [a, a.T, a[1:, ::2], np.ones((), np.float32), np.empty((0, 4), np.int64)])"
+                              "(np.arange(24.0).reshape(4, 6))", Py_eval_input, globals, NULL);
+    Py_XDECREF(globals);
+    PyObject *ndarray = PyObject_GetAttrString(numpy, "ndarray");
+    int ok = arrays != NULL && ndarray != NULL && PyList_Check(arrays) ? 1 : -1;
+    if (ok == 1) {
+        PyObject *view = PyList_GET_ITEM(arrays, 2), *r = PyObject_CallMethod(view, "setflags", "(O)", Py_False);
+        ok = r == NULL ? -1 : 1;
+        Py_XDECREF(r);
+    }
+    for (Py_ssize_t i = 0; ok == 1 && i < PyList_GET_SIZE(arrays); i++) {
+        PyObject *a = PyList_GET_ITEM(arrays, i);
+        ok = Py_TYPE(a) == (PyTypeObject *)ndarray ? array_head_agrees(a) : 0;
+    }
+    if (ok == 1)
+        direct_ndarray = (PyTypeObject *)ndarray;  /* the module's binding of numpy keeps it */
+    Py_XDECREF(arrays);
+    Py_XDECREF(ndarray);
+    return ok < 0 ? -1 : 0;
+}
+
+/* layout()'s entry for arrays: {"read_directly": whether array_head_init found the layout, "fields": the
+ * fields of PyArrayObject_fields read}; -1 on error. */
+static inline int
+array_layout_report(PyObject *out)
+{
+    PyObject *entry = Py_BuildValue("{s:O,s:(sssss)}", "read_directly", direct_ndarray != NULL ? Py_True : Py_False,
+                                    "fields", "nd", "dimensions", "base", "descr", "flags");
+    int rc = entry == NULL ? -1 : PyDict_SetItemString(out, "arrays", entry);
+    Py_XDECREF(entry);
+    return rc;
+}
+
+/* arr.dtype (a new reference) */
+static inline PyObject *
+array_dtype(PyObject *arr)
+{
+    static PyObject *name;
+    if (array_direct(arr))
+        return Py_NewRef(ARRAY_HEAD(arr)->descr);
+    if (name == NULL && (name = PyUnicode_InternFromString("dtype")) == NULL)
+        return NULL;
+    return PyObject_GetAttr(arr, name);
+}
+
+/* arr.shape == shape for a tuple `shape`: 1, 0, or -1 on error. */
+static inline int
+array_shape_is(PyObject *arr, PyObject *shape)
+{
+    static PyObject *name;
+    if (array_direct(arr) && PyTuple_Check(shape)) {
+        ArrayHead *h = ARRAY_HEAD(arr);
+        if (PyTuple_GET_SIZE(shape) != h->nd)
+            return 0;
+        for (int i = 0; i < h->nd; i++) {
+            PyObject *n = PyTuple_GET_ITEM(shape, i);
+            if (!PyLong_CheckExact(n))
+                goto slow;  /* an element that compares as it likes */
+            Py_ssize_t v = PyLong_AsSsize_t(n);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                goto slow;
+            }
+            if (v != h->dimensions[i])
+                return 0;
+        }
+        return 1;
+    }
+slow:
+    if (name == NULL && (name = PyUnicode_InternFromString("shape")) == NULL)
+        return -1;
+    PyObject *own = PyObject_GetAttr(arr, name);
+    if (own == NULL)
+        return -1;
+    int eq = PyObject_RichCompareBool(own, shape, Py_EQ);
+    Py_DECREF(own);
+    return eq;
+}
+
+/* bool(arr.flags.<flag>) for ARRAY_C_CONTIGUOUS ("c_contiguous") or ARRAY_WRITEABLE ("writeable"): 1, 0, or -1. */
+static inline int
+array_flag(PyObject *arr, int flag)
+{
+    if (array_direct(arr))
+        return (ARRAY_HEAD(arr)->flags & flag) != 0;
+    PyObject *flags = PyObject_GetAttrString(arr, "flags");
+    if (flags == NULL)
+        return -1;
+    PyObject *v = PyObject_GetAttrString(flags, flag == ARRAY_C_CONTIGUOUS ? "c_contiguous" : "writeable");
+    Py_DECREF(flags);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* arr.base (a new reference: None where the array owns its memory) */
+static inline PyObject *
+array_base(PyObject *arr)
+{
+    if (array_direct(arr))
+        return Py_NewRef(ARRAY_HEAD(arr)->base != NULL ? ARRAY_HEAD(arr)->base : Py_None);
+    return PyObject_GetAttrString(arr, "base");
+}
+
 /* -- thread-local state -----------------------------------------------------------------------------
  *
  * The engine's and the autograd switches' per-thread state lives in threading.local objects (grad_mode's

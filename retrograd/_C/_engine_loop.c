@@ -312,6 +312,8 @@ configure(PyObject *module, PyObject *ns)
     configured = 0;
     if (bind_all(ns, bindings, N_BINDINGS) < 0 || field_tables_init(ns, field_tables, N_FIELD_TABLES) < 0)
         return NULL;
+    if (array_head_init(numpy_module) < 0)
+        return NULL;
     Py_XSETREF(np_empty_fn, PyObject_GetAttrString(numpy_module, "empty"));
     Py_XSETREF(ndarray_type, PyObject_GetAttrString(numpy_module, "ndarray"));
     if (np_empty_fn == NULL || ndarray_type == NULL)
@@ -390,7 +392,7 @@ layout(PyObject *module, PyObject *unused)
         }
     }
     PyObject *init = graph_task_init_fields();
-    if (init == NULL || PyDict_SetItemString(tuples, "graph_task_init", init) < 0) {
+    if (init == NULL || PyDict_SetItemString(tuples, "graph_task_init", init) < 0 || array_layout_report(out) < 0) {
         Py_XDECREF(init);
         goto error;
     }
@@ -509,18 +511,14 @@ outputs_match(PyObject *edges, PyObject *outputs)
         PyObject *arr = slot(grad, t_off[T_DATA]);
         if (arr == NULL || slot(grad, t_off[T_DEVICE]) != device)
             return 0;
-        PyObject *dtype = PyObject_GetAttr(arr, s_dtype);
+        PyObject *dtype = array_dtype(arr);
         if (dtype == NULL)
             return -1;
         int same = dtype == PyTuple_GET_ITEM(meta, 1);
         Py_DECREF(dtype);
         if (!same)
             return 0;
-        PyObject *shape = PyObject_GetAttr(arr, s_shape);
-        if (shape == NULL)
-            return -1;
-        int eq = PyObject_RichCompareBool(shape, PyTuple_GET_ITEM(meta, 0), Py_EQ);
-        Py_DECREF(shape);
+        int eq = array_shape_is(arr, PyTuple_GET_ITEM(meta, 0));
         if (eq != 1)
             return eq;
     }
@@ -1129,12 +1127,7 @@ unpack_saved(PyObject *saved, PyObject *node)
 static int
 row_major(PyObject *array)
 {
-    PyObject *flags = PyObject_GetAttr(array, s_flags);
-    if (flags == NULL)
-        return -1;
-    int r = attr_true(flags, s_c_contiguous);
-    Py_DECREF(flags);
-    return r;
+    return array_flag(array, ARRAY_C_CONTIGUOUS);
 }
 
 /* AccumulateGrad.apply(inputs) with grad mode off and no hooks (handled() checked those), as
@@ -1199,12 +1192,11 @@ accumulate(PyObject *node, PyObject *inputs)
         int unshared = Py_REFCNT(grad) == 1 && Py_REFCNT(data) == 1 && slot(grad, t_off[T_GRAD_FN]) == Py_None &&
                        slot(grad, t_off[T_REQUIRES_GRAD]) == Py_False;
         if (unshared) {
-            PyObject *owner = PyObject_GetAttr(data, s_base), *flags = NULL;
+            PyObject *owner = array_base(data);
             unshared = owner == NULL ? -1 : owner == Py_None;
             Py_XDECREF(owner);
             if (unshared > 0)
-                unshared = (flags = PyObject_GetAttr(data, s_flags)) == NULL ? -1 : attr_true(flags, s_writeable);
-            Py_XDECREF(flags);
+                unshared = array_flag(data, ARRAY_WRITEABLE);
         }
         PyObject *value = unshared < 0 ? NULL : unshared ? Py_NewRef(grad) : PyObject_CallMethodNoArgs(grad, s_clone);
         if (value != NULL) {
@@ -2501,11 +2493,19 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_FALSE;
     PyObject *size = NULL, *dtype = NULL, *kind = NULL, *worker = NULL, *shape = NULL, *seed = NULL;
     PyObject *seed_arr = NULL, *edge = NULL, *roots = NULL, *seeds = NULL, *result = NULL;
-    if ((size = PyObject_GetAttr(data, s_size)) == NULL || (dtype = PyObject_GetAttr(data, s_dtype)) == NULL ||
-        (kind = PyObject_GetAttr(dtype, s_kind)) == NULL || (worker = thread_local_get(&worker_tl, s_worker_device)) == NULL)
+    int one = -1;
+    if (array_direct(data)) {  /* data.size == 1 */
+        Py_ssize_t n = 1;
+        for (int i = 0; i < ARRAY_HEAD(data)->nd; i++)
+            n *= ARRAY_HEAD(data)->dimensions[i];
+        one = n == 1;
+    } else if ((size = PyObject_GetAttr(data, s_size)) != NULL) {
+        one = PyObject_RichCompareBool(size, one_int, Py_EQ);
+    }
+    if (one < 0 || (dtype = array_dtype(data)) == NULL || (kind = PyObject_GetAttr(dtype, s_kind)) == NULL ||
+        (worker = thread_local_get(&worker_tl, s_worker_device)) == NULL)
         goto done;
-    int one = PyObject_RichCompareBool(size, one_int, Py_EQ), floating = one > 0 && PyUnicode_Check(kind) ?
-        PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;
+    int floating = one > 0 && PyUnicode_Check(kind) ? PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;
     int outside = worker == no_device ? 1 : PyObject_RichCompareBool(worker, no_device, Py_EQ);
     if (one < 0 || outside < 0)
         goto done;

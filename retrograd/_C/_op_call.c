@@ -148,6 +148,8 @@ configure(PyObject *module, PyObject *ns)
         PyErr_SetString(PyExc_TypeError, "configure: inference_census must be an InferenceCensus");
         return NULL;
     }
+    if (array_head_init(np_module) < 0)
+        return NULL;
     Py_XSETREF(ndarray_type, PyObject_GetAttrString(np_module, "ndarray"));
     Py_XSETREF(asarray_fn, PyObject_GetAttrString(np_module, "asarray"));
     if (ndarray_type == NULL || asarray_fn == NULL)
@@ -176,8 +178,11 @@ layout(PyObject *module, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "layout(): the op call is not configured");
         return NULL;
     }
-    return layout_report(bindings, N_BINDINGS, field_tables, N_FIELD_TABLES, tuple_tables, N_TUPLE_TABLES, interned,
-                         N_INTERNED);
+    PyObject *out = layout_report(bindings, N_BINDINGS, field_tables, N_FIELD_TABLES, tuple_tables, N_TUPLE_TABLES,
+                                  interned, N_INTERNED);
+    if (out != NULL && array_layout_report(out) < 0)
+        Py_CLEAR(out);
+    return out;
 }
 
 static PyObject *
@@ -244,7 +249,7 @@ leaf_accumulator(PyObject *tensor)
             goto release;
         Py_CLEAR(acc);
     }
-    PyObject *dtype = PyObject_GetAttr(data, s_dtype), *metas = NULL, *variable = NULL, *lock = NULL;
+    PyObject *dtype = array_dtype(data), *metas = NULL, *variable = NULL, *lock = NULL;
     if (dtype == NULL || (metas = input_metadata(data, dtype)) == NULL ||
         (variable = PyWeakref_NewRef(tensor, NULL)) == NULL || (lock = PyObject_CallNoArgs(rlock_fn)) == NULL)
         goto done;
@@ -467,7 +472,7 @@ static int
 mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, PyObject *out, int inference)
 {
     PyObject *src = args[0], *src_data = PyObject_TypeCheck(src, Tensor_type) ? slot(src, t_off[T_DATA]) : NULL;
-    PyObject *owner = PyObject_GetAttr(out, s_base), *src_owner = NULL, *vc = NULL, *version = NULL;
+    PyObject *owner = array_base(out), *src_owner = NULL, *vc = NULL, *version = NULL;
     PyObject *rest = NULL, *entry = NULL, *view_fn = NULL;
     int rc = -1;
     if (owner == NULL)
@@ -476,7 +481,7 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
         Py_DECREF(owner);
         return 0;
     }
-    if (src_data != NULL && owner != src_data && (src_owner = PyObject_GetAttr(src_data, s_base)) == NULL)
+    if (src_data != NULL && owner != src_data && (src_owner = array_base(src_data)) == NULL)
         goto done;
     PyObject *base = src_data == NULL ? NULL : slot(src, t_off[T_BASE]);
     PyObject *chain = base == NULL || base == Py_None ? empty_tuple : slot(src, t_off[T_VIEW_FN]);
@@ -536,9 +541,10 @@ done:
  * by the dtype's identity: a NumPy dtype hashes and compares slowly (a (shape, dtype) key cost
  * about 600 instructions a look-up), and an array's dtype is almost always one of a few shared
  * objects. Each entry holds its dtype, so an identity is never reused while it is cached; a dict
- * is cleared when it grows past a bound, and every one when more dtypes come than there are slots. */
+ * is cleared when it grows past a bound, and every one when more dtypes come than there are slots.
+ * The last tuple found for a dtype is tried first, its shape compared with the array's dimensions. */
 #define METAS_DTYPES 8
-static PyObject *metas_dtype[METAS_DTYPES], *metas_by_shape[METAS_DTYPES];
+static PyObject *metas_dtype[METAS_DTYPES], *metas_by_shape[METAS_DTYPES], *metas_last[METAS_DTYPES];
 
 static void
 metas_cache_clear(void)
@@ -546,6 +552,7 @@ metas_cache_clear(void)
     for (int i = 0; i < METAS_DTYPES; i++) {
         Py_CLEAR(metas_dtype[i]);
         Py_CLEAR(metas_by_shape[i]);
+        Py_CLEAR(metas_last[i]);
     }
 }
 
@@ -565,6 +572,12 @@ input_metadata(PyObject *out, PyObject *out_dtype)
             return NULL;
         metas_dtype[i] = Py_NewRef(out_dtype);
         metas_by_shape[i] = by_shape;
+    }
+    PyObject *last = metas_last[i];  /* the dtype's last result shape, compared without making a tuple */
+    if (last != NULL && array_direct(out)) {
+        int same = array_shape_is(out, PyTuple_GET_ITEM(PyTuple_GET_ITEM(last, 0), 0));
+        if (same != 0)
+            return same < 0 ? NULL : Py_NewRef(last);
     }
     PyObject *by_shape = metas_by_shape[i];
     PyObject *shape = PyObject_GetAttr(out, s_shape), *metas = NULL;
@@ -588,6 +601,8 @@ input_metadata(PyObject *out, PyObject *out_dtype)
         Py_CLEAR(metas);
 done:
     Py_DECREF(shape);
+    if (metas != NULL)
+        Py_XSETREF(metas_last[i], Py_NewRef(metas));
     return metas;
 }
 
@@ -892,7 +907,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         } else if (is_inference(a)) {
             any_inference = 1;
         }
-        PyObject *d = PyObject_GetAttr(data, s_dtype);
+        PyObject *d = array_dtype(data);
         if (d == NULL)
             return NULL;
         Py_DECREF(d);  /* an array's dtype lives as long as the array */
@@ -946,7 +961,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         fp_restore(quiet);
         return NULL;
     }
-    PyObject *out_dtype = PyObject_GetAttr(out, s_dtype);
+    PyObject *out_dtype = array_dtype(out);
     if (out_dtype == NULL) {
         fp_restore(quiet);
         goto fail_out;
@@ -962,7 +977,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             goto fail_out;
         }
         Py_SETREF(out, promoted);
-        if ((out_dtype = PyObject_GetAttr(out, s_dtype)) == NULL) {
+        if ((out_dtype = array_dtype(out)) == NULL) {
             fp_restore(quiet);
             goto fail_out;
         }
