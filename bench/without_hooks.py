@@ -39,7 +39,7 @@ EDITS = [
     # the C op call: its call() and its fast entry
     ("retrograd/_C/_op_call.c", "!enabled || interposed ||", "!enabled ||", 2),
     # the compiled loop's execute, backward and run_task
-    ("retrograd/_C/_engine_loop.c", "int observed = attr_true(Observation_cls, s_active);", "int observed = 0;", 3),
+    ("retrograd/_C/_engine_loop.c", "int observed = class_attr_true(Observation_cls, s_active);", "int observed = 0;", 3),
     # the Python engine: once per pass, once per thread loop, once per node
     ("retrograd/autograd/engine.py", "pop = queue.pop if not watched else lambda: _obs.pop(queue)",
      "pop = queue.pop", 1),

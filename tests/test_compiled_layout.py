@@ -128,3 +128,13 @@ def test_is_compiled_answers_for_each_component():
     assert rg.is_compiled() == (rg.is_compiled("engine") and rg.is_compiled("ops"))
     with pytest.raises(ValueError, match="component must be"):
         rg.is_compiled("loop")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_ndarray_fields_are_read_directly_where_their_layout_checks_out(name):
+    # Each module reads an ndarray's dims, base, dtype and flags from NumPy's PyArrayObject_fields once configure
+    # has checked that layout against the attributes of arrays of several kinds (ArrayHead in _capi.h); NumPy keeps
+    # that layout, so on the NumPy installed here it holds.
+    arrays = _module(name).layout()["arrays"]
+    assert arrays["read_directly"] is True
+    assert tuple(arrays["fields"]) == ("nd", "dimensions", "base", "descr", "flags")

@@ -405,6 +405,340 @@ new_tensor(PyTypeObject *type, const Py_ssize_t *off, PyObject *data, PyObject *
     return t;
 }
 
+/* -- NumPy arrays -------------------------------------------------------------------------------------
+ *
+ * The fields of an ndarray that the modules read: the head of NumPy's PyArrayObject_fields, which NumPy's
+ * own C API macros (PyArray_NDIM, PyArray_DIMS, PyArray_BASE, PyArray_DESCR, PyArray_FLAGS) read and which
+ * NumPy keeps the same across versions. The modules are built without NumPy's headers, so array_head_init
+ * checks this layout at configure, on arrays of several kinds, against what their attributes say; where
+ * it does not hold, or an object is not exactly an ndarray, every read goes through getattr as before.
+ * An attribute read costs about 150 instructions and, for shape and flags, a new object; a field read,
+ * a load. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} ArrayHead;
+#define ARRAY_HEAD(a) ((ArrayHead *)(a))
+#define ARRAY_C_CONTIGUOUS 0x0001  /* NPY_ARRAY_C_CONTIGUOUS: flags.c_contiguous */
+#define ARRAY_WRITEABLE 0x0400     /* NPY_ARRAY_WRITEABLE: flags.writeable */
+
+static PyTypeObject *direct_ndarray;  /* numpy.ndarray where array_head_init found the layout, else NULL */
+
+/* Whether `a` is exactly an ndarray whose fields this module reads directly. */
+static inline int
+array_direct(PyObject *a)
+{
+    return direct_ndarray != NULL && Py_TYPE(a) == direct_ndarray;
+}
+
+/* 1 where `arr`'s fields say what its attributes do; 0 where not; -1 on error. */
+static inline int
+array_head_agrees(PyObject *arr)
+{
+    PyObject *shape = PyObject_GetAttrString(arr, "shape"), *dtype = PyObject_GetAttrString(arr, "dtype");
+    PyObject *base = PyObject_GetAttrString(arr, "base"), *flags = PyObject_GetAttrString(arr, "flags");
+    PyObject *c = flags ? PyObject_GetAttrString(flags, "c_contiguous") : NULL;
+    PyObject *w = flags ? PyObject_GetAttrString(flags, "writeable") : NULL;
+    int ok = -1;
+    if (shape != NULL && dtype != NULL && base != NULL && c != NULL && w != NULL && PyTuple_Check(shape)) {
+        ArrayHead *h = ARRAY_HEAD(arr);
+        ok = h->nd == PyTuple_GET_SIZE(shape) && h->descr == dtype && (h->base == NULL ? Py_None : h->base) == base &&
+             ((h->flags & ARRAY_C_CONTIGUOUS) != 0) == (c == Py_True) && ((h->flags & ARRAY_WRITEABLE) != 0) == (w == Py_True);
+        for (int i = 0; ok == 1 && i < h->nd; i++)
+            ok = h->dimensions[i] == PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(base);
+    Py_XDECREF(flags);
+    Py_XDECREF(c);
+    Py_XDECREF(w);
+    return PyErr_Occurred() ? -1 : ok;
+}
+
+/* Reads the fields of arrays made by `numpy` (a module) of several kinds (a 2-d array, its transpose, a
+ * read-only view of a slice, a 0-d array, an empty one) and sets direct_ndarray where they all agree with
+ * the attributes. -1 on error. */
+static inline int
+array_head_init(PyObject *numpy)
+{
+    direct_ndarray = NULL;
+    PyObject *globals = PyDict_New(), *arrays = NULL;
+    if (globals != NULL && PyDict_SetItemString(globals, "np", numpy) == 0 &&
+        PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+        arrays = PyRun_String("(lambda a: [a, a.T, a[1:, ::2], np.ones((), np.float32), np.empty((0, 4), np.int64)])"
+                              "(np.arange(24.0).reshape(4, 6))", Py_eval_input, globals, NULL);
+    Py_XDECREF(globals);
+    PyObject *ndarray = PyObject_GetAttrString(numpy, "ndarray");
+    int ok = arrays != NULL && ndarray != NULL && PyList_Check(arrays) ? 1 : -1;
+    if (ok == 1) {
+        PyObject *view = PyList_GET_ITEM(arrays, 2), *r = PyObject_CallMethod(view, "setflags", "(O)", Py_False);
+        ok = r == NULL ? -1 : 1;
+        Py_XDECREF(r);
+    }
+    for (Py_ssize_t i = 0; ok == 1 && i < PyList_GET_SIZE(arrays); i++) {
+        PyObject *a = PyList_GET_ITEM(arrays, i);
+        ok = Py_TYPE(a) == (PyTypeObject *)ndarray ? array_head_agrees(a) : 0;
+    }
+    if (ok == 1)
+        direct_ndarray = (PyTypeObject *)ndarray;  /* the module's binding of numpy keeps it */
+    Py_XDECREF(arrays);
+    Py_XDECREF(ndarray);
+    return ok < 0 ? -1 : 0;
+}
+
+/* layout()'s entry for arrays: {"read_directly": whether array_head_init found the layout, "fields": the
+ * fields of PyArrayObject_fields read}; -1 on error. */
+static inline int
+array_layout_report(PyObject *out)
+{
+    PyObject *entry = Py_BuildValue("{s:O,s:(sssss)}", "read_directly", direct_ndarray != NULL ? Py_True : Py_False,
+                                    "fields", "nd", "dimensions", "base", "descr", "flags");
+    int rc = entry == NULL ? -1 : PyDict_SetItemString(out, "arrays", entry);
+    Py_XDECREF(entry);
+    return rc;
+}
+
+/* arr.dtype (a new reference) */
+static inline PyObject *
+array_dtype(PyObject *arr)
+{
+    static PyObject *name;
+    if (array_direct(arr))
+        return Py_NewRef(ARRAY_HEAD(arr)->descr);
+    if (name == NULL && (name = PyUnicode_InternFromString("dtype")) == NULL)
+        return NULL;
+    return PyObject_GetAttr(arr, name);
+}
+
+/* arr.shape == shape for a tuple `shape`: 1, 0, or -1 on error. */
+static inline int
+array_shape_is(PyObject *arr, PyObject *shape)
+{
+    static PyObject *name;
+    if (array_direct(arr) && PyTuple_Check(shape)) {
+        ArrayHead *h = ARRAY_HEAD(arr);
+        if (PyTuple_GET_SIZE(shape) != h->nd)
+            return 0;
+        for (int i = 0; i < h->nd; i++) {
+            PyObject *n = PyTuple_GET_ITEM(shape, i);
+            if (!PyLong_CheckExact(n))
+                goto slow;  /* an element that compares as it likes */
+            Py_ssize_t v = PyLong_AsSsize_t(n);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                goto slow;
+            }
+            if (v != h->dimensions[i])
+                return 0;
+        }
+        return 1;
+    }
+slow:
+    if (name == NULL && (name = PyUnicode_InternFromString("shape")) == NULL)
+        return -1;
+    PyObject *own = PyObject_GetAttr(arr, name);
+    if (own == NULL)
+        return -1;
+    int eq = PyObject_RichCompareBool(own, shape, Py_EQ);
+    Py_DECREF(own);
+    return eq;
+}
+
+/* bool(arr.flags.<flag>) for ARRAY_C_CONTIGUOUS ("c_contiguous") or ARRAY_WRITEABLE ("writeable"): 1, 0, or -1. */
+static inline int
+array_flag(PyObject *arr, int flag)
+{
+    if (array_direct(arr))
+        return (ARRAY_HEAD(arr)->flags & flag) != 0;
+    PyObject *flags = PyObject_GetAttrString(arr, "flags");
+    if (flags == NULL)
+        return -1;
+    PyObject *v = PyObject_GetAttrString(flags, flag == ARRAY_C_CONTIGUOUS ? "c_contiguous" : "writeable");
+    Py_DECREF(flags);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* arr.base (a new reference: None where the array owns its memory) */
+static inline PyObject *
+array_base(PyObject *arr)
+{
+    if (array_direct(arr))
+        return Py_NewRef(ARRAY_HEAD(arr)->base != NULL ? ARRAY_HEAD(arr)->base : Py_None);
+    return PyObject_GetAttrString(arr, "base");
+}
+
+/* -- thread-local state -----------------------------------------------------------------------------
+ *
+ * The engine's and the autograd switches' per-thread state lives in threading.local objects (grad_mode's
+ * `state`, graph_task's `local`, saved_hooks' state). CPython finds a local's dict for the running thread
+ * on every attribute access (about 300 instructions a read or write). A ThreadLocal finds it once per
+ * thread and keeps it in the thread-state dict under a key of its own (a fresh object per configure), so
+ * that a read is two dict look-ups: the dict the local itself would read or write, found by another way.
+ * That holds where the local's class reads and writes its attributes as threading.local does (no
+ * __getattribute__, __getattr__ or __setattr__ of its own) and none of the names the module uses is a
+ * data descriptor of the class: then a name is the thread's dict entry, else the class attribute, as
+ * CPython's generic lookup with the local's dict finds it. Where that does not hold (checked at
+ * configure), or the dict cannot be had, each access goes through getattr and setattr. The thread-state
+ * dict is cleared when its thread ends, and the kept dict goes with it. */
+typedef struct {
+    PyObject *obj;  /* the local (the module's binding holds it) */
+    PyObject *key;  /* the entry of this configuration in each thread-state dict */
+    int plain;      /* lookups as described above; else getattr and setattr */
+} ThreadLocal;
+
+/* Binds `tl` to the local `obj`, whose attributes `names` (interned) the module uses; -1 on error. */
+static inline int
+thread_local_init(ThreadLocal *tl, PyObject *obj, PyObject *const *names, int n)
+{
+    tl->obj = obj;
+    tl->plain = 0;
+    PyObject *key = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (key == NULL)
+        return -1;
+    Py_XSETREF(tl->key, key);
+    PyObject *thread_module = PyImport_ImportModule("_thread");
+    PyObject *local_type = thread_module != NULL ? PyObject_GetAttrString(thread_module, "_local") : NULL;
+    Py_XDECREF(thread_module);
+    if (local_type == NULL)
+        return -1;
+    PyTypeObject *type = Py_TYPE(obj), *base = (PyTypeObject *)local_type;
+    int plain = PyType_Check(local_type) && PyObject_TypeCheck(obj, base) && type->tp_getattro == base->tp_getattro &&
+                type->tp_setattro == base->tp_setattro;
+    Py_DECREF(local_type);
+    for (int i = 0; plain && i < n; i++) {
+        PyObject *attr = _PyType_Lookup(type, names[i]);  /* borrowed */
+        if (attr != NULL && (Py_TYPE(attr)->tp_descr_set != NULL || Py_TYPE(attr)->tp_descr_get != NULL))
+            plain = 0;  /* a descriptor: the generic lookup decides */
+    }
+    tl->plain = plain;
+    return 0;
+}
+
+/* The local's dict for the running thread (borrowed: the thread-state dict holds it), or NULL, with no
+ * error set, where the accesses must go through getattr and setattr. */
+static inline PyObject *
+thread_local_dict(ThreadLocal *tl)
+{
+    if (!tl->plain)
+        return NULL;
+    PyObject *tdict = PyThreadState_GetDict();  /* borrowed */
+    if (tdict == NULL)
+        return NULL;
+    PyObject *d = PyDict_GetItemWithError(tdict, tl->key);
+    if (d != NULL)
+        return PyDict_CheckExact(d) ? d : NULL;
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    static PyObject *dict_name;
+    if (dict_name == NULL && (dict_name = PyUnicode_InternFromString("__dict__")) == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    d = PyObject_GetAttr(tl->obj, dict_name);  /* threading.local's __dict__: this thread's */
+    if (d == NULL || !PyDict_CheckExact(d) || PyDict_SetItem(tdict, tl->key, d) < 0) {
+        PyErr_Clear();
+        Py_XDECREF(d);
+        return NULL;
+    }
+    Py_DECREF(d);  /* the thread-state dict holds it */
+    return d;
+}
+
+/* local.name (a name given to thread_local_init): a new reference, or NULL with an error. */
+static inline PyObject *
+thread_local_get(ThreadLocal *tl, PyObject *name)
+{
+    PyObject *d = thread_local_dict(tl);
+    if (d != NULL) {
+        PyObject *v = PyDict_GetItemWithError(d, name);
+        if (v != NULL)
+            return Py_NewRef(v);
+        if (PyErr_Occurred())
+            return NULL;
+        v = _PyType_Lookup(Py_TYPE(tl->obj), name);  /* the class's default: not a descriptor (init checked) */
+        if (v != NULL && Py_TYPE(v)->tp_descr_get == NULL)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(tl->obj, name);
+}
+
+/* local.name = value; -1 on error. */
+static inline int
+thread_local_set(ThreadLocal *tl, PyObject *name, PyObject *value)
+{
+    PyObject *d = thread_local_dict(tl);
+    return d != NULL ? PyDict_SetItem(d, name, value) : PyObject_SetAttr(tl->obj, name, value);
+}
+
+/* bool(local.name): 1, 0, or -1 on error. */
+static inline int
+thread_local_true(ThreadLocal *tl, PyObject *name)
+{
+    PyObject *v = thread_local_get(tl, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* local.name = value with the pending exception, if any, kept (see setattr_keeping_error). */
+static inline int
+thread_local_set_keeping_error(ThreadLocal *tl, PyObject *name, PyObject *value)
+{
+    PyObject *type, *val, *tb;
+    PyErr_Fetch(&type, &val, &tb);
+    if (thread_local_set(tl, name, value) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(val);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    PyErr_Restore(type, val, tb);
+    return 0;
+}
+
+/* cls.name for a class (a new reference, or NULL with an error): what type's getattr finds, read from the
+ * class's method cache where its metaclass is `type`, the name is none of type's own attributes and the
+ * value found is a plain value or a Python function (which a class gives back as it is); anything else
+ * (a descriptor, another metaclass) goes through getattr. Class-level switches (Anomaly.enabled,
+ * Observation.active) and a node class's methods are read this way, once or more per node. */
+static inline PyObject *
+class_attr(PyObject *cls, PyObject *name)
+{
+    if (PyType_CheckExact(cls) && _PyType_Lookup(&PyType_Type, name) == NULL) {
+        PyObject *v = _PyType_Lookup((PyTypeObject *)cls, name);  /* borrowed */
+        if (v != NULL && (Py_TYPE(v)->tp_descr_get == NULL || PyFunction_Check(v)))
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(cls, name);
+}
+
+/* bool(cls.name): 1, 0, or -1 on error. */
+static inline int
+class_attr_true(PyObject *cls, PyObject *name)
+{
+    PyObject *v = class_attr(cls, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
 /* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
 static inline int
 attr_true(PyObject *obj, PyObject *name)

@@ -70,6 +70,7 @@ static PyObject *node_tph_fn, *acc_tph_fn;  /* Node's and AccumulateGrad's tenso
 static PyObject *Engine_cls, *GraphTask_cls, *GraphRoot_cls, *no_device, *cpu_device_id, *np_empty_fn, *ndarray_type, *one_int;
 static PyObject *rlock_cls, *max_sequence_nr, *VersionCounter_cls;
 static int configured = 0;
+static ThreadLocal grad_tl, worker_tl;  /* grad_state and worker_state: see ThreadLocal in _capi.h */
 
 static const Binding bindings[] = {
     {"Node", (PyObject **)&Node_type, BIND_TYPE},
@@ -300,6 +301,9 @@ fast_true(const SlotTable *t, PyObject *obj, PyObject *name)
 #define GT_TRUE(obj, name) fast_true(&graph_task_slots, (obj), (name))
 #define RQ_GET(obj, name) fast_get(&ready_queue_slots, (obj), (name))
 
+static int graph_task_layout_check(void);
+static int graph_task_layout;
+
 /* configure(ns): binds what the loop works with from the namespace `ns` (see bindings above)
  * and reads the classes' slot offsets. On an error nothing of an earlier configuration is lost
  * but the offsets, and the loop stays unconfigured. */
@@ -308,6 +312,8 @@ configure(PyObject *module, PyObject *ns)
 {
     configured = 0;
     if (bind_all(ns, bindings, N_BINDINGS) < 0 || field_tables_init(ns, field_tables, N_FIELD_TABLES) < 0)
+        return NULL;
+    if (array_head_init(numpy_module) < 0)
         return NULL;
     Py_XSETREF(np_empty_fn, PyObject_GetAttrString(numpy_module, "empty"));
     Py_XSETREF(ndarray_type, PyObject_GetAttrString(numpy_module, "ndarray"));
@@ -333,6 +339,12 @@ configure(PyObject *module, PyObject *ns)
     if (slot_table_init(&graph_task_slots, GraphTask_cls) < 0 ||
         slot_table_init(&ready_queue_slots, (PyObject *)ReadyQueue_type) < 0)
         return NULL;
+    PyObject *grad_names[] = {s_grad_enabled, s_multithreading};
+    PyObject *worker_names[] = {s_checkpoint_valid, s_current_graph_task, s_ready_queue, s_worker_device};
+    if (thread_local_init(&grad_tl, grad_state, grad_names, 2) < 0 ||
+        thread_local_init(&worker_tl, worker_state, worker_names, 4) < 0)
+        return NULL;
+    graph_task_layout = graph_task_layout_check();
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -381,7 +393,7 @@ layout(PyObject *module, PyObject *unused)
         }
     }
     PyObject *init = graph_task_init_fields();
-    if (init == NULL || PyDict_SetItemString(tuples, "graph_task_init", init) < 0) {
+    if (init == NULL || PyDict_SetItemString(tuples, "graph_task_init", init) < 0 || array_layout_report(out) < 0) {
         Py_XDECREF(init);
         goto error;
     }
@@ -442,7 +454,7 @@ handled(PyObject *node, int keep_graph)
             return 0;
     }
     if (!keep_graph) {
-        int r = attr_true((PyObject *)Py_TYPE(node), s_will_release);
+        int r = class_attr_true((PyObject *)Py_TYPE(node), s_will_release);
         if (r != 0)
             return r < 0 ? -1 : 0;
     }
@@ -500,18 +512,14 @@ outputs_match(PyObject *edges, PyObject *outputs)
         PyObject *arr = slot(grad, t_off[T_DATA]);
         if (arr == NULL || slot(grad, t_off[T_DEVICE]) != device)
             return 0;
-        PyObject *dtype = PyObject_GetAttr(arr, s_dtype);
+        PyObject *dtype = array_dtype(arr);
         if (dtype == NULL)
             return -1;
         int same = dtype == PyTuple_GET_ITEM(meta, 1);
         Py_DECREF(dtype);
         if (!same)
             return 0;
-        PyObject *shape = PyObject_GetAttr(arr, s_shape);
-        if (shape == NULL)
-            return -1;
-        int eq = PyObject_RichCompareBool(shape, PyTuple_GET_ITEM(meta, 0), Py_EQ);
-        Py_DECREF(shape);
+        int eq = array_shape_is(arr, PyTuple_GET_ITEM(meta, 0));
         if (eq != 1)
             return eq;
     }
@@ -818,7 +826,7 @@ buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
     if (owned != Py_None && !PySet_CheckExact(owned))
         return call_method_args(buffer, s_add, input_nr, grad);
     int mine = owned != Py_None ? PySet_Contains(owned, input_nr) : 0;
-    int enabled = mine >= 0 ? attr_true(grad_state, s_grad_enabled) : -1;
+    int enabled = mine >= 0 ? thread_local_true(&grad_tl, s_grad_enabled) : -1;
     if (enabled < 0)
         return -1;
     if (!mine || enabled || !PyObject_TypeCheck(old, Tensor_type)) {
@@ -934,9 +942,14 @@ route(PyObject *engine, PyObject *gt, PyObject *node, PyObject *outputs, PyObjec
             } else {
                 if (buffer_add(buffer, input_nr, grad) < 0)
                     goto fail;
-                if ((grads = PyObject_GetAttr(buffer, s_buffer)) == NULL ||
-                    (device = PyObject_GetAttr(buffer, s_device)) == NULL)
+                if (Py_TYPE(buffer) == (PyTypeObject *)InputBuffer_cls && slot(buffer, off_ib_buffer) != NULL &&
+                    slot(buffer, off_ib_device) != NULL) {  /* its slots, as the attributes read them */
+                    grads = Py_NewRef(slot(buffer, off_ib_buffer));
+                    device = Py_NewRef(slot(buffer, off_ib_device));
+                } else if ((grads = PyObject_GetAttr(buffer, s_buffer)) == NULL ||
+                           (device = PyObject_GetAttr(buffer, s_device)) == NULL) {
                     goto fail;
+                }
             }
             Py_CLEAR(buffer);
         } else {  /* more producers to come: accumulate into the node's InputBuffer */
@@ -1010,7 +1023,7 @@ release_saved(PyObject *value)
 static int
 release_variables(PyObject *node)
 {
-    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_release_variables);
+    PyObject *fn = class_attr((PyObject *)Py_TYPE(node), s_release_variables);
     if (fn == NULL)
         return -1;
     int own = fn == opnode_release_fn, nothing = fn == node_release_fn;  /* Node's own frees nothing */
@@ -1115,12 +1128,7 @@ unpack_saved(PyObject *saved, PyObject *node)
 static int
 row_major(PyObject *array)
 {
-    PyObject *flags = PyObject_GetAttr(array, s_flags);
-    if (flags == NULL)
-        return -1;
-    int r = attr_true(flags, s_c_contiguous);
-    Py_DECREF(flags);
-    return r;
+    return array_flag(array, ARRAY_C_CONTIGUOUS);
 }
 
 /* AccumulateGrad.apply(inputs) with grad mode off and no hooks (handled() checked those), as
@@ -1132,7 +1140,7 @@ row_major(PyObject *array)
 static PyObject *
 accumulate(PyObject *node, PyObject *inputs)
 {
-    int enabled = attr_true(grad_state, s_grad_enabled);
+    int enabled = thread_local_true(&grad_tl, s_grad_enabled);
     PyObject *ref = slot(node, off_variable), *lock = slot(node, off_acc_lock);
     if (enabled != 0 || ref == NULL || lock == NULL || !PyList_CheckExact(inputs) || PyList_GET_SIZE(inputs) < 1)
         return enabled < 0 ? NULL : PyObject_CallMethodOneArg(node, s_apply, inputs);
@@ -1185,12 +1193,11 @@ accumulate(PyObject *node, PyObject *inputs)
         int unshared = Py_REFCNT(grad) == 1 && Py_REFCNT(data) == 1 && slot(grad, t_off[T_GRAD_FN]) == Py_None &&
                        slot(grad, t_off[T_REQUIRES_GRAD]) == Py_False;
         if (unshared) {
-            PyObject *owner = PyObject_GetAttr(data, s_base), *flags = NULL;
+            PyObject *owner = array_base(data);
             unshared = owner == NULL ? -1 : owner == Py_None;
             Py_XDECREF(owner);
             if (unshared > 0)
-                unshared = (flags = PyObject_GetAttr(data, s_flags)) == NULL ? -1 : attr_true(flags, s_writeable);
-            Py_XDECREF(flags);
+                unshared = array_flag(data, ARRAY_WRITEABLE);
         }
         PyObject *value = unshared < 0 ? NULL : unshared ? Py_NewRef(grad) : PyObject_CallMethodNoArgs(grad, s_clone);
         if (value != NULL) {
@@ -1290,7 +1297,7 @@ apply_node(PyObject *node, PyObject *inputs)
     PyObject *saved = PyObject_TypeCheck(node, OpNode_type) ? slot(node, off_saved) : NULL;
     if (saved == NULL)  /* not an op's node: no plan to look for */
         return PyObject_CallMethodOneArg(node, s_apply, inputs);
-    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_apply);
+    PyObject *fn = class_attr((PyObject *)Py_TYPE(node), s_apply);
     if (fn == NULL)
         return NULL;
     PyObject *plan = NULL;  /* the function's `plan` attribute, looked up without raising */
@@ -1378,7 +1385,7 @@ capture(PyObject *gt, PyObject *node, PyObject *captures, PyObject *inputs, PyOb
 {
     if (!PyList_CheckExact(captures) || !PyList_CheckExact(inputs))
         return 0;
-    PyObject *fn = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_tensor_pre_hooks);
+    PyObject *fn = class_attr((PyObject *)Py_TYPE(node), s_tensor_pre_hooks);
     if (fn == NULL)
         return -1;
     int plain = fn == node_tph_fn || fn == acc_tph_fn;
@@ -1428,7 +1435,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *engine = args[0], *gt = args[1], *queue = args[4];
     if (!configured)  /* nothing bound yet: Engine._run_task does it all */
         return call_python(engine, gt, args[2], args[3], queue);
-    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    int observed = class_attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0)
         return observed < 0 ? NULL : call_python(engine, gt, args[2], args[3], queue);
     if (!PyObject_TypeCheck(engine, (PyTypeObject *)Engine_cls))  /* another engine: its own _run_task */
@@ -1472,7 +1479,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         first = 0;
         int ok = handled(node, keep_graph), anomaly;
-        if (ok < 0 || (anomaly = attr_true(Anomaly_cls, s_enabled)) < 0)
+        if (ok < 0 || (anomaly = class_attr_true(Anomaly_cls, s_enabled)) < 0)
             goto error;
         if (ok && pruned) {  /* needed and capturing nothing (the plain case), or captured and not needed */
             PyObject *info = PyDict_GetItemWithError(exec_info, node);
@@ -1500,13 +1507,13 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
         if (prev_grad == NULL) {  /* the pass's grad mode, as Engine._run_task sets it */
-            if ((prev_grad = PyObject_GetAttr(grad_state, s_grad_enabled)) == NULL)
+            if ((prev_grad = thread_local_get(&grad_tl, s_grad_enabled)) == NULL)
                 goto error;
-            if (prev_grad != grad_mode && PyObject_SetAttr(grad_state, s_grad_enabled, grad_mode) < 0)
+            if (prev_grad != grad_mode && thread_local_set(&grad_tl, s_grad_enabled, grad_mode) < 0)
                 goto error;
             if (pruned) {  /* See Note [Checkpoint validity] in engine.py */
-                if ((prev_checkpoint_valid = PyObject_GetAttr(worker_state, s_checkpoint_valid)) == NULL ||
-                    PyObject_SetAttr(worker_state, s_checkpoint_valid, Py_False) < 0)
+                if ((prev_checkpoint_valid = thread_local_get(&worker_tl, s_checkpoint_valid)) == NULL ||
+                    thread_local_set(&worker_tl, s_checkpoint_valid, Py_False) < 0)
                     goto error;
             }
         }
@@ -1640,10 +1647,10 @@ error:
 done:
     /* restore the thread's state, keeping a pending error */
     if (prev_grad != NULL && prev_grad != grad_mode &&
-        setattr_keeping_error(grad_state, s_grad_enabled, prev_grad) < 0)
+        thread_local_set_keeping_error(&grad_tl, s_grad_enabled, prev_grad) < 0)
         Py_CLEAR(result);
     if (prev_checkpoint_valid != NULL) {
-        if (setattr_keeping_error(worker_state, s_checkpoint_valid, prev_checkpoint_valid) < 0)
+        if (thread_local_set_keeping_error(&worker_tl, s_checkpoint_valid, prev_checkpoint_valid) < 0)
             Py_CLEAR(result);
         Py_DECREF(prev_checkpoint_valid);
     }
@@ -1682,62 +1689,110 @@ unpack_exactly(PyObject *seq, Py_ssize_t n)
     return items;
 }
 
-/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict; -1 on error. */
+/* The count of one more edge into `nxt`: deps[nxt] = deps.get(nxt, 0) + 1. Returns 1 where `nxt`
+ * was not in deps before (its first edge), 0 where it was, -1 on error. */
+static int
+count_edge(PyObject *deps, PyObject *nxt)
+{
+    PyObject *count = PyDict_GetItemWithError(deps, nxt);
+    if (count == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        return PyDict_SetItem(deps, nxt, one_int) < 0 ? -1 : 1;
+    }
+    long n = PyLong_CheckExact(count) ? PyLong_AsLong(count) : -1;
+    PyObject *updated;
+    if (n >= 0 && n < LONG_MAX)  /* an int of the dict's own making: no call to its __add__ */
+        updated = PyLong_FromLong(n + 1);
+    else if (n == -1 && PyErr_Occurred())
+        return -1;
+    else
+        updated = PyNumber_Add(count, one_int);
+    if (updated == NULL)
+        return -1;
+    int rc = PyDict_SetItem(deps, nxt, updated);
+    Py_DECREF(updated);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Engine.compute_dependencies(root, graph_task), on the GraphTask's dependencies dict; -1 on error.
+ *
+ * The walk of the Python method, in its order: a stack of the nodes to visit, each node's edges in
+ * order, a node pushed when first reached. Where `deps` starts empty, as it does for every pass, a
+ * node is first reached exactly when its count is first set (the root, pushed at the start, aside),
+ * so the count itself says what the method's `seen` set does and no set is made; a stack of nodes held here replaces the method's list. Edges are read as tuples
+ * where they are tuples (an Edge), else by `edge[0]`, as the method reads them. */
 static int
 count_dependencies(PyObject *root, PyObject *deps)
 {
-    PyObject *seen = PySet_New(NULL), *stack = PyList_New(0), *one = PyLong_FromLong(1);
-    if (seen == NULL || stack == NULL || one == NULL || PySet_Add(seen, root) < 0 || PyList_Append(stack, root) < 0)
-        goto error;
-    while (PyList_GET_SIZE(stack)) {
-        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
-        PyObject *node = Py_NewRef(PyList_GET_ITEM(stack, top));
-        if (PyList_SetSlice(stack, top, top + 1, NULL) < 0) {
-            Py_DECREF(node);
-            goto error;
-        }
+    PyObject *seen = NULL;  /* only where deps did not start empty */
+    if (PyDict_GET_SIZE(deps) != 0 && ((seen = PySet_New(NULL)) == NULL || PySet_Add(seen, root) < 0)) {
+        Py_XDECREF(seen);
+        return -1;
+    }
+    Py_ssize_t depth = 0, cap = 32;
+    PyObject *local[32], **stack = local;  /* strong references */
+    stack[depth++] = Py_NewRef(root);
+    int rc = -1;
+    while (depth > 0) {
+        PyObject *node = stack[--depth];
         PyObject *edges = PyObject_TypeCheck(node, Node_type) && slot(node, n_off[N_NEXT_EDGES]) != NULL
             ? Py_NewRef(slot(node, n_off[N_NEXT_EDGES])) : PyObject_GetAttrString(node, "next_edges");
         Py_DECREF(node);
         if (edges == NULL)
-            goto error;
-        PyObject *items = PySequence_Fast(edges, "next_edges must be a sequence");
+            goto done;
+        PyObject *items = PyTuple_CheckExact(edges) ? Py_NewRef(edges) : PySequence_Fast(edges, "next_edges must be a sequence");
         Py_DECREF(edges);
         if (items == NULL)
-            goto error;
+            goto done;
         for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
             PyObject *edge = PySequence_Fast_GET_ITEM(items, i);
             if (edge == Py_None)
                 continue;
-            PyObject *nxt = PySequence_GetItem(edge, 0);
+            PyObject *nxt = PyTuple_Check(edge) && PyTuple_GET_SIZE(edge) > 0 ? Py_NewRef(PyTuple_GET_ITEM(edge, 0))
+                                                                                : PySequence_GetItem(edge, 0);
             if (nxt == NULL)
                 goto error_items;
-            PyObject *count = PyDict_GetItemWithError(deps, nxt);
-            PyObject *updated = count ? PyNumber_Add(count, one) : (PyErr_Occurred() ? NULL : Py_NewRef(one));
-            int r = updated ? PyDict_SetItem(deps, nxt, updated) : -1;
-            Py_XDECREF(updated);
-            int known = r < 0 ? -1 : PySet_Contains(seen, nxt);
-            if (known == 0 && (PySet_Add(seen, nxt) < 0 || PyList_Append(stack, nxt) < 0))
-                known = -1;
+            int first = count_edge(deps, nxt);
+            if (first > 0 && nxt == root)  /* an edge back to the root (a graph with a cycle): seen */
+                first = 0;
+            if (first >= 0 && seen != NULL) {  /* the method's own test */
+                first = PySet_Contains(seen, nxt);
+                first = first < 0 ? -1 : first == 0 && PySet_Add(seen, nxt) < 0 ? -1 : !first;
+            }
+            if (first > 0 && depth == cap) {
+                PyObject **grown = PyMem_Malloc(2 * cap * sizeof(PyObject *));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    first = -1;
+                } else {
+                    memcpy(grown, stack, depth * sizeof(PyObject *));
+                    if (stack != local)
+                        PyMem_Free(stack);
+                    stack = grown;
+                    cap *= 2;
+                }
+            }
+            if (first > 0)
+                stack[depth++] = Py_NewRef(nxt);
             Py_DECREF(nxt);
-            if (known < 0)
+            if (first < 0)
                 goto error_items;
         }
         Py_DECREF(items);
         continue;
     error_items:
         Py_DECREF(items);
-        goto error;
+        goto done;
     }
-    Py_DECREF(seen);
-    Py_DECREF(stack);
-    Py_DECREF(one);
-    return 0;
-error:
+    rc = 0;
+done:
+    while (depth > 0)
+        Py_DECREF(stack[--depth]);
+    if (stack != local)
+        PyMem_Free(stack);
     Py_XDECREF(seen);
-    Py_XDECREF(stack);
-    Py_XDECREF(one);
-    return -1;
+    return rc;
 }
 
 static PyObject *
@@ -2021,7 +2076,7 @@ owner_ready_queue(PyObject *engine, PyObject *gt)
 static int
 drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_node, PyObject *first_inputs)
 {
-    PyObject *outer = PyObject_GetAttr(worker_state, s_current_graph_task);
+    PyObject *outer = thread_local_get(&worker_tl, s_current_graph_task);
     if (outer == NULL)
         return -1;
     PyObject *current = Py_NewRef(outer), *gt = Py_NewRef(graph_task);
@@ -2069,7 +2124,7 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
         PyObject *next = NULL;
         if (failed == 0) {
             if (gt != current) {  /* queue_callback and nested calls find the running pass here */
-                if (PyObject_SetAttr(worker_state, s_current_graph_task, gt) < 0)
+                if (thread_local_set(&worker_tl, s_current_graph_task, gt) < 0)
                     failed = -1;
                 Py_SETREF(current, Py_NewRef(gt));
             }
@@ -2145,7 +2200,7 @@ out:
         Py_DECREF(follow_node);
         Py_DECREF(follow_inputs);
     }
-    if (setattr_keeping_error(worker_state, s_current_graph_task, outer) < 0)
+    if (thread_local_set_keeping_error(&worker_tl, s_current_graph_task, outer) < 0)
         rc = -1;
     Py_DECREF(outer);
     Py_DECREF(current);
@@ -2169,8 +2224,17 @@ graph_task_init_fields(void)
     return str_tuple(graph_task_fields, N_GRAPH_TASK_FIELDS);
 }
 
+static int graph_task_layout;  /* GraphTask's __slots__ are graph_task_fields, in order: set by configure */
+
 static int
 graph_task_layout_known(void)
+{
+    return graph_task_layout;
+}
+
+/* Whether GraphTask's __slots__ (in graph_task_slots) are graph_task_fields, in their order. */
+static int
+graph_task_layout_check(void)
 {
     if (graph_task_slots.n != N_GRAPH_TASK_FIELDS)
         return 0;
@@ -2190,7 +2254,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
         return PyObject_Vectorcall(GraphTask_cls, call, 4, NULL);
     }
     int keep = PyObject_IsTrue(keep_graph), mode = keep < 0 ? -1 : PyObject_IsTrue(grad_mode);
-    int threads = mode < 0 ? -1 : attr_true(grad_state, s_multithreading);  /* the caller's: Note [Multithreading switch] */
+    int threads = mode < 0 ? -1 : thread_local_true(&grad_tl, s_multithreading);  /* the caller's: Note [Multithreading switch] */
     if (threads < 0)
         return NULL;
     PyTypeObject *type = (PyTypeObject *)GraphTask_cls;
@@ -2218,7 +2282,7 @@ new_graph_task(PyObject *keep_graph, PyObject *grad_mode, PyObject *queue)
 static PyObject *
 new_graph_root(PyObject *roots, PyObject *inputs)
 {
-    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
     if (anomaly != 0 || !PyList_CheckExact(inputs))
         return anomaly < 0 ? NULL : PyObject_CallFunctionObjArgs(GraphRoot_cls, roots, inputs, NULL);
     PyTypeObject *type = (PyTypeObject *)GraphRoot_cls;
@@ -2286,7 +2350,7 @@ new_input_buffer_py(PyObject *module, PyObject *size)
 static PyObject *
 in_flight_add(PyObject *gt)
 {
-    PyObject *registry = PyObject_GetAttr(GraphTask_cls, s_in_flight), *clock = NULL, *now = NULL;
+    PyObject *registry = class_attr(GraphTask_cls, s_in_flight), *clock = NULL, *now = NULL;
     PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
     int rc = -1;
     if (registry != NULL && !PyDict_Check(registry))
@@ -2334,7 +2398,7 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!configured)  /* nothing bound yet: Engine.execute runs the pass */
         Py_RETURN_NOTIMPLEMENTED;
-    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    int observed = class_attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0) {
         if (observed < 0)
             return NULL;
@@ -2354,11 +2418,11 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         Py_SETREF(inputs, checked);
     }
-    if ((queue = PyObject_GetAttr(worker_state, s_ready_queue)) == NULL)
+    if ((queue = thread_local_get(&worker_tl, s_ready_queue)) == NULL)
         goto done;
     if (queue == Py_None) {
         Py_SETREF(queue, PyObject_CallNoArgs((PyObject *)ReadyQueue_type));
-        if (queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, queue) < 0)
+        if (queue == NULL || thread_local_set(&worker_tl, s_ready_queue, queue) < 0)
             goto done;
     }
     if ((gt = new_graph_task(args[3], args[4], queue)) == NULL || (root = new_graph_root(roots, inputs)) == NULL ||
@@ -2388,16 +2452,16 @@ execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* _run_graph_task, owner branch: the thread drives the pass from the task's queue */
     if ((registry = in_flight_add(gt)) == NULL)
         goto done;
-    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || PyObject_SetAttr(worker_state, s_worker_device, cpu_device_id) < 0) {
+    if (GT_SET(gt, s_outstanding_tasks, one_int) < 0 || thread_local_set(&worker_tl, s_worker_device, cpu_device_id) < 0) {
         in_flight_remove(registry, gt);
         goto done;
     }
     PyObject *task_queue = GT_GET(gt, s_cpu_ready_queue);
-    int r = task_queue == NULL || PyObject_SetAttr(worker_state, s_ready_queue, task_queue) < 0 ||
+    int r = task_queue == NULL || thread_local_set(&worker_tl, s_ready_queue, task_queue) < 0 ||
         GT_SET(gt, s_owner, cpu_device_id) < 0 ? -1 : drive(engine, gt, task_queue, root, first);
     Py_XDECREF(task_queue);
-    if (setattr_keeping_error(worker_state, s_worker_device, no_device) < 0 ||
-        setattr_keeping_error(worker_state, s_ready_queue, queue) < 0)
+    if (thread_local_set_keeping_error(&worker_tl, s_worker_device, no_device) < 0 ||
+        thread_local_set_keeping_error(&worker_tl, s_ready_queue, queue) < 0)
         r = -1;
     if (in_flight_remove(registry, gt) < 0)
         r = -1;
@@ -2436,7 +2500,7 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (!configured)  /* nothing bound yet: the Python path */
         Py_RETURN_FALSE;
-    int observed = attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
+    int observed = class_attr_true(Observation_cls, s_active);  /* See Note [Observing the engine] */
     if (observed != 0) {
         if (observed < 0)
             return NULL;
@@ -2453,11 +2517,19 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_FALSE;
     PyObject *size = NULL, *dtype = NULL, *kind = NULL, *worker = NULL, *shape = NULL, *seed = NULL;
     PyObject *seed_arr = NULL, *edge = NULL, *roots = NULL, *seeds = NULL, *result = NULL;
-    if ((size = PyObject_GetAttr(data, s_size)) == NULL || (dtype = PyObject_GetAttr(data, s_dtype)) == NULL ||
-        (kind = PyObject_GetAttr(dtype, s_kind)) == NULL || (worker = PyObject_GetAttr(worker_state, s_worker_device)) == NULL)
+    int one = -1;
+    if (array_direct(data)) {  /* data.size == 1 */
+        Py_ssize_t n = 1;
+        for (int i = 0; i < ARRAY_HEAD(data)->nd; i++)
+            n *= ARRAY_HEAD(data)->dimensions[i];
+        one = n == 1;
+    } else if ((size = PyObject_GetAttr(data, s_size)) != NULL) {
+        one = PyObject_RichCompareBool(size, one_int, Py_EQ);
+    }
+    if (one < 0 || (dtype = array_dtype(data)) == NULL || (kind = PyObject_GetAttr(dtype, s_kind)) == NULL ||
+        (worker = thread_local_get(&worker_tl, s_worker_device)) == NULL)
         goto done;
-    int one = PyObject_RichCompareBool(size, one_int, Py_EQ), floating = one > 0 && PyUnicode_Check(kind) ?
-        PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;
+    int floating = one > 0 && PyUnicode_Check(kind) ? PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;
     int outside = worker == no_device ? 1 : PyObject_RichCompareBool(worker, no_device, Py_EQ);
     if (one < 0 || outside < 0)
         goto done;

@@ -27,13 +27,14 @@ static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
 static PyObject *Node_cls, *OpNode_cls, *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls,
     *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
-static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple, *metas_cache;
+static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple;
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
 static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_cls, *view_default, *view_no_grad,
     *view_inference;
 static PyObject *fp_state, *fp_quiet;  /* See Note [NumPy's floating-point warnings] in backends/numpy_backend.py */
 static int fp_contextvar = 0;  /* fp_state is a ContextVar, which this code sets; else every call goes to Python */
 static int configured = 0;
+static ThreadLocal grad_tl, hooks_tl;  /* grad_state and saved_hooks_state: see ThreadLocal in _capi.h */
 static int enabled = 1;  /* set_enabled(False): every call goes to the Python function (tests compare the two) */
 static PyObject *wide_dtype = NULL;  /* set_wide_dtype(dt): NumPy's bfloat16 dtype once loaded; a call with an array
                                      * of it, or the bfloat16 argument, goes to Python (Note [bfloat16 arrays] in
@@ -135,6 +136,8 @@ static const char *const ufunc_fields[] = {"forward", "ufunc", "nargs", "when"};
 static const char *const input_metadata_fields[] = {"shape", "dtype", "device"};
 static const char *const view_link_fields[] = {"op", "rest", "output"};
 
+static void metas_cache_clear(void);
+
 /* configure(ns): binds what the call works with from the namespace `ns` (see bindings above)
  * and reads the classes' slot offsets; the call declines every call until it has succeeded. */
 static PyObject *
@@ -151,12 +154,18 @@ configure(PyObject *module, PyObject *ns)
         PyErr_SetString(PyExc_TypeError, "configure: inference_census must be an InferenceCensus");
         return NULL;
     }
+    if (array_head_init(np_module) < 0)
+        return NULL;
     Py_XSETREF(ndarray_type, PyObject_GetAttrString(np_module, "ndarray"));
     Py_XSETREF(asarray_fn, PyObject_GetAttrString(np_module, "asarray"));
     if (ndarray_type == NULL || asarray_fn == NULL)
         return NULL;
-    PyDict_Clear(metas_cache);
+    metas_cache_clear();
     fp_contextvar = PyContextVar_CheckExact(fp_state);
+    PyObject *grad_names[] = {s_grad_enabled, s_inference}, *hooks_names[] = {s_hooks};
+    if (thread_local_init(&grad_tl, grad_state, grad_names, 2) < 0 ||
+        thread_local_init(&hooks_tl, saved_hooks_state, hooks_names, 1) < 0)
+        return NULL;
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -175,8 +184,11 @@ layout(PyObject *module, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "layout(): the op call is not configured");
         return NULL;
     }
-    return layout_report(bindings, N_BINDINGS, field_tables, N_FIELD_TABLES, tuple_tables, N_TUPLE_TABLES, interned,
-                         N_INTERNED);
+    PyObject *out = layout_report(bindings, N_BINDINGS, field_tables, N_FIELD_TABLES, tuple_tables, N_TUPLE_TABLES,
+                                  interned, N_INTERNED);
+    if (out != NULL && array_layout_report(out) < 0)
+        Py_CLEAR(out);
+    return out;
 }
 
 static PyObject *
@@ -233,7 +245,7 @@ static PyObject *
 leaf_accumulator(PyObject *tensor)
 {
     PyObject *data = slot(tensor, t_off[T_DATA]);
-    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
     if (anomaly < 0)
         return NULL;
     if (anomaly || data == NULL || slot(tensor, t_off[T_DEVICE]) != cpu_device)
@@ -260,7 +272,7 @@ leaf_accumulator(PyObject *tensor)
             goto release;
         Py_CLEAR(acc);
     }
-    PyObject *dtype = PyObject_GetAttr(data, s_dtype), *metas = NULL, *variable = NULL, *lock = NULL;
+    PyObject *dtype = array_dtype(data), *metas = NULL, *variable = NULL, *lock = NULL;
     if (dtype == NULL || (metas = input_metadata(data, dtype)) == NULL ||
         (variable = PyWeakref_NewRef(tensor, NULL)) == NULL || (lock = PyObject_CallNoArgs(rlock_fn)) == NULL)
         goto done;
@@ -361,7 +373,7 @@ version_of(PyObject *vc)
 static PyObject *
 new_saved(PyObject *tensor, int is_output)
 {
-    PyObject *hooks = PyObject_GetAttr(saved_hooks_state, s_hooks);
+    PyObject *hooks = thread_local_get(&hooks_tl, s_hooks);
     if (hooks == NULL)
         return NULL;
     int any = PyObject_IsTrue(hooks);
@@ -483,7 +495,7 @@ static int
 mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, PyObject *out, int inference)
 {
     PyObject *src = args[0], *src_data = PyObject_TypeCheck(src, Tensor_type) ? slot(src, t_off[T_DATA]) : NULL;
-    PyObject *owner = PyObject_GetAttr(out, s_base), *src_owner = NULL, *vc = NULL, *version = NULL;
+    PyObject *owner = array_base(out), *src_owner = NULL, *vc = NULL, *version = NULL;
     PyObject *rest = NULL, *entry = NULL, *view_fn = NULL;
     int rc = -1;
     if (owner == NULL)
@@ -492,7 +504,7 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
         Py_DECREF(owner);
         return 0;
     }
-    if (src_data != NULL && owner != src_data && (src_owner = PyObject_GetAttr(src_data, s_base)) == NULL)
+    if (src_data != NULL && owner != src_data && (src_owner = array_base(src_data)) == NULL)
         goto done;
     PyObject *base = src_data == NULL ? NULL : slot(src, t_off[T_BASE]);
     PyObject *chain = base == NULL || base == Py_None ? empty_tuple : slot(src, t_off[T_VIEW_FN]);
@@ -523,7 +535,7 @@ mark_view(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *res, 
     for (Py_ssize_t i = 0; i < n; i++)
         PyTuple_SET_ITEM(view_fn, i, Py_NewRef(PyTuple_GET_ITEM(chain, i)));
     PyTuple_SET_ITEM(view_fn, n, Py_NewRef(entry));
-    int grad_on = inference ? 0 : attr_true(grad_state, s_grad_enabled);
+    int grad_on = inference ? 0 : thread_local_true(&grad_tl, s_grad_enabled);
     if (grad_on < 0)
         goto done;
     /* a view's creation: inference mode's, else the source's with grad mode on, else no_grad's
@@ -548,14 +560,53 @@ done:
 
 /* The node's input_metadata, ((shape, dtype, None),), for a result array. Nodes of results of
  * one shape and dtype share one (immutable) tuple: three objects fewer per recorded op for the
- * garbage collector to count and scan. The cache is cleared when it grows past a bound. */
+ * garbage collector to count and scan. The cache is a dict per dtype object, keyed by shape, found
+ * by the dtype's identity: a NumPy dtype hashes and compares slowly (a (shape, dtype) key cost
+ * about 600 instructions a look-up), and an array's dtype is almost always one of a few shared
+ * objects. Each entry holds its dtype, so an identity is never reused while it is cached; a dict
+ * is cleared when it grows past a bound, and every one when more dtypes come than there are slots.
+ * The last tuple found for a dtype is tried first, its shape compared with the array's dimensions. */
+#define METAS_DTYPES 8
+static PyObject *metas_dtype[METAS_DTYPES], *metas_by_shape[METAS_DTYPES], *metas_last[METAS_DTYPES];
+
+static void
+metas_cache_clear(void)
+{
+    for (int i = 0; i < METAS_DTYPES; i++) {
+        Py_CLEAR(metas_dtype[i]);
+        Py_CLEAR(metas_by_shape[i]);
+        Py_CLEAR(metas_last[i]);
+    }
+}
+
 static PyObject *
 input_metadata(PyObject *out, PyObject *out_dtype)
 {
-    PyObject *shape = PyObject_GetAttr(out, s_shape), *key = NULL, *metas = NULL;
-    if (shape == NULL || (key = PyTuple_Pack(2, shape, out_dtype)) == NULL)
-        goto done;
-    metas = PyDict_GetItemWithError(metas_cache, key);
+    int i = 0;
+    while (i < METAS_DTYPES && metas_dtype[i] != NULL && metas_dtype[i] != out_dtype)
+        i++;
+    if (i == METAS_DTYPES) {  /* every slot taken by another dtype: start again */
+        metas_cache_clear();
+        i = 0;
+    }
+    if (metas_dtype[i] == NULL) {
+        PyObject *by_shape = PyDict_New();
+        if (by_shape == NULL)
+            return NULL;
+        metas_dtype[i] = Py_NewRef(out_dtype);
+        metas_by_shape[i] = by_shape;
+    }
+    PyObject *last = metas_last[i];  /* the dtype's last result shape, compared without making a tuple */
+    if (last != NULL && array_direct(out)) {
+        int same = array_shape_is(out, PyTuple_GET_ITEM(PyTuple_GET_ITEM(last, 0), 0));
+        if (same != 0)
+            return same < 0 ? NULL : Py_NewRef(last);
+    }
+    PyObject *by_shape = metas_by_shape[i];
+    PyObject *shape = PyObject_GetAttr(out, s_shape), *metas = NULL;
+    if (shape == NULL)
+        return NULL;
+    metas = PyDict_GetItemWithError(by_shape, shape);
     if (metas != NULL) {
         Py_INCREF(metas);
         goto done;
@@ -567,13 +618,14 @@ input_metadata(PyObject *out, PyObject *out_dtype)
     Py_XDECREF(meta);
     if (metas == NULL)
         goto done;
-    if (PyDict_GET_SIZE(metas_cache) >= 512)
-        PyDict_Clear(metas_cache);
-    if (PyDict_SetItem(metas_cache, key, metas) < 0)
+    if (PyDict_GET_SIZE(by_shape) >= 512)
+        PyDict_Clear(by_shape);
+    if (PyDict_SetItem(by_shape, shape, metas) < 0)
         Py_CLEAR(metas);
 done:
-    Py_XDECREF(shape);
-    Py_XDECREF(key);
+    Py_DECREF(shape);
+    if (metas != NULL)
+        Py_XSETREF(metas_last[i], Py_NewRef(metas));
     return metas;
 }
 
@@ -830,7 +882,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_RETURN_NONE;
     if (threads != zero) {
         int some = PyObject_IsTrue(threads);
-        if (some < 0 || (some && (inference = attr_true(grad_state, s_inference)) < 0))
+        if (some < 0 || (some && (inference = thread_local_true(&grad_tl, s_inference)) < 0))
             return NULL;
     }
     fwd_args[0] = np_module;
@@ -871,7 +923,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             if (slot(a, t_off[T_REQUIRES_GRAD]) != Py_True && slot(base, t_off[T_REQUIRES_GRAD]) == Py_True) {
                 /* requires grad through its base alone: a dead edge, in Python, where the call records;
                  * with grad mode off (a formula's transpose of a saved parameter) nothing differs */
-                int on = inference ? 1 : attr_true(grad_state, s_grad_enabled);
+                int on = inference ? 1 : thread_local_true(&grad_tl, s_grad_enabled);
                 if (on != 0) {
                     if (on < 0)
                         return NULL;
@@ -881,7 +933,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         } else if (is_inference(a)) {
             any_inference = 1;
         }
-        PyObject *d = PyObject_GetAttr(data, s_dtype);
+        PyObject *d = array_dtype(data);
         if (d == NULL)
             return NULL;
         Py_DECREF(d);  /* an array's dtype lives as long as the array */
@@ -937,7 +989,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         fp_restore(quiet);
         return NULL;
     }
-    PyObject *out_dtype = PyObject_GetAttr(out, s_dtype);
+    PyObject *out_dtype = array_dtype(out);
     if (out_dtype == NULL) {
         fp_restore(quiet);
         goto fail_out;
@@ -953,7 +1005,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             goto fail_out;
         }
         Py_SETREF(out, promoted);
-        if ((out_dtype = PyObject_GetAttr(out, s_dtype)) == NULL) {
+        if ((out_dtype = array_dtype(out)) == NULL) {
             fp_restore(quiet);
             goto fail_out;
         }
@@ -974,7 +1026,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(out);
         return res;
     }
-    int recording = attr_true(grad_state, s_grad_enabled);
+    int recording = thread_local_true(&grad_tl, s_grad_enabled);
     if (recording <= 0) {
         Py_DECREF(out);
         if (recording < 0)
@@ -1042,7 +1094,7 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
     set_node_fields(node, n_off, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
     Py_DECREF(seq);
     set_slot(node, off_saved, nothing_saved);
-    int anomaly = attr_true(Anomaly_cls, s_enabled);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
     if (anomaly < 0)
         goto fail_node;
     if (anomaly) {
@@ -1325,7 +1377,7 @@ PyInit__op_call(void)
 {
     if (intern_all(interned, N_INTERNED) < 0)
         return NULL;
-    if ((empty_tuple = PyTuple_New(0)) == NULL || (metas_cache = PyDict_New()) == NULL ||
+    if ((empty_tuple = PyTuple_New(0)) == NULL ||
         (zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&OpFunction_type) < 0 ||
         (fp_cache_key = PyUnicode_InternFromString("retrograd._C._op_call.quiet_context")) == NULL)
         return NULL;

@@ -26,8 +26,9 @@ _add_reduce = np.add.reduce
 
 
 def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
-    if dim is None and dtype is None and xp is np and input.dtype.kind == "f":
-        return _add_reduce(input, None, None, None, keepdim)  # what ndarray.sum runs, without its Python frame
+    if dtype is None and xp is np and input.dtype.kind == "f":
+        # what ndarray.sum runs (numpy's _methods._sum), without that Python frame
+        return _add_reduce(input, None if dim is None else _axis(dim, input.ndim), None, None, keepdim)
     out = input.sum(axis=_axis(dim, input.ndim), keepdims=keepdim)  # the method: a microsecond less than xp.sum
     if dtype is not None:
         return out.astype(dtype.np)

@@ -140,7 +140,9 @@ def _transpose(xp, input, dim0, dim1):
     if nd == 0:
         _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
         return input[...]
-    return xp.swapaxes(input, _wrap_dim(dim0, nd), _wrap_dim(dim1, nd))
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    # the method where it is NumPy's: np.swapaxes is a Python wrapper around it, some 0.4 us more a call
+    return input.swapaxes(d0, d1) if xp is np else xp.swapaxes(input, d0, d1)
 
 
 transpose = defop("transpose", _transpose, method=True, view=True,

@@ -259,14 +259,19 @@ def test_error_in_the_middle_of_a_chain_names_the_node_and_restores_grad_mode(en
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_compute_dependencies_matches_the_python_walk(seed):
+@pytest.mark.parametrize("start", ["empty", "counted"])
+def test_compute_dependencies_matches_the_python_walk(seed, start):
+    # The same counts in the same order (the order nodes are first reached), from an empty dict (every pass) and
+    # from one that holds counts already (the walk's own record of what it has seen then differs from the counts).
     loss, _ = _random_graph(seed, [])
     counts = []
     for _ in _each_loop():
         task = engine.GraphTask(False, False, 0)
         root = rg.autograd.graph.GraphRoot([rg.autograd.variable.gradient_edge(loss)], [rg.ones((), dtype=rg.float64)])
+        if start == "counted":
+            task.dependencies[loss.grad_fn] = 2
         engine.Engine.compute_dependencies(root, task)
-        counts.append({id(node): n for node, n in task.dependencies.items()})
+        counts.append([(id(node), n) for node, n in task.dependencies.items()])
     assert counts[0] == counts[1]
     assert len(counts[0]) > 10
 
@@ -447,3 +452,36 @@ def test_compiled_init_to_execute_marks_as_the_python_method(expects_compiled, s
     gt = engine.GraphTask(False, False, 0)
     assert engine._loop.init_to_execute(gt, root, [("not a node", 0)], False) is False  # left to the method
     assert gt.exec_info is None
+
+
+def test_each_thread_reads_its_own_switches(engine_loop):
+    # Grad mode, the engine's per-thread state and saved-tensor hooks are threading.local: the C modules read
+    # each thread's own (Note ThreadLocal in _capi.h), a thread that never set one reads the class default, and
+    # a switch set in one thread is not seen in another while both run passes.
+    import threading
+    x = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    packed = []
+    seen = {}
+    step = threading.Barrier(2, timeout=30)
+
+    def other():
+        seen["default"] = (x * x).requires_grad  # never set in this thread: the class's default, True
+        step.wait()  # the main thread is inside no_grad and saved_tensors_hooks now
+        y = (x * 3.0).tanh().sum()  # recorded here, with no hooks: the main thread's are its own
+        seen["grad"] = rg.autograd.grad(y, x)[0].numpy().copy()
+        with rg.no_grad():
+            seen["off"] = (x * x).requires_grad
+        step.wait()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with rg.no_grad(), rg.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+        step.wait()
+        step.wait()
+        assert not (x * x).requires_grad
+    thread.join()
+    assert seen["default"] and not seen["off"] and packed == []
+    np.testing.assert_allclose(seen["grad"], 3.0 * (1.0 - np.tanh(3.0 * x.detach().numpy()) ** 2))
+    z = (x * x).tanh().sum()  # and the main thread records again, the hooks gone
+    z.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * x.detach().numpy() * (1.0 - np.tanh(x.detach().numpy() ** 2) ** 2))

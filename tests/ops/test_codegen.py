@@ -376,3 +376,29 @@ def test_compiled_call_takes_a_view_of_a_parameter_made_without_grad_mode():
         assert isinstance(out, rg.Tensor) and not out.requires_grad and out.grad_fn is None
         np.testing.assert_array_equal(out.numpy(), g.numpy() @ w.detach().numpy().T)
     assert module.call(spec, g, view) is None
+
+
+@pytest.mark.parametrize("which", ["compiled", "python"])
+def test_input_metadata_is_the_results_own_and_shared_between_equal_results(which):
+    # Each node's input_metadata is ((shape, dtype, None),) of its result (an AccumulateGrad's: of its leaf), also
+    # past the C's cache of those tuples, which keeps one per dtype object and shape for up to 8 dtype objects at
+    # once: the leaves here have 10 (float64 with metadata, each its own object). Two results of one shape and
+    # dtype share the tuple in the C op call.
+    mul = _implementation(REGISTRY["mul"], which)
+    dtypes = [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
+    dtypes += [np.dtype(np.float64, metadata={"k": k}) for k in range(10)]
+    nodes = []
+    for shape in [(2,), (3, 1), (), (2, 0), (2,)]:
+        for dtype in dtypes * 2:
+            x = rg.from_numpy(np.ones(shape, dtype=dtype)).requires_grad_()
+            for other in (x, 2):
+                y = mul(x, other)
+                nodes.append((y.grad_fn, y))
+                nodes.append((y.grad_fn.next_functions[0][0], x))
+    for node, t in nodes:
+        assert node.input_metadata == ((t._data.shape, t._data.dtype, None),)
+        assert node.input_metadata[0][1] is t._data.dtype
+    if which == "compiled" and rg.is_compiled("ops"):
+        x = rg.ones(2, dtype=rg.float64, requires_grad=True)
+        same = [mul(x, k).grad_fn for k in range(3)]
+        assert all(n.input_metadata is same[0].input_metadata for n in same)
