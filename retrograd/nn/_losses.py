@@ -37,24 +37,22 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dtype not in (_dtype.int64, _dtype.int32, _dtype.uint8, _dtype.int16, _dtype.int8):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
-    if input.dim() == 1:  # unbatched (C,), target ()
-        input, target = input.unsqueeze(0), target.reshape(1)
-        squeeze = True
-    else:
-        squeeze = False
+    if input.dim() > 1:
         shape, tshape = input._data.shape, target._data.shape
         if not tshape or shape[0] != tshape[0] or shape[2:] != tshape[1:]:
             raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                              f"({tshape[0] if tshape else 0}).")
-    c = input._data.shape[1]
+    c = input._data.shape[1 if input.dim() > 1 else 0]
     tdata = target._data if target._device.type == "cpu" else target._host()
     if tdata.size and not (0 <= tdata.min() and tdata.max() < c):  # in range, or out of it, or ignored
         vd = tdata[tdata != ignore_index]
         if vd.size and (vd.min() < 0 or vd.max() >= c):
             raise IndexError(f"Target {int(vd.max() if vd.max() >= c else vd.min())} is out of bounds.")
-    if weight is None or not weight.requires_grad:  # PyTorch's own op, NllLossBackward0
-        out = _nn.nll_loss(input, target, weight, reduction, ignore_index)
-        return out.squeeze(0) if squeeze and reduction == "none" else out
+    if weight is None or not weight.requires_grad:  # PyTorch's own op, NllLossBackward0 (also unbatched)
+        return _nn.nll_loss(input, target, weight, reduction, ignore_index)
+    squeeze = input.dim() == 1
+    if squeeze:  # unbatched (C,), target ()
+        input, target = input.unsqueeze(0), target.reshape(1)
     # A weight that requires grad (PyTorch does not differentiate it): the composite, exact in both.
     valid = target != ignore_index
     safe = _where(valid, target, 0).long()

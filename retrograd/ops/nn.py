@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .._creation import tensor, zeros
+from .._creation import tensor, zeros, zeros_like
 from .._tensor import Tensor
 from ._declarations import defop
 from .joining import cat
@@ -236,8 +236,9 @@ def _max_pool_with_nan(xp, views, offsets):
     return best, idx
 
 
-def _max_pool2d_backward_fwd(xp, grad_output, input_shape, indices, overlapping=True):
-    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]  # (N, C, H, W) or (C, H, W)
+def _max_pool2d_backward_fwd(xp, grad_output, input, indices, overlapping=True):
+    input_shape = input.shape  # (N, C, H, W) or (C, H, W); only its shape is read
+    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]
     flat = (indices.reshape(planes, -1) + (xp.arange(planes) * plane).reshape(-1, 1)).reshape(-1)
     g = grad_output.reshape(-1)
     if overlapping:  # two windows may pick the same element: sum
@@ -253,15 +254,27 @@ def _gather_at(grad, indices):
     return grad.reshape(planes, -1).gather(1, indices.reshape(planes, -1)).reshape(indices.shape)
 
 
+def _zeros_like_grad(grad):
+    return zeros_like(grad)
+
+
 # PyTorch's own pair: the gradient scatters to the argmax positions; its gradient gathers from them.
+# As PyTorch's, the backward takes the pooled input (for its shape) and records an edge for it, whose
+# gradient is zero (the backward is constant in it): the double-backward graph is PyTorch's.
 max_pool2d_backward = defop("max_pool2d_backward", _max_pool2d_backward_fwd, public=False,
-                            tensor_args=("grad_output", "indices"), node_name="MaxPool2DWithIndicesBackward",
-                            grad_output=lambda grad, indices: _gather_at(grad, indices))
+                            tensor_args=("grad_output", "input", "indices"), node_name="MaxPool2DWithIndicesBackward",
+                            grad_output=lambda grad, indices: _gather_at(grad, indices), input=_zeros_like_grad)
+# PyTorch's adaptive_max_pool2d_backward: the same scatter, under its own name.
+adaptive_max_pool2d_backward = defop(
+    "adaptive_max_pool2d_backward", lambda xp, grad_output, input, indices: _max_pool2d_backward_fwd(
+        xp, grad_output, input, indices), public=False, tensor_args=("grad_output", "input", "indices"),
+    node_name="AdaptiveMaxPool2DBackward", grad_output=lambda grad, indices: _gather_at(grad, indices),
+    input=_zeros_like_grad)
 
 
-def _max_pool2d_backward(grads, input_shape, result, kernel_size, stride, dilation):
+def _max_pool2d_backward(grads, input, result, kernel_size, stride, dilation):
     overlapping = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation, strict=True))
-    return max_pool2d_backward(grads[0], tuple(input_shape), result[1], overlapping)
+    return max_pool2d_backward(grads[0], input, result[1], overlapping)
 
 
 max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=False, multi_output=True,
@@ -295,7 +308,7 @@ def _adaptive_max_pool2d(xp, input, output_size):
 adaptive_max_pool2d = defop(
     "adaptive_max_pool2d", _adaptive_max_pool2d, public=False, multi_output=True, nondiff_outputs=(1,),
     node_name="AdaptiveMaxPool2D",
-    input=lambda grads, input_shape, result: max_pool2d_backward(grads[0], tuple(input_shape), result[1], True))
+    input=lambda grads, input, result: adaptive_max_pool2d_backward(grads[0], input, result[1]))
 
 
 def _max_unpool2d(xp, input, indices, output_size):
@@ -1200,7 +1213,10 @@ def _nll_weights(xp, target, weight, ignore_index, dtype):
 
 
 def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-100):
-    """input (N, C, *) log-probabilities, target (N, *) class indices."""
+    """input (N, C, *) log-probabilities, target (N, *) class indices; or unbatched, (C,) and ()."""
+    if input.ndim == 1:  # one node for the unbatched loss, as PyTorch's
+        out = _nll_loss(xp, input[None], target.reshape(1), weight, reduction, ignore_index)
+        return out.reshape(()) if reduction == "none" else out
     safe, w, _ = _nll_weights(xp, target, weight, ignore_index, input.dtype)
     if input.ndim == 2:  # (N, C): plain fancy indexing, several times cheaper than take_along_axis
         picked = input[xp.arange(input.shape[0]), safe]
@@ -1216,8 +1232,13 @@ def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-10
         return (total / w.sum()).astype(input.dtype, copy=False)
 
 
-def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_index, input_shape):
+def _nll_loss_backward_fwd(xp, grad_output, input, target, weight, reduction, ignore_index):
     """The gradient of nll_loss for its input: -weight * grad at each target's class, 0 elsewhere."""
+    if input.ndim == 1:  # unbatched
+        grad_output = grad_output.reshape(1) if reduction == "none" else grad_output
+        return _nll_loss_backward_fwd(xp, grad_output, input[None], target.reshape(1), weight, reduction,
+                                      ignore_index).reshape(input.shape)
+    input_shape = input.shape  # only the input's shape is read
     safe, w, valid = _nll_weights(xp, target, weight, ignore_index, grad_output.dtype)
     coef = -w * grad_output
     if reduction == "mean":
@@ -1232,17 +1253,26 @@ def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_in
     return out
 
 
+def _is_2d_loss(input):
+    return input.ndim in (3, 4)  # PyTorch's nll_loss2d (and its backward)
+
+
 # The backward is linear in grad_output, and its adjoint is nll_loss itself with the same reduction.
+# As PyTorch's, it takes the loss's input (for its shape) and records an edge for it, whose gradient
+# is zero: the double-backward graph is PyTorch's.
 nll_loss_backward = defop(
-    "nll_loss_backward", _nll_loss_backward_fwd, public=False, tensor_args=("grad_output", "target", "weight"),
+    "nll_loss_backward", _nll_loss_backward_fwd, public=False,
+    tensor_args=("grad_output", "input", "target", "weight"),
+    node_names={"NllLoss2DBackwardBackward0": _is_2d_loss},
     grad_output=lambda grad, target, weight, reduction, ignore_index: nll_loss(grad, target, weight, reduction,
-                                                                              ignore_index))
+                                                                              ignore_index),
+    input=_zeros_like_grad)
 
 nll_loss = defop(
     "nll_loss", _nll_loss, public=False, tensor_args=("input", "target", "weight"),
-    node_names={"NllLoss2DBackward0": lambda input: input.ndim in (3, 4)},  # PyTorch's nll_loss2d
-    input=lambda grad, target, weight, reduction, ignore_index, input_shape: nll_loss_backward(
-        grad, target, weight, reduction, ignore_index, tuple(input_shape)))
+    node_names={"NllLoss2DBackward0": _is_2d_loss},
+    input=lambda grad, input, target, weight, reduction, ignore_index: nll_loss_backward(
+        grad, input, target, weight, reduction, ignore_index))
 
 
 # -- ctc_loss (PyTorch: CtcLossBackward0) -------------------------------------------------------------
@@ -1448,9 +1478,9 @@ def _ctc_loss_jvp(log_probs_t, log_probs, targets, input_lengths, target_lengths
     return (grad * log_probs_t).sum((0, 2))
 
 
-defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle",
-       "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad", "embedding", "nll_loss",
-       "nll_loss_backward")
+defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "adaptive_max_pool2d_backward", "max_unpool2d",
+       "pixel_shuffle", "pixel_unshuffle", "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad",
+       "embedding", "nll_loss", "nll_loss_backward")
 defjvp(FROM_BACKWARD, "softplus", "gelu_backward", "gelu", "silu", "leaky_relu", "elu", "hardtanh", "threshold",
        "hardshrink", "softshrink", "hardsigmoid", "hardswish", "celu", "mish", "rrelu_with_noise")
 defjvp(lambda input_t, pad: constant_pad_nd(input_t, pad, 0), "constant_pad_nd")
