@@ -166,11 +166,16 @@ def attach() -> None:
     T.arctan2_ = T.atan2_
     T.cumprod_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumprod"], (self, dim, dtype))
     T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
+    T.multiply_ = T.mul_
+    T.subtract_ = T.sub_
+    T.divide_ = T.div_
+    T.true_divide_ = lambda self, other: T.div_(self, other)
     T.__iadd__ = lambda self, other: T.add_(self, other)
     T.__isub__ = lambda self, other: T.sub_(self, other)
     T.__imul__ = lambda self, other: T.mul_(self, other)
     T.__itruediv__ = lambda self, other: T.div_(self, other)
     T.__ipow__ = lambda self, other: T.pow_(self, other)
+    T.__imod__ = lambda self, other: T.remainder_(self, other)
 
     def __setitem__(self, index, value):
         """``self[index] = value``: advanced indices put with ``index_put_``; basic ones (ints, slices, None,

@@ -94,6 +94,26 @@ sub = defop("sub", _sub,
             input=passthrough,
             other=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")))
 
+
+
+def _rsub(xp, input, other, *, alpha=1):
+    """Subtracts ``input``, multiplied by ``alpha``, from ``other`` elementwise: ``sub`` with its operands swapped.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.rsub(rg.tensor([1., 2.]), 3, alpha=2)
+        tensor([ 1., -1.])
+    """
+    return _sub(xp, other, input, alpha=alpha)
+
+
+# ``other - alpha * input``: PyTorch's rsub, an op of its own (RsubBackward0; RsubBackward1 for a number other).
+rsub = defop("rsub", _rsub, promote="binary",
+             node_names={"RsubBackward1": lambda other: not isinstance(other, Tensor)},
+             node_edges={"RsubBackward1": ("input",)},  # the number: no edge
+             input=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")),
+             other=passthrough)
+
 mul = defop("mul", ufunc("multiply", "input", "other"),
             method=True, inplace=True, promote="binary",
             input=op_call("mul", "grad", "other"),
@@ -496,6 +516,23 @@ def float_power(input, exponent):
     return pow(base, exponent)
 
 
+@tensor_method
+def float_power_(self, exponent):
+    """In-place version of ``float_power``: the base must already be float64.
+
+    Raises:
+        RuntimeError: a base of another dtype (PyTorch's error).
+    """
+    if self.dtype is not _dtype.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self._data.dtype)} but "
+                           "the operation's result requires dtype Double")
+    if isinstance(exponent, Tensor):
+        exponent = exponent.double()
+    elif not isinstance(exponent, bool):
+        exponent = float(exponent)
+    return self.pow_(exponent)
+
+
 def _fmax_grads(keep_input):
     def formula(grad, input, other):
         chosen = (input >= other).logical_or(other.isnan())
@@ -584,7 +621,7 @@ for _name in ("logical_and", "logical_or", "logical_xor", "logical_not", "bitwis
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
 from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
 
-defjvp(LINEAR, "add", "sub", "neg", "mul_scalar", "where")
+defjvp(LINEAR, "add", "sub", "rsub", "neg", "mul_scalar", "where")
 defjvp(FROM_BACKWARD, "add_scalar", "mul", "div", "div_rounding", "pow", "exp", "log", "log1p", "expm1", "sqrt",
        "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh_backward", "sigmoid_backward", "tanh", "sigmoid",
        "threshold_backward", "relu", "abs", "sign", "clamp", "maximum", "minimum", "floor", "ceil", "trunc", "round",
