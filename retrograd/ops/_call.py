@@ -487,19 +487,32 @@ def _write_inplace(op, target, array):
 # requires grad; otherwise it runs the op, writes the result into ``out`` as an in-place op would
 # (PyTorch's casting rule, the version counter bumped) and returns ``out``. An ``out`` of another
 # shape is resized first, with PyTorch's warning unless it is empty: within its storage where that
-# is large enough (a view stays a view), else in a new one.
+# is large enough (a view stays a view), else in a new one. An ``out`` that is not a tensor raises
+# TypeError, except a number given to the functions whose binding takes numbers for tensors
+# (``NUMBERS_AS_TENSORS``): as PyTorch's, it becomes a new 0-d tensor (``out=3``: int64, which a
+# float result cannot be cast into). Where PyTorch's binding has several overloads the call could be,
+# its TypeError says "received an invalid combination of arguments" instead of naming ``out``.
+# The functions whose Python binding takes a number wherever a tensor goes (PyTorch's
+# should_allow_numbers_as_tensors), as a 0-d tensor of the number's dtype: ``out=3`` is an int64 tensor.
+NUMBERS_AS_TENSORS = frozenset({"add", "sub", "mul", "div", "floor_divide"})
+_WRAPPED_NUMBER_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
+
+
 def call_out(op, args, out, name=None):
     """The call ``op(*args, out=out)``: see Note [The out= argument]. ``name``: the public function's, where not the
     op's (the messages name it).
 
     Raises:
-        TypeError: ``out`` is not a tensor.
+        TypeError: ``out`` is not a tensor (nor, for the ops of ``NUMBERS_AS_TENSORS``, a number).
         RuntimeError: PyTorch's error where grad mode is on and ``out`` or an input requires grad, and those of
             an in-place write (a result dtype ``out`` cannot hold, an expanded ``out``).
     """
     name = op.name if name is None else name
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if name not in NUMBERS_AS_TENSORS or not isinstance(out, (bool, int, float)):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        # PyTorch's binding takes a number for any tensor argument of these, ``out`` too: a new 0-d tensor
+        out = Tensor._make(np.asarray(out, dtype=_WRAPPED_NUMBER_DTYPES[type(out)]))
     if grad_mode.recording() and (_requires_grad(out) or any(
             _requires_grad(a) or (type(a) in (list, tuple) and any(_requires_grad(t) for t in a))
             for a in (args[i] for i in op.tensor_pos))):
