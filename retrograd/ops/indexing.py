@@ -1,6 +1,11 @@
 """Indexing ops: ``__getitem__``/``__setitem__``, gather/scatter, index_select and masked_fill."""
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import warnings
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
@@ -603,6 +608,8 @@ def _index_reduce(xp, input, dim, index, source, reduce, *, include_self=True):
     idx = index.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
         raise IndexError("index out of range in self")
+    if not _beta_warned.is_set():
+        _warn_beta_once()
     out = xp.moveaxis(x.copy(), d, 0)  # a view of the copy: writes land in it
     src = xp.moveaxis(src, d, 0)
     if not include_self:
@@ -619,6 +626,24 @@ def _index_reduce(xp, input, dim, index, source, reduce, *, include_self=True):
         count = (count + 1 if include_self else xp.maximum(count, 1)).reshape((-1,) + (1,) * (out.ndim - 1))
         out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count)
     return xp.moveaxis(out, 0, d).reshape(input.shape)
+
+
+_beta_warned = threading.Event()
+_beta_lock = threading.Lock()
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _warn_beta_once():
+    """PyTorch's UserWarning that index_reduce is in beta: once per process (its TORCH_WARN_ONCE), whatever the
+    warnings filters, at the first call that gets past the argument checks; shown at the caller's line."""
+    with _beta_lock:
+        if _beta_warned.is_set():
+            return
+        _beta_warned.set()
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of this function
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=level)
 
 
 def _long_name(dtype):
