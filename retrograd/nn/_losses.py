@@ -35,8 +35,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if target.dtype not in (_dtype.int64, _dtype.int32, _dtype.uint8, _dtype.int16, _dtype.int8):
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    if target.dtype is not _dtype.int64 and target.dtype is not _dtype.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype.scalar_type_name(target.dtype)}")
     if input.dim() > 1:
         shape, tshape = input._data.shape, target._data.shape
         if not tshape or shape[0] != tshape[0] or shape[2:] != tshape[1:]:
@@ -95,9 +95,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     c = input.shape[class_dim]
     wshape = [1] * input.dim()
     wshape[class_dim] = c
-    if target.is_floating_point():
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    if tuple(target.shape) == tuple(input.shape):  # class probabilities, as PyTorch tells them: by the shape
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_dtype.scalar_type_name(target.dtype)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._creation import tensor, zeros, zeros_like
+from .._dtype import tensor_type_name
 from .._tensor import Tensor
 from ._declarations import defop
 from .joining import cat
@@ -681,9 +682,10 @@ group_norm = defop(
 
 # -- embedding (PyTorch: EmbeddingBackward0) ----------------------------------------------------------
 def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
-    if indices.dtype.kind not in "iu":
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
+        got = "CPUBoolType" if indices.dtype == np.bool_ else tensor_type_name(indices.dtype)  # PyTorch's words
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.dtype} instead (while checking arguments for embedding)")
+                           f"Long, Int; but got {got} instead (while checking arguments for embedding)")
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     return xp.take(weight, indices, axis=0)

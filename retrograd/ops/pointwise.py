@@ -424,7 +424,21 @@ remainder = defop("remainder", _remainder, method=True, inplace=True, promote="b
 
 
 # -- more of PyTorch's pointwise ops: interpolation, two-argument functions, floating-point tests ------
+def _lerp_checks(input, end, weight):
+    """PyTorch's dtype errors of lerp: it does not promote (a 0-d weight aside) and has no integer kernel."""
+    tensor_weight = getattr(weight, "ndim", 0) > 0
+    for name, other in (("end", end), ("weight", weight)):
+        dt = getattr(other, "dtype", input.dtype)
+        if dt != input.dtype and (name == "end" or tensor_weight):
+            raise RuntimeError(f"expected dtype {_dtype.type_meta_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_dtype.type_meta_name(dt)}")
+    if input.dtype.kind != "f" and (tensor_weight or not hasattr(weight, "dtype")):
+        kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+
+
 def _lerp(xp, input, end, weight):
+    _lerp_checks(input, end, weight)
     # PyTorch's two-sided form: exact at both ends (weight 0 gives input, weight 1 gives end).
     diff = end - input
     return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))

@@ -985,11 +985,6 @@ def resize_as_(self, the_template, *, memory_format=None):
     return resize_(self, the_template._data.shape, memory_format=memory_format)
 
 
-_CPP_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-                   "int8": "signed char", "uint8": "unsigned char", "int16": "short int", "int32": "int",
-                   "int64": "long int", "bool": "bool"}  # PyTorch's messages name the C++ types
-
-
 @tensor_method
 def set_(self, source=None, storage_offset=None, size=None, stride=None):
     """Makes this tensor share ``source``'s storage and geometry (or, with ``storage_offset``, ``size`` and
@@ -1017,8 +1012,8 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     if source is None:
         return _changed_array(self, self._device.backend.xp.empty(0, dtype=self._data.dtype), True)
     if source._data.dtype != self._data.dtype:
-        raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE_NAMES[source.dtype.name]} to a tensor of type "
-                           f"{_CPP_TYPE_NAMES[self.dtype.name]}")
+        raise RuntimeError(f"Could not set tensor of type {_dtype.type_meta_name(source.dtype)} to a tensor of type "
+                           f"{_dtype.type_meta_name(self.dtype)}")
     if source._device is not self._device:
         raise RuntimeError(f"Attempted to set the storage of a tensor on device \"{self._device}\" to a storage on "
                            f"different device \"{source._device}\".  This is no longer allowed; the devices must "
