@@ -303,7 +303,7 @@ def _scatter_src_grad(grad, dim, index, src_shape, reduce):
     return _pad_to(grad.gather(dim, index), src_shape)
 
 
-scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
+scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "index", "src"),
                 node_names={"ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
                 node_edges={"ScatterBackward1": ("input",)},
                 input=_scatter_input_grad, src=_scatter_src_grad)
