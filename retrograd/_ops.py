@@ -6,6 +6,8 @@ receives the op of each call and compares it with ``torch.ops.aten.mm.default`` 
 """
 from __future__ import annotations
 
+import os
+
 __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
 
 
@@ -18,9 +20,23 @@ __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
 # overload a call is given (``overload_of``) is PyTorch's usual one where ``_RENAMED`` knows it,
 # ``default`` otherwise, for its repr only. Most ops have PyTorch's name; ``_RENAMED`` maps
 # those that do not, and a ``matmul`` call is named by the ops PyTorch decomposes it into
-# (``mm``, ``bmm``, ``mv``, ``dot``), as PyTorch's policies name those. Any packet name can be
-# written, as the ops retrograd lacks may appear in a policy written for PyTorch: such a name
-# matches no call.
+# (``mm``, ``bmm``, ``mv``, ``dot``), as PyTorch's policies name those. The names that can be
+# written are PyTorch's, with their overloads (``_aten_ops.txt``, from PyTorch's schemas by
+# scripts/write_aten_names.py): one that is not raises PyTorch's AttributeError, so a typo in a
+# policy does not go unnoticed, while an op retrograd lacks may appear in a policy written for
+# PyTorch (it matches no call). A call of a retrograd op that PyTorch does not have is named by
+# retrograd's name (``overload_of``), which cannot be written.
+_NAMES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_aten_ops.txt")
+_known = None  # PyTorch's op names: {packet: (overload, ...)}, read on first use
+
+
+def _pytorch_names() -> dict:
+    global _known
+    if _known is None:
+        with open(_NAMES_FILE, encoding="utf-8") as f:
+            _known = {parts[0]: tuple(parts[1:]) for parts in (line.split() for line in f)
+                      if parts and not parts[0].startswith("#")}
+    return _known
 class OpOverload:
     """One overload of an op, as ``torch._ops.OpOverload``: ``aten.mm.default``. See Note [PyTorch's op names]."""
 
@@ -64,12 +80,21 @@ class OpOverloadPacket:
             raise AttributeError(overload)
         found = self._overloads.get(overload)
         if found is None:
-            found = self._overloads.setdefault(overload, OpOverload(self, overload))
+            known = _pytorch_names().get(self.__name__)
+            if known is not None and overload not in known:
+                raise AttributeError(f"The underlying op of 'aten.{self.__name__}' has no overload name '{overload}'")
+            found = self._overload(overload)
         return found
 
+    def _overload(self, overload):
+        """The overload ``overload``, made on first use without checking its name (``overload_of``)."""
+        found = self._overloads.get(overload)
+        return found if found is not None else self._overloads.setdefault(overload, OpOverload(self, overload))
+
     def overloads(self) -> list:
-        """The names of the overloads written so far (any name is one: See Note [PyTorch's op names])."""
-        return list(self._overloads)
+        """PyTorch's names of the op's overloads (for an op PyTorch lacks, those its calls were given)."""
+        known = _pytorch_names().get(self.__name__)
+        return list(known) if known is not None else list(self._overloads)
 
     def __str__(self):
         return f"aten.{self.__name__}"
@@ -86,12 +111,14 @@ class _OpNamespace:
         self._packets = {}
 
     def __getattr__(self, name):
-        if name.startswith("__") or name == "_packets":
-            raise AttributeError(name)
+        if name.startswith("__") or name == "_packets" or name not in _pytorch_names():
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
+        return self._packet(name)
+
+    def _packet(self, name):
+        """The packet ``name``, made on first use without checking its name (``overload_of``)."""
         found = self._packets.get(name)
-        if found is None:
-            found = self._packets.setdefault(name, OpOverloadPacket(name))
-        return found
+        return found if found is not None else self._packets.setdefault(name, OpOverloadPacket(name))
 
     def __repr__(self):
         return f"'_OpNamespace' '{self.name}'"
@@ -146,5 +173,5 @@ def overload_of(name, args, inplace) -> OpOverload:
         packet, overload = _RENAMED.get(name, (name, "default"))
         if inplace and not packet.endswith("_"):
             packet += "_"
-        found = _by_call[key] = getattr(getattr(aten, packet), chosen or overload)
+        found = _by_call[key] = aten._packet(packet)._overload(chosen or overload)
     return found

@@ -260,6 +260,32 @@ def test_op_names_compare_as_pytorch_s():
             "aten.mul")
 
 
+@pytest.mark.parametrize("name", ["mmm", "mm.defualt", "mm.Tensor", "sigmoid.defaults", "relu_.default",
+                                  "rand.generator", "native_dropout.default", "_foreach_exp.default"])
+def test_a_name_that_is_not_an_op_raises_attribute_error_as_torch(name):
+    # A typo in a policy fails where it is written; any op PyTorch has (retrograd's or not) can be named.
+    def scenario(lib):
+        found = lib.ops.aten
+        for part in name.split("."):
+            found = getattr(found, part)
+        return str(found), hasattr(lib.ops.aten, name.split(".")[0])
+    same_in_both(scenario)
+
+
+def test_the_op_names_are_pytorch_s_own():
+    # retrograd/_aten_ops.txt, written by scripts/write_aten_names.py, holds PyTorch's names and overloads.
+    import importlib
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "write_aten_names.py"
+    spec = importlib.util.spec_from_file_location("write_aten_names", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    names = importlib.import_module("retrograd._ops")._pytorch_names()
+    assert names == {name: tuple(overloads) for name, overloads in script.aten_names().items()}
+    assert rg.ops.aten.add.overloads() == torch.ops.aten.add.overloads()
+
+
 def test_an_op_list_holding_a_packet_raises_as_torch():
     def scenario(lib):
         lib.utils.checkpoint.create_selective_checkpoint_contexts([lib.ops.aten.mm])
