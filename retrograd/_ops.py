@@ -138,12 +138,26 @@ _RENAMED = {
     "min_dim": ("min", "dim"), "median_all": ("median", "default"), "median_dim": ("median", "dim"),
     "copy": ("copy_", "default"), "fill": ("fill_", "Scalar"),
     "zero": ("zero_", "default"), "convolution_transpose": ("convolution", "default"),
+    "empty": ("empty", "memory_format"), "dropout_bernoulli": ("bernoulli", "float"),
 }
 # Ops whose usual overload depends on whether an operand is a tensor: op -> (its position, then the
 # overload for a tensor and for a number).
 _BY_OPERAND = {name: (1, "Tensor", "Scalar") for name in ("eq", "ne", "lt", "le", "gt", "ge")}
 _BY_OPERAND.update({"pow": (1, "Tensor_Tensor", "Tensor_Scalar"), "masked_fill": (2, "Tensor", "Scalar"),
                     "fill": (1, "Tensor", "Scalar")})
+# Factories whose overload depends on which arguments a call gives (Note [Factories as op calls]):
+# op -> a function of the call's arguments (in the factory's parameter order) giving the overload.
+# ``arange(0, n, 1)`` is named ``start``, where PyTorch's binding, which sees the step given, says
+# ``start_step``: the overloads of one packet compare equal, so only the repr differs.
+_BY_ARGS = {
+    "arange": lambda a: "default" if a[1] is None else "start" if a[2] == 1 else "start_step",
+    "eye": lambda a: "default" if a[1] is None else "m",
+    "rand": lambda a: "default" if a[1] is None else "generator",
+    "randn": lambda a: "default" if a[1] is None else "generator",
+    "randperm": lambda a: "default" if a[1] is None else "generator",
+    "randint": lambda a: ("default" if a[2] is None else "low") if a[3] is None else (
+        "generator" if a[2] is None else "low_generator"),
+}
 _by_call = {}  # (op name, in place, overload or None) -> OpOverload
 
 
@@ -167,6 +181,8 @@ def overload_of(name, args, inplace) -> OpOverload:
     by_operand = _BY_OPERAND.get(name)
     if by_operand is not None and by_operand[0] < len(args):
         chosen = by_operand[1] if hasattr(args[by_operand[0]], "shape") else by_operand[2]
+    elif name in _BY_ARGS:
+        chosen = _BY_ARGS[name](args)
     key = (name, inplace, chosen)
     found = _by_call.get(key)
     if found is None:

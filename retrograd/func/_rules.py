@@ -627,7 +627,7 @@ def _random_batched(c):
 
 _fold1 = fold()
 
-RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial", "rrelu_with_noise"})
+RANDOM_OPS = frozenset({"bernoulli", "dropout_bernoulli", "normal", "poisson", "multinomial", "rrelu_with_noise"})
 DYNAMIC_SHAPE = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "bincount", "histc"})
 
 _ELEMENTWISE = (

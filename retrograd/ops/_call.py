@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._creation import factory_calls
 from .._device import cpu as _cpu
 from .._tensor import INFERENCE_COUNTER, InferenceVersionCounter, Tensor
 from ..autograd import grad_mode
@@ -27,7 +28,8 @@ from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._compiled import compiled_module
 
-__all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer", "promote",
+__all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "push_interposer", "pop_interposer",
+           "set_factory_route", "promote",
            "forward_wide", "forward_error", "broadcast_error", "mark_views", "describe", "device_error",
            "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
 
@@ -187,9 +189,22 @@ class interposed:
 
 
 def _tell_c():
+    """Tells the C op call, and the factories (Note [Factories as op calls]), whether an interposer is active."""
     module = compiled_module()
     if module is not None:
         module.set_interposed(bool(interposition.stack))
+    factory_calls.route = _factory_route if interposition.stack else None
+
+
+_factory_route = None
+
+
+def set_factory_route(route) -> None:
+    """Makes ``route`` the factories' route while an interposer is active (ops/factories.py declares it once)."""
+    global _factory_route
+    with _interposition_lock:
+        _factory_route = route
+        _tell_c()
 
 
 def _interposed_call(op, args, inplace):

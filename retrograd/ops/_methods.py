@@ -119,13 +119,8 @@ def attach() -> None:
     T.cpu = lambda self: to(self, "cpu")
     T.cuda = lambda self, device=None: to(self, "cuda" if device is None else
                                           device if isinstance(device, str) else f"cuda:{device}")
-    T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.zeros(
-        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.ones(
-        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_empty = T.new_zeros
-    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: _creation.full(
-        size, fill_value, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_zeros, T.new_ones, T.new_empty, T.new_full = (_creation.new_zeros, _creation.new_ones,
+                                                         _creation.new_empty, _creation.new_full)
     T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
     # Operators.
