@@ -16,11 +16,12 @@ from .. import _creation
 from .._device import device as _device_cls
 from .._tensor import Tensor
 from ._call import call_op, set_factory_route
+from ._codegen import define
 from ._declarations import OpInfo
 
 __all__ = ["factory_op"]
 
-_ops: dict = {}  # name -> (OpInfo, the factory's signature, whether its sizes come as *size)
+_ops: dict = {}  # name -> (OpInfo, its binder, where its device, requires_grad and tensor are in a call)
 _local = threading.local()  # .running: a factory's own run is under way on this thread
 
 
@@ -36,15 +37,25 @@ def _make(name, factory):
     sig = inspect.signature(factory)
     params, keyword_only = [inspect.Parameter("xp", inspect.Parameter.POSITIONAL_OR_KEYWORD)], []
     varargs = None  # the position of a *size parameter
-    for p in sig.parameters.values():
+    binder, defaults, star = [], {}, False  # the source of bind's parameters, and their defaults
+    for i, p in enumerate(sig.parameters.values()):
+        text = p.name
         if p.kind is inspect.Parameter.VAR_POSITIONAL:
             varargs = len(params) - 1
             params.append(inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+            text, star = "*" + p.name, True
         elif p.kind is inspect.Parameter.KEYWORD_ONLY:
             keyword_only.append(p.name)
             params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            if not star:
+                binder.append("*")
+                star = True
         else:
             params.append(p)
+        if p.default is not inspect.Parameter.empty:
+            defaults[f"_d{i}"] = p.default
+            text += f"=_d{i}"
+        binder.append(text)
 
     def forward(xp, *args, **kwargs):
         _local.running = True
@@ -61,30 +72,32 @@ def _make(name, factory):
                 node_name=None, multi_output=False, device_param="device")
     op.index_lists, op.jvp, op.jvp_names, op.inplace, op.public, op.function = frozenset(), None, None, False, False, \
         factory
-    return op, sig, varargs
+    # bind: the factory's own signature (its errors for bad arguments), returning the op's arguments in order.
+    bind = define(f"def bind({', '.join(binder)}):\n    return [{', '.join(op.params)}]\n", f"{name}.bind", defaults,
+                  "bind")
+    like = op.index.get("input", op.index.get("self"))
+    return op, bind, op.index["device"], op.index.get("requires_grad"), like
 
 
 def _route(name, factory, args, **kwargs):
     """``factory(*args, **kwargs)`` as an op call; None where another factory's run made the call."""
     if getattr(_local, "running", False):
         return None
-    op = factory_op(name, factory)
-    sig = _ops[name][1]
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    values = bound.arguments
-    requires_grad = values.get("requires_grad", False)
-    device = values.get("device")
-    like = values.get("input", values.get("self"))
-    if device is None and isinstance(like, Tensor):
-        device = like._device  # a *_like or new_* factory: its tensor's device
-    elif device is not None and not isinstance(device, _device_cls):
-        device = _device_cls(device)
-    values["device"] = device
+    found = _ops.get(name)
+    if found is None:
+        found = _ops[name] = _make(name, factory)
+    op, bind, device_at, requires_grad_at, like_at = found
+    call = bind(*args, **kwargs)
+    device = call[device_at]
+    if device is None:
+        if like_at is not None and isinstance(call[like_at], Tensor):
+            call[device_at] = call[like_at]._device  # a *_like or new_* factory: its tensor's device
+    elif not isinstance(device, _device_cls):
+        call[device_at] = _device_cls(device)
+    requires_grad = requires_grad_at is not None and call[requires_grad_at]
     if requires_grad:
-        values["requires_grad"] = False  # the result is made a leaf that requires grad below
-    call = tuple(values[p] for p in op.params)
-    out = call_op(op, call)
+        call[requires_grad_at] = False  # the result is made a leaf that requires grad below
+    out = call_op(op, tuple(call))
     if requires_grad:
         if out._data.dtype.kind != "f":  # the factory's own error
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
