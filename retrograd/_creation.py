@@ -20,6 +20,33 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
            "channels_last", "channels_last_3d", "preserve_format"]
 
 
+# Note [Factories as op calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# In PyTorch a factory (``rand``, ``zeros_like``, ``arange``...) is an op call like any other, which
+# its dispatch modes see: a selective-checkpoint policy can save ``aten.rand.default``, a profiler
+# records ``aten::rand``. Here the factories make their arrays themselves, below the op layer; while
+# an op-call interposer is active (Note [Op call interposition] in ops/_call.py), the op layer sets
+# ``factory_calls.route``, and each factory hands its call to it first: the route runs the factory
+# as an op call (ops/factories.py), through the interposers, and returns its result, or returns None
+# for a factory called by another factory's own run (``zeros_like`` makes its array with ``zeros``:
+# one call, as in PyTorch), which then goes on as usual. With no interposer active, ``route`` is None
+# and a factory pays one attribute test. The call is named as PyTorch's dispatcher names it, overload
+# included (``aten.randint.low``, ``aten.rand.generator``: _ops.py's ``_BY_ARGS``); dropout's mask is
+# made by these factories and an in-place Bernoulli draw (nn/functional.py). Not op calls yet: ``tensor``
+# (PyTorch's ``lift_fresh``), ``normal`` of numbers, ``tril_indices``, and the in-place initialisers
+# (``bernoulli_``, ``uniform_``...), which write their draws by ``copy_``.
+class FactoryCalls:
+    """Where the factories hand their calls while an op-call interposer is active: See Note [Factories as op calls]."""
+
+    __slots__ = ("route",)
+
+    def __init__(self):
+        self.route = None  # route(name, factory, args, **kwargs) -> Tensor, or None to go on
+
+
+factory_calls = FactoryCalls()
+
+
 # Note [Memory formats]
 # ~~~~~~~~~~~~~~~~~~~~~
 # A memory format names an order of a tensor's elements in memory, as PyTorch's: ``contiguous_format``
@@ -422,11 +449,19 @@ def _filled(fill, name, size, dtype, device, requires_grad):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of zeros of the given size."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("zeros", zeros, size, dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     return _filled(np.zeros, "zeros", size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of ones of the given size."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("ones", ones, size, dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     return _filled(np.ones, "ones", size, dtype, device, requires_grad)
 
 
@@ -444,6 +479,12 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=con
         >>> rg.empty(2, 3, 4, 5, memory_format=rg.channels_last).stride()
         (60, 1, 15, 3)
     """
+    if factory_calls.route is not None:
+        routed = factory_calls.route("empty", empty, size,
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     t = _filled(np.zeros, "empty", size, dtype, device, requires_grad)
     if memory_format is not contiguous_format and memory_format is not None:
         check_memory_format(memory_format, "empty")
@@ -462,6 +503,11 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
         >>> rg.empty_strided((2, 3), (1, 2)).stride()
         (1, 2)
     """
+    if factory_calls.route is not None:
+        routed = factory_calls.route("empty_strided", empty_strided, (size, stride),
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     shape = _shape((size,), "empty_strided")
     strides = ints((stride,), "empty_strided", "stride")
     if len(strides) != len(shape):
@@ -481,6 +527,11 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of the given size filled with ``fill_value``."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("full", full, (size, fill_value),
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     if dtype is None:
         dtype = _dtype.bool if isinstance(fill_value, bool) else _dtype.int64 if isinstance(
             fill_value, numbers.Integral) else _dtype.get_default_dtype()
@@ -490,6 +541,12 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """Returns a 0-d tensor holding the number ``s`` (of the default dtype unless given)."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("scalar_tensor", scalar_tensor, (s,),
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     return full((), s, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
@@ -522,6 +579,12 @@ def _laid_out(t, strides):
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns a tensor of zeros with the shape of ``input`` (and its dtype and device unless given); its strides are
     those ``memory_format`` asks for (by default ``input``'s own: Note [Memory formats])."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("zeros_like", zeros_like, (input,),
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     strides = _like_strides(input, memory_format, "zeros_like")
     shape, dtype, device = _like(input, dtype, device)
     return _laid_out(zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
@@ -529,6 +592,12 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns a tensor of ones with the shape of ``input``, laid out as ``zeros_like``'s."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("ones_like", ones_like, (input,),
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     strides = _like_strides(input, memory_format, "ones_like")
     shape, dtype, device = _like(input, dtype, device)
     return _laid_out(ones(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
@@ -543,18 +612,77 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
         ...                                                 memory_format=rg.contiguous_format).stride()
         ((1, 2), (3, 1))
     """
+    if factory_calls.route is not None:
+        routed = factory_calls.route("empty_like", empty_like, (input,),
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns a tensor filled with ``fill_value`` with the shape of ``input``, laid out as ``zeros_like``'s."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("full_like", full_like, (input, fill_value),
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     strides = _like_strides(input, memory_format, "full_like")
     shape, dtype, device = _like(input, dtype, device)
     return _laid_out(full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad), strides)
 
 
+# Tensor's ``new_*`` factories (attached by ops/_methods.py): ``self``'s dtype and device unless given.
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """Returns a tensor of zeros of the given size, of ``self``'s dtype and device unless given."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("new_zeros", new_zeros, (self,) + size,
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
+    return zeros(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """Returns a tensor of ones of the given size, of ``self``'s dtype and device unless given."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("new_ones", new_ones, (self,) + size,
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
+    return ones(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """Returns an uninitialized tensor (zeros here) of the given size, of ``self``'s dtype and device unless given."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("new_empty", new_empty, (self,) + size,
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
+    return zeros(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    """Returns a tensor of the given size filled with ``fill_value``, of ``self``'s dtype and device unless given."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("new_full", new_full, (self, size, fill_value),
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
+                requires_grad=requires_grad)
+
+
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Returns ``[start, end)`` with spacing ``step``; integer arguments give int64."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("arange", arange, (start, end, step),
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -566,6 +694,11 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """Returns ``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("linspace", linspace, (start, end, steps),
+                                     dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     if dtype is _dtype.bfloat16 and steps > 1:
         return _finish(_linspace_bfloat16(start, end, steps), dtype, device, requires_grad)
     return _finish(np.linspace(start, end, steps), dtype or _dtype.get_default_dtype(), device, requires_grad)
@@ -588,6 +721,10 @@ def _linspace_bfloat16(start, end, steps):
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """Returns the ``n`` x ``m`` identity matrix."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("eye", eye, (n, m), dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     return _finish(np.eye(n, m), dtype or _dtype.get_default_dtype(), device, requires_grad)
 
 
@@ -612,6 +749,11 @@ def _vmap_draw(randomness, sample, shape, dtype, device, requires_grad):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns uniform samples from [0, 1) drawn from the default generator."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("rand", rand, size,
+                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, "rand", dtype.np.itemsize)
@@ -623,6 +765,11 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns standard normal samples drawn from the default generator."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("randn", randn, size,
+                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, "randn", dtype.np.itemsize)
@@ -634,6 +781,11 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns integers drawn uniformly from ``[low, high)``; ``randint(high, size)`` also works."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("randint", randint, (low, high, size),
+                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     if size is None:
         low, high, size = 0, low, high
     gen = (generator or default_generator).np
@@ -648,6 +800,11 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns a random permutation of ``0..n-1``."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("randperm", randperm, (n,),
+                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+        if routed is not None:
+            return routed
     gen = (generator or default_generator).np
     randomness = vmap_randomness()
     if randomness is not None:  # one permutation per sample of the batch
@@ -658,6 +815,12 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns uniform samples from [0, 1) with the shape of ``input``, laid out as ``zeros_like``'s."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("rand_like", rand_like, (input,),
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     strides = _like_strides(input, memory_format, "rand_like")
     shape, dtype, device = _like(input, dtype, device)
     out = rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -666,6 +829,12 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns standard normal samples with the shape of ``input``, laid out as ``zeros_like``'s."""
+    if factory_calls.route is not None:
+        routed = factory_calls.route("randn_like", randn_like, (input,),
+                                     dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
+        if routed is not None:
+            return routed
     strides = _like_strides(input, memory_format, "randn_like")
     shape, dtype, device = _like(input, dtype, device)
     out = randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)

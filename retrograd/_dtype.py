@@ -55,20 +55,24 @@ _SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"
                       "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
-def scalar_type_name(np_dtype) -> str:
-    """PyTorch's ScalarType name of a NumPy dtype, as its kernels' errors spell it (``Long``)."""
-    name = np.dtype(np_dtype).name
+def scalar_type_name(dt) -> str:
+    """PyTorch's ScalarType name of a dtype (retrograd's or NumPy's), as its kernels' errors spell it (``Long``)."""
+    name = dt.name if isinstance(dt, dtype) else np.dtype(dt).name
     return _SCALAR_TYPE_NAMES.get(name, name)
 
 
-_TYPE_META_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-                    "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
-                    "bfloat16": "c10::BFloat16"}
+_TYPE_META_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+                    "int8": "signed char", "uint8": "unsigned char", "int16": "short int", "int32": "int",
+                    "int64": "long int", "bool": "bool"}
 
 
-def type_meta_name(np_dtype) -> str:
-    """The C++ name of a NumPy dtype's element type, as PyTorch's messages print a dtype (``long int``)."""
-    name = np.dtype(np_dtype).name
+def type_meta_name(dt) -> str:
+    """The C++ name of a dtype's element type, as PyTorch's messages print a dtype (``long int``).
+
+    ``dt``: a retrograd dtype or a NumPy one. The one table of these names: every message that prints a dtype
+    so uses this function.
+    """
+    name = dt.name if isinstance(dt, dtype) else np.dtype(dt).name
     return _TYPE_META_NAMES.get(name, name)
 
 

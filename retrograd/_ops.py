@@ -6,6 +6,8 @@ receives the op of each call and compares it with ``torch.ops.aten.mm.default`` 
 """
 from __future__ import annotations
 
+import os
+
 __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
 
 
@@ -18,9 +20,23 @@ __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
 # overload a call is given (``overload_of``) is PyTorch's usual one where ``_RENAMED`` knows it,
 # ``default`` otherwise, for its repr only. Most ops have PyTorch's name; ``_RENAMED`` maps
 # those that do not, and a ``matmul`` call is named by the ops PyTorch decomposes it into
-# (``mm``, ``bmm``, ``mv``, ``dot``), as PyTorch's policies name those. Any packet name can be
-# written, as the ops retrograd lacks may appear in a policy written for PyTorch: such a name
-# matches no call.
+# (``mm``, ``bmm``, ``mv``, ``dot``), as PyTorch's policies name those. The names that can be
+# written are PyTorch's, with their overloads (``_aten_ops.txt``, from PyTorch's schemas by
+# scripts/write_aten_names.py): one that is not raises PyTorch's AttributeError, so a typo in a
+# policy does not go unnoticed, while an op retrograd lacks may appear in a policy written for
+# PyTorch (it matches no call). A call of a retrograd op that PyTorch does not have is named by
+# retrograd's name (``overload_of``), which cannot be written.
+_NAMES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_aten_ops.txt")
+_known = None  # PyTorch's op names: {packet: (overload, ...)}, read on first use
+
+
+def _pytorch_names() -> dict:
+    global _known
+    if _known is None:
+        with open(_NAMES_FILE, encoding="utf-8") as f:
+            _known = {parts[0]: tuple(parts[1:]) for parts in (line.split() for line in f)
+                      if parts and not parts[0].startswith("#")}
+    return _known
 class OpOverload:
     """One overload of an op, as ``torch._ops.OpOverload``: ``aten.mm.default``. See Note [PyTorch's op names]."""
 
@@ -64,12 +80,21 @@ class OpOverloadPacket:
             raise AttributeError(overload)
         found = self._overloads.get(overload)
         if found is None:
-            found = self._overloads.setdefault(overload, OpOverload(self, overload))
+            known = _pytorch_names().get(self.__name__)
+            if known is not None and overload not in known:
+                raise AttributeError(f"The underlying op of 'aten.{self.__name__}' has no overload name '{overload}'")
+            found = self._overload(overload)
         return found
 
+    def _overload(self, overload):
+        """The overload ``overload``, made on first use without checking its name (``overload_of``)."""
+        found = self._overloads.get(overload)
+        return found if found is not None else self._overloads.setdefault(overload, OpOverload(self, overload))
+
     def overloads(self) -> list:
-        """The names of the overloads written so far (any name is one: See Note [PyTorch's op names])."""
-        return list(self._overloads)
+        """PyTorch's names of the op's overloads (for an op PyTorch lacks, those its calls were given)."""
+        known = _pytorch_names().get(self.__name__)
+        return list(known) if known is not None else list(self._overloads)
 
     def __str__(self):
         return f"aten.{self.__name__}"
@@ -86,12 +111,14 @@ class _OpNamespace:
         self._packets = {}
 
     def __getattr__(self, name):
-        if name.startswith("__") or name == "_packets":
-            raise AttributeError(name)
+        if name.startswith("__") or name == "_packets" or name not in _pytorch_names():
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
+        return self._packet(name)
+
+    def _packet(self, name):
+        """The packet ``name``, made on first use without checking its name (``overload_of``)."""
         found = self._packets.get(name)
-        if found is None:
-            found = self._packets.setdefault(name, OpOverloadPacket(name))
-        return found
+        return found if found is not None else self._packets.setdefault(name, OpOverloadPacket(name))
 
     def __repr__(self):
         return f"'_OpNamespace' '{self.name}'"
@@ -111,12 +138,26 @@ _RENAMED = {
     "min_dim": ("min", "dim"), "median_all": ("median", "default"), "median_dim": ("median", "dim"),
     "copy": ("copy_", "default"), "fill": ("fill_", "Scalar"),
     "zero": ("zero_", "default"), "convolution_transpose": ("convolution", "default"),
+    "empty": ("empty", "memory_format"), "dropout_bernoulli": ("bernoulli", "float"),
 }
 # Ops whose usual overload depends on whether an operand is a tensor: op -> (its position, then the
 # overload for a tensor and for a number).
 _BY_OPERAND = {name: (1, "Tensor", "Scalar") for name in ("eq", "ne", "lt", "le", "gt", "ge")}
 _BY_OPERAND.update({"pow": (1, "Tensor_Tensor", "Tensor_Scalar"), "masked_fill": (2, "Tensor", "Scalar"),
                     "fill": (1, "Tensor", "Scalar")})
+# Factories whose overload depends on which arguments a call gives (Note [Factories as op calls]):
+# op -> a function of the call's arguments (in the factory's parameter order) giving the overload.
+# ``arange(0, n, 1)`` is named ``start``, where PyTorch's binding, which sees the step given, says
+# ``start_step``: the overloads of one packet compare equal, so only the repr differs.
+_BY_ARGS = {
+    "arange": lambda a: "default" if a[1] is None else "start" if a[2] == 1 else "start_step",
+    "eye": lambda a: "default" if a[1] is None else "m",
+    "rand": lambda a: "default" if a[1] is None else "generator",
+    "randn": lambda a: "default" if a[1] is None else "generator",
+    "randperm": lambda a: "default" if a[1] is None else "generator",
+    "randint": lambda a: ("default" if a[2] is None else "low") if a[3] is None else (
+        "generator" if a[2] is None else "low_generator"),
+}
 _by_call = {}  # (op name, in place, overload or None) -> OpOverload
 
 
@@ -140,11 +181,13 @@ def overload_of(name, args, inplace) -> OpOverload:
     by_operand = _BY_OPERAND.get(name)
     if by_operand is not None and by_operand[0] < len(args):
         chosen = by_operand[1] if hasattr(args[by_operand[0]], "shape") else by_operand[2]
+    elif name in _BY_ARGS:
+        chosen = _BY_ARGS[name](args)
     key = (name, inplace, chosen)
     found = _by_call.get(key)
     if found is None:
         packet, overload = _RENAMED.get(name, (name, "default"))
         if inplace and not packet.endswith("_"):
             packet += "_"
-        found = _by_call[key] = getattr(getattr(aten, packet), chosen or overload)
+        found = _by_call[key] = aten._packet(packet)._overload(chosen or overload)
     return found

@@ -153,7 +153,7 @@ static PyObject *zero_int;
  * longer one goes to the node's apply. */
 #define MAX_FORMULA_ARGS 8
 
-static PyObject *s_should_execute, *s_key;
+static PyObject *s_should_execute, *s_key, *s_bump;
 static PyObject *s_apply, *s_release_variables, *s_shape, *s_dtype, *s_grad_enabled, *s_enabled,
     *s_acquire, *s_release, *s_add, *s_buffer, *s_device, *s_push, *s_heap, *s_outstanding_tasks,
     *s_set_exception, *s_run_task, *s_device_queue, *s_will_release, *s_exec_info, *s_keep_graph,
@@ -203,7 +203,7 @@ static const Interned interned[] = {
     {&s_dev_attr, "_device", "Tensor"}, {&s_data, "_data", "Tensor"}, {&s_clone, "clone", "Tensor"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_post_acc_hooks, "_post_accumulate_grad_hooks", "Tensor"},
     {&s_unpack, "unpack", "SavedTensor"},
-    {&s_version, "version", "VersionCounter"},
+    {&s_version, "version", "VersionCounter"}, {&s_bump, "bump", "VersionCounter"},
     {&s_checkpoint_valid, "checkpoint_valid", "worker_state"},
     {&s_current_graph_task, "current_graph_task", "worker_state"},
     {&s_ready_queue, "ready_queue", "worker_state"}, {&s_worker_device, "worker_device", "worker_state"},
@@ -797,6 +797,27 @@ new_input_buffer(PyObject *size)
     return buffer;
 }
 
+/* t._version_counter.bump(): one in-place write of a gradient the engine made (Note [The version of a
+ * summed gradient] in autograd/input_buffer.py); a plain counter's version is added to here, any
+ * other's (an inference tensor's) is the method's. Returns -1 on error. */
+static int
+bump_version(PyObject *t)
+{
+    PyObject *vc = PyObject_GetAttr(t, s_version_counter);
+    if (vc == NULL)
+        return -1;
+    int rc;
+    if (Py_TYPE(vc) == (PyTypeObject *)VersionCounter_cls) {
+        rc = add_to_attr(NULL, vc, s_version, 1);
+    } else {
+        PyObject *r = PyObject_CallMethodNoArgs(vc, s_bump);
+        rc = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+    }
+    Py_DECREF(vc);
+    return rc;
+}
+
 /* buffer.add(input_nr, grad): InputBuffer.add, re-stated. The first gradient of a slot is
  * stored; a later one is added in place into a sum the buffer made (grad mode off), else summed
  * out of place (old + grad), a sum the buffer then owns when grad mode is off. An unusual
@@ -836,10 +857,17 @@ buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
         Py_DECREF(old);
         if (total == NULL)
             return -1;
+        if (enabled) {
+            if (PyList_SetItem(list, pos, total) < 0)  /* steals total */
+                return -1;
+            return 0;
+        }
+        if (old != grad && bump_version(total) < 0) {  /* the sum counts as PyTorch's in-place add */
+            Py_DECREF(total);
+            return -1;
+        }
         if (PyList_SetItem(list, pos, total) < 0)  /* steals total */
             return -1;
-        if (enabled)
-            return 0;
         if (owned == Py_None) {
             PyObject *fresh = PySet_New(NULL);
             if (fresh == NULL)
@@ -858,6 +886,8 @@ buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
     Py_INCREF(old_data);
     PyObject *sum = PyNumber_InPlaceAdd(old_data, data);
     int rc = sum == NULL ? -1 : PyObject_SetAttr(old, s_data, sum);
+    if (rc == 0)
+        rc = bump_version(old);
     Py_XDECREF(sum);
     Py_DECREF(old_data);
     Py_DECREF(old);
@@ -1200,6 +1230,8 @@ accumulate(PyObject *node, PyObject *inputs)
                 unshared = array_flag(data, ARRAY_WRITEABLE);
         }
         PyObject *value = unshared < 0 ? NULL : unshared ? Py_NewRef(grad) : PyObject_CallMethodNoArgs(grad, s_clone);
+        if (value != NULL && !unshared && bump_version(value) < 0)  /* a copy_ into a new tensor, as PyTorch's */
+            Py_CLEAR(value);
         if (value != NULL) {
             set_slot(var, t_off[T_GRAD], value);
             Py_DECREF(value);

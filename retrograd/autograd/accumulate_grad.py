@@ -120,7 +120,10 @@ def clone_obey_contract(grad, var):
         return empty_strided(grad.shape, strides, dtype=grad.dtype, device=grad.device).copy_(grad)
     out = strided_empty(grad._device.backend.xp, grad._data.shape, strides, grad._data.dtype)
     out[...] = grad._data
-    return Tensor._make(out, grad._device)
+    copied = Tensor._make(out, grad._device)
+    if dense:  # PyTorch's new_empty_strided(...).copy_(grad) (its clone of a non-dense one counts nothing)
+        copied._version_counter.bump()  # See Note [The version of a summed gradient]
+    return copied
 
 
 def _row_major(shape):

@@ -19,7 +19,7 @@ from .variable import (CreationMeta, gradient_edge, move_retains_grad, regenerat
                        view_rebase_error)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable",
-           "DelayedError"]
+           "DelayedError", "NotImplementedNode"]
 
 
 class FunctionCtx:
@@ -543,6 +543,22 @@ class Error(Node):
 
 
 DelayedError = Error  # the name this node had here before
+
+
+class NotImplementedNode(Error):
+    """The node of an op call that has no derivative, where something requires grad: it raises PyTorch's
+    "derivative for <op> is not implemented" if the backward pass reaches it (PyTorch's ``NotImplemented``)."""
+
+    __slots__ = ()
+
+    def __init__(self, forward_fn, next_edges, input_metadata):
+        super().__init__(f"derivative for {forward_fn} is not implemented", next_edges, input_metadata)
+
+    def name(self) -> str:
+        return "torch::autograd::NotImplemented"
+
+
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"  # PyTorch's class name
 
 
 def once_differentiable(fn):

@@ -117,7 +117,9 @@ class detect_nonfinite:
                 meta = r._grad_fn.metadata
                 if _TRACE_KEY not in meta:
                     meta[_TRACE_KEY] = (_user_stack(), self._paths.path())
-        if self.forward is None and _worker.worker_device == NO_DEVICE and not all(_finite(r) for r in results):
+        # A factory (no tensor argument: Note [Factories as op calls]) makes what it is asked for, an inf mask say.
+        if self.forward is None and _worker.worker_device == NO_DEVICE and op.tensor_pos and not all(
+                _finite(r) for r in results):
             self._found("forward", op.name, _user_stack(), _stats(args), self._paths.path())
         return out
 

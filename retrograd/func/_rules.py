@@ -688,7 +688,7 @@ def _random_batched(c):
 
 _fold1 = fold()
 
-RANDOM_OPS = frozenset({"bernoulli", "normal", "poisson", "multinomial"})
+RANDOM_OPS = frozenset({"bernoulli", "dropout_bernoulli", "normal", "poisson", "multinomial"})
 DYNAMIC_SHAPE = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "bincount", "histc"})
 
 _ELEMENTWISE = (

@@ -12,20 +12,15 @@ import warnings
 import numpy as np
 
 from .. import _creation
+from .._dtype import type_meta_name
 from .._random import default_generator as _default_generator
 from ..ops import addmm as _addmm, attention as _attention, cat as _cat
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
-# The C++ type names PyTorch's attention checks print (typeid names, not ScalarType names).
-_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-               "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
-               "bfloat16": "c10::BFloat16"}
-
-
 def _type_name(t):
-    name = np.dtype(t._data.dtype).name
-    return _TYPE_NAMES.get(name, name)
+    """The C++ type name PyTorch's attention checks print (a typeid name, not a ScalarType name)."""
+    return type_meta_name(t._data.dtype)
 
 
 def _broadcast_shape(a, b):

@@ -36,26 +36,24 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if target.dtype not in (_dtype.int64, _dtype.int32, _dtype.uint8, _dtype.int16, _dtype.int8):
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
-    if input.dim() == 1:  # unbatched (C,), target ()
-        input, target = input.unsqueeze(0), target.reshape(1)
-        squeeze = True
-    else:
-        squeeze = False
+    if target.dtype is not _dtype.int64 and target.dtype is not _dtype.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dtype.scalar_type_name(target.dtype)}")
+    if input.dim() > 1:
         shape, tshape = input._data.shape, target._data.shape
         if not tshape or shape[0] != tshape[0] or shape[2:] != tshape[1:]:
             raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                              f"({tshape[0] if tshape else 0}).")
-    c = input._data.shape[1]
+    c = input._data.shape[1 if input.dim() > 1 else 0]
     tdata = target._data if target._device.type == "cpu" else target._host()
     if tdata.size and not (0 <= tdata.min() and tdata.max() < c):  # in range, or out of it, or ignored
         vd = tdata[tdata != ignore_index]
         if vd.size and (vd.min() < 0 or vd.max() >= c):
             raise IndexError(f"Target {int(vd.max() if vd.max() >= c else vd.min())} is out of bounds.")
-    if weight is None or not weight.requires_grad:  # PyTorch's own op, NllLossBackward0
-        out = _nn.nll_loss(input, target, weight, reduction, ignore_index)
-        return out.squeeze(0) if squeeze and reduction == "none" else out
+    if weight is None or not weight.requires_grad:  # PyTorch's own op, NllLossBackward0 (also unbatched)
+        return _nn.nll_loss(input, target, weight, reduction, ignore_index)
+    squeeze = input.dim() == 1
+    if squeeze:  # unbatched (C,), target ()
+        input, target = input.unsqueeze(0), target.reshape(1)
     # A weight that requires grad (PyTorch does not differentiate it): the composite, exact in both.
     valid = target != ignore_index
     safe = _where(valid, target, 0).long()
@@ -99,9 +97,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     c = input.shape[class_dim]
     wshape = [1] * input.dim()
     wshape[class_dim] = c
-    if target.is_floating_point():
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    if tuple(target.shape) == tuple(input.shape):  # class probabilities, as PyTorch tells them: by the shape
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_dtype.scalar_type_name(target.dtype)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target

@@ -10,12 +10,14 @@ import math
 
 import numpy as np
 
+from .. import _creation
 from .._creation import drawn as _drawn_tensors, tensor as _tensor
-from .._random import default_generator as _default_generator
+from .._random import default_generator as _default_generator, vmap_randomness as _vmap_randomness
 from ..autograd import grad_mode as _grad_mode
 from ..ops import nn as _nn
 from ..ops._call import composite_call as _composite_call
 from ..ops._call import interposition as _interposition
+from ..ops._declarations import REGISTRY as _REGISTRY
 from ..ops._inplace import apply_inplace as _apply_inplace
 from ..ops import addmm as _addmm, div as _div, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 from ..ops import where as _where
@@ -660,22 +662,43 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    m = _keep_mask(input, p, tuple(input.shape), scaled=True)
+    m = _dropout_mask(input, p, None)
     return input.mul_(m) if inplace else input * m
+
+
+# Dropout's mask is PyTorch's: ``empty_like(input).bernoulli_(1 - p).div_(1 - p)`` (``input.new_empty``
+# of the mask's shape for the feature dropouts; a 0-d zero for p == 1). While an op-call interposer is active
+# these are op calls, which a selective checkpoint can save (Note [Factories as op calls]); otherwise the
+# same draws and the same division are made on the arrays directly, so that the mask does not depend on
+# whether anything is watching. Under a vmap the draw follows the level's randomness instead (See Note
+# [Randomness under vmap] in func/_randomness.py).
+_DROPOUT_BERNOULLI = _REGISTRY["dropout_bernoulli"]
+
+
+def _keep_mask(input, p, shape):
+    """A tensor of ``shape`` (``input``'s if None), 1 with probability 1 - p, else 0, in ``input``'s dtype."""
+    if _interposition.stack and _vmap_randomness() is None:
+        mask = _creation.empty_like(input) if shape is None else _creation.new_empty(input, shape)
+        return _apply_inplace(_DROPOUT_BERNOULLI, (mask, 1.0 - p))
+    dtype = input._data.dtype
+    return _drawn(input, tuple(input.shape) if shape is None else shape,
+                  lambda size: [(_default_generator.np.random(size) < 1.0 - p).astype(dtype)])[0]
+
+
+def _dropout_mask(input, p, shape):
+    """Dropout's scaled mask of ``shape`` (``input``'s if None): 1 / (1 - p) with probability 1 - p, else 0."""
+    if p == 1.0:
+        return _creation.zeros((), dtype=input.dtype, device=input.device)
+    if _interposition.stack and _vmap_randomness() is None:
+        return _keep_mask(input, p, shape).div_(1.0 - p)
+    dtype = input._data.dtype
+    return _drawn(input, tuple(input.shape) if shape is None else shape, lambda size: [
+        np.true_divide((_default_generator.np.random(size) < 1.0 - p).astype(dtype), 1.0 - p)])[0]
 
 
 def _drawn(like, shape, make):
     """``_creation.drawn`` in ``like``'s dtype and on its device."""
     return _drawn_tensors(make, shape, like.dtype, like.device)
-
-
-def _keep_mask(input, p, shape, scaled=False):
-    """A keep mask of ``shape`` (1 with probability 1 - p, times 1 / (1 - p) where ``scaled``) from the default
-    generator, a tensor of ``input``'s dtype and device; no draw where p is 1."""
-    if p == 1.0:
-        return _tensor(np.zeros(shape, dtype=input._data.dtype), device=input.device)
-    scale = np.asarray(1.0 / (1.0 - p) if scaled else 1.0, dtype=input._data.dtype)
-    return _drawn(input, shape, lambda size: [(_default_generator.np.random(size) >= p) * scale])[0]
 
 
 def _feature_dropout(input, p, training, inplace, batched_dims):
@@ -686,7 +709,7 @@ def _feature_dropout(input, p, training, inplace, batched_dims):
         return input
     lead = 1 if input.dim() == batched_dims - 1 else 2  # (C, ...) unbatched, else (N, C, ...)
     shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
-    m = _keep_mask(input, p, shape, scaled=True)
+    m = _dropout_mask(input, p, shape)
     return input.mul_(m) if inplace else input * m
 
 
@@ -722,16 +745,15 @@ def _alpha_dropout(input, p, training, inplace, feature):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input.mul_(0.0) if inplace else input * 0.0
-    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
-    a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-
-    def affine(size):
-        keep = _default_generator.np.random(size) >= p
-        return [keep * a, (keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p]
-
-    scale, shift = _drawn(input, shape, affine)
-    return input.mul_(scale).add_(shift) if inplace else input * scale + shift
+        zero = _creation.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    # PyTorch's steps, each an op call: the kept units scaled by a, then shifted so that a dropped one is -alpha * a
+    # moved by alpha * a * p.
+    noise = _keep_mask(input, p, tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else None)
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    shift = noise.add(-1).mul_(_ALPHA * a).add_(_ALPHA * a * p)
+    noise.mul_(a)
+    return input.mul_(noise).add_(shift) if inplace else (input * noise).add_(shift)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._creation import factory_calls
 from .._device import cpu as _cpu
 from .._tensor import INFERENCE_COUNTER, InferenceVersionCounter, Tensor
 from ..autograd import grad_mode
@@ -28,8 +29,8 @@ from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._compiled import compiled_module
 
 __all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "composite_call", "push_interposer",
-           "pop_interposer", "promote", "forward_wide", "forward_error", "wide_values", "broadcast_error", "mark_views",
-           "describe", "device_error",
+           "pop_interposer", "set_factory_route", "promote", "forward_wide", "forward_error", "wide_values",
+           "broadcast_error", "mark_views", "describe", "device_error",
            "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
 
 _grad_state = grad_mode.state
@@ -221,9 +222,22 @@ class interposed:
 
 
 def _tell_c():
+    """Tells the C op call, and the factories (Note [Factories as op calls]), whether an interposer is active."""
     module = compiled_module()
     if module is not None:
         module.set_interposed(bool(interposition.stack))
+    factory_calls.route = _factory_route if interposition.stack else None
+
+
+_factory_route = None
+
+
+def set_factory_route(route) -> None:
+    """Makes ``route`` the factories' route while an interposer is active (ops/factories.py declares it once)."""
+    global _factory_route
+    with _interposition_lock:
+        _factory_route = route
+        _tell_c()
 
 
 def _interposed_call(op, args, inplace):
@@ -593,7 +607,15 @@ def _write_inplace(op, target, array):
 # requires grad; otherwise it runs the op, writes the result into ``out`` as an in-place op would
 # (PyTorch's casting rule, the version counter bumped) and returns ``out``. An ``out`` of another
 # shape is resized first, with PyTorch's warning unless it is empty: within its storage where that
-# is large enough (a view stays a view), else in a new one.
+# is large enough (a view stays a view), else in a new one. An ``out`` that is not a tensor raises
+# TypeError, except a number given to the functions whose binding takes numbers for tensors
+# (``NUMBERS_AS_TENSORS``): as PyTorch's, it becomes a new 0-d tensor (``out=3``: int64, which a
+# float result cannot be cast into). Where PyTorch's binding has several overloads the call could be,
+# its TypeError says "received an invalid combination of arguments" instead of naming ``out``.
+# The functions whose Python binding takes a number wherever a tensor goes (PyTorch's
+# should_allow_numbers_as_tensors), as a 0-d tensor of the number's dtype: ``out=3`` is an int64 tensor.
+NUMBERS_AS_TENSORS = frozenset({"add", "sub", "mul", "div", "floor_divide"})
+_WRAPPED_NUMBER_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
 refuse_tangents_of_out = None  # raises where an out= call meets a forward-mode tangent: set by ops/_forward.py
 
 
@@ -602,14 +624,17 @@ def call_out(op, args, out, name=None):
     op's (the messages name it).
 
     Raises:
-        TypeError: ``out`` is not a tensor.
+        TypeError: ``out`` is not a tensor (nor, for the ops of ``NUMBERS_AS_TENSORS``, a number).
         RuntimeError: PyTorch's error where grad mode is on and ``out`` or an input requires grad, and those of
             an in-place write (a result dtype ``out`` cannot hold, an expanded ``out``).
         NotImplementedError: ``out`` or an input has a forward-mode tangent.
     """
     name = op.name if name is None else name
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if name not in NUMBERS_AS_TENSORS or not isinstance(out, (bool, int, float)):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        # PyTorch's binding takes a number for any tensor argument of these, ``out`` too: a new 0-d tensor
+        out = Tensor._make(np.asarray(out, dtype=_WRAPPED_NUMBER_DTYPES[type(out)]))
     if refuse_tangents_of_out is not None:
         refuse_tangents_of_out(name, op, args, out)
     if grad_mode.recording() and (_requires_grad(out) or any(

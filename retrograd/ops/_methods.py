@@ -129,13 +129,8 @@ def attach() -> None:
     T.cpu = lambda self: to(self, "cpu")
     T.cuda = lambda self, device=None: to(self, "cuda" if device is None else
                                           device if isinstance(device, str) else f"cuda:{device}")
-    T.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.zeros(
-        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False: _creation.ones(
-        *size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
-    T.new_empty = T.new_zeros
-    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: _creation.full(
-        size, fill_value, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+    T.new_zeros, T.new_ones, T.new_empty, T.new_full = (_creation.new_zeros, _creation.new_ones,
+                                                         _creation.new_empty, _creation.new_full)
     T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
     # Operators.
@@ -176,11 +171,16 @@ def attach() -> None:
     T.arctan2_ = T.atan2_
     T.cumprod_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumprod"], (self, dim, dtype))
     T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))
+    T.multiply_ = T.mul_
+    T.subtract_ = T.sub_
+    T.divide_ = T.div_
+    T.true_divide_ = lambda self, other: T.div_(self, other)
     T.__iadd__ = lambda self, other: T.add_(self, other)
     T.__isub__ = lambda self, other: T.sub_(self, other)
     T.__imul__ = lambda self, other: T.mul_(self, other)
     T.__itruediv__ = lambda self, other: T.div_(self, other)
     T.__ipow__ = lambda self, other: T.pow_(self, other)
+    T.__imod__ = lambda self, other: T.remainder_(self, other)
 
     def __setitem__(self, index, value):
         """``self[index] = value``: advanced indices put with ``index_put_``; basic ones (ints, slices, None,

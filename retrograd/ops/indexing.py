@@ -1,8 +1,14 @@
 """Indexing ops: ``__getitem__``/``__setitem__``, gather/scatter, index_select and masked_fill."""
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import warnings
+
 import numpy as np
 
+from .._dtype import scalar_type_name, tensor_type_name, type_meta_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Error
 from ..autograd.graph import input_metadata
@@ -164,8 +170,8 @@ index_put = defop("index_put", _index_put, method=True, inplace=True, tensor_arg
 
 def _flat_positions(xp, name, input, index):
     """``index`` as positions into the flattened ``input`` (negative ones from the end), bounds checked."""
-    if index.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_dtype_name(index.dtype)}")
+    if index.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
     n = input.size
     flat = index.reshape(-1).astype(np.int64, copy=False)
     bad = (flat >= n) | (flat < -n)
@@ -174,18 +180,13 @@ def _flat_positions(xp, name, input, index):
     return xp.where(flat < 0, flat + n, flat)
 
 
-def _dtype_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "bool": "Bool",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(str(dtype), str(dtype))
-
-
 def _put(xp, input, index, source, accumulate=False):
     if source.size != index.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.size}, index.numel() = {index.size}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{_dtype_name(input.dtype)} and source.dtype = {_dtype_name(source.dtype)}")
+                           f"{scalar_type_name(input.dtype)} and source.dtype = {scalar_type_name(source.dtype)}")
     at = _flat_positions(xp, "put_", input, index)
     out = input.copy().reshape(-1)
     if accumulate:
@@ -209,8 +210,8 @@ take = defop("take", _take, method=True,
              input=lambda grad, input_shape, index: put(grad.new_zeros(input_shape), index, grad, True))
 
 def _gather(xp, input, dim, index, *, sparse_grad=False):
-    if index.dtype.kind not in "iu":
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if index.dtype != np.int64 and index.dtype != np.int32:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if input.ndim == 0:
         _wrap_dim(dim, 0)
         return xp.broadcast_to(input, index.shape).copy()
@@ -302,7 +303,7 @@ def _scatter_src_grad(grad, dim, index, src_shape, reduce):
     return _pad_to(grad.gather(dim, index), src_shape)
 
 
-scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "src"),
+scatter = defop("scatter", _scatter, method=True, inplace=True, tensor_args=("input", "index", "src"),
                 node_names={"ScatterBackward1": lambda src: not isinstance(src, Tensor)},  # a number for src
                 node_edges={"ScatterBackward1": ("input",)},
                 input=_scatter_input_grad, src=_scatter_src_grad)
@@ -346,7 +347,7 @@ index_add = defop("index_add", _index_add, method=True, inplace=True,
 
 def _masked_fill(xp, input, mask, value):
     if mask.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {type_meta_name(mask.dtype)}")
     out = xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
     if out.shape != input.shape:
         raise RuntimeError(f"The expanded size of the mask ({list(mask.shape)}) must match the tensor's size "
@@ -453,7 +454,8 @@ index_fill = defop("index_fill", _index_fill, method=True, inplace=True, tensor_
 
 def _masked_scatter(xp, input, mask, source):
     if mask.dtype != np.bool_:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{scalar_type_name(mask.dtype)}")
     shape = np.broadcast_shapes(input.shape, mask.shape)
     out = xp.broadcast_to(input, shape).copy()
     where = xp.broadcast_to(mask, shape)
@@ -587,22 +589,24 @@ def _index_reduce(xp, input, dim, index, source, reduce, *, include_self=True):
     d = _wrap_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
-                         f"{_long_name(index.dtype)} and size: {list(index.shape)}")
+                         f"{scalar_type_name(index.dtype)} and size: {list(index.shape)}")
     if index.dtype != xp.int64 and index.dtype != xp.int32:
-        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_long_name(index.dtype)}")
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index.dtype)}")
     x, src = input.reshape(1) if input.ndim == 0 else input, source.reshape(1) if source.ndim == 0 else source
     if index.size != src.shape[d]:
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
                            f"({src.shape[d]}), for dim: {d}")
     if input.dtype != source.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({_dtype_name(input.dtype)}) and source "
-                           f"({_dtype_name(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_reduce_(): self ({scalar_type_name(input.dtype)}) and source "
+                           f"({scalar_type_name(source.dtype)}) must have the same scalar type")
     if x.ndim != src.ndim or x.shape[:d] + x.shape[d + 1:] != src.shape[:d] + src.shape[d + 1:]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     idx = index.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
         raise IndexError("index out of range in self")
+    if not _beta_warned.is_set():
+        _warn_beta_once()
     out = xp.moveaxis(x.copy(), d, 0)  # a view of the copy: writes land in it
     src = xp.moveaxis(src, d, 0)
     if not include_self:
@@ -621,8 +625,22 @@ def _index_reduce(xp, input, dim, index, source, reduce, *, include_self=True):
     return xp.moveaxis(out, 0, d).reshape(input.shape)
 
 
-def _long_name(dtype):
-    return "Long" if str(dtype) == "int64" else _dtype_name(dtype)
+_beta_warned = threading.Event()
+_beta_lock = threading.Lock()
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _warn_beta_once():
+    """PyTorch's UserWarning that index_reduce is in beta: once per process (its TORCH_WARN_ONCE), whatever the
+    warnings filters, at the first call that gets past the argument checks; shown at the caller's line."""
+    with _beta_lock:
+        if _beta_warned.is_set():
+            return
+        _beta_warned.set()
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of this function
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=level)
 
 
 def _refuse_double_backward(t, msg):

@@ -17,14 +17,7 @@ from ._grad_utils import matmul_backward
 from ._rows import fast_rows, lead_sum
 
 
-# The C++ names of the dtypes, as PyTorch's mm spells them in its dtype error.
-_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
-              "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
-              "bfloat16": "c10::BFloat16"}
-
-
-def _cpp_name(dt):
-    return _CPP_NAMES.get(dt.name, dt.name)
+_cpp_name = _dtype.type_meta_name  # the C++ names of the dtypes, as PyTorch's mm spells them in its dtype error
 
 
 def _same_dtype(kind, a, b):
@@ -32,9 +25,13 @@ def _same_dtype(kind, a, b):
 
     ``kind`` names the kernel whose error PyTorch raises: ``mm``, ``bmm``, ``mv`` or ``dot``.
     """
-    if a.dtype == b.dtype:
-        return
     name = _dtype.scalar_type_name
+    if kind == "bmm" and a.dtype == np.bool_:  # PyTorch's bmm kernel refuses bool before comparing the dtypes
+        raise NotImplementedError(f'"bmm" not implemented for \'{name(a.dtype)}\'')
+    if a.dtype == b.dtype:
+        if kind == "mm" and a.dtype == np.bool_:
+            raise NotImplementedError(f'"addmm_impl_cpu_" not implemented for \'{name(a.dtype)}\'')
+        return
     if kind == "mm":
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a.dtype)} != "
                            f"{_cpp_name(b.dtype)}")

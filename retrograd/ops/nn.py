@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from .._creation import tensor, zeros
+from .._creation import tensor, zeros, zeros_like
+from .._dtype import tensor_type_name
 from .._tensor import Tensor
 from ._declarations import defop, op_call
 from ._rows import fast_rows, layer_norm_input_rows, layer_norm_rows, lead_sum, row_sum, rows_apply
@@ -316,8 +317,9 @@ def _max_pool_with_nan(xp, views, offsets):
     return best, idx
 
 
-def _max_pool2d_backward_fwd(xp, grad_output, input_shape, indices, overlapping=True):
-    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]  # (N, C, H, W) or (C, H, W)
+def _max_pool2d_backward_fwd(xp, grad_output, input, indices, overlapping=True):
+    input_shape = input.shape  # (N, C, H, W) or (C, H, W); only its shape is read
+    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]
     flat = (indices.reshape(planes, -1) + (xp.arange(planes) * plane).reshape(-1, 1)).reshape(-1)
     g = grad_output.reshape(-1)
     if overlapping:  # two windows may pick the same element: sum
@@ -333,15 +335,27 @@ def _gather_at(grad, indices):
     return grad.reshape(planes, -1).gather(1, indices.reshape(planes, -1)).reshape(indices.shape)
 
 
+def _zeros_like_grad(grad):
+    return zeros_like(grad)
+
+
 # PyTorch's own pair: the gradient scatters to the argmax positions; its gradient gathers from them.
+# As PyTorch's, the backward takes the pooled input (for its shape) and records an edge for it, whose
+# gradient is zero (the backward is constant in it): the double-backward graph is PyTorch's.
 max_pool2d_backward = defop("max_pool2d_backward", _max_pool2d_backward_fwd, public=False,
-                            tensor_args=("grad_output", "indices"), node_name="MaxPool2DWithIndicesBackward",
-                            grad_output=lambda grad, indices: _gather_at(grad, indices))
+                            tensor_args=("grad_output", "input", "indices"), node_name="MaxPool2DWithIndicesBackward",
+                            grad_output=lambda grad, indices: _gather_at(grad, indices), input=_zeros_like_grad)
+# PyTorch's adaptive_max_pool2d_backward: the same scatter, under its own name.
+adaptive_max_pool2d_backward = defop(
+    "adaptive_max_pool2d_backward", lambda xp, grad_output, input, indices: _max_pool2d_backward_fwd(
+        xp, grad_output, input, indices), public=False, tensor_args=("grad_output", "input", "indices"),
+    node_name="AdaptiveMaxPool2DBackward", grad_output=lambda grad, indices: _gather_at(grad, indices),
+    input=_zeros_like_grad)
 
 
-def _max_pool2d_backward(grads, input_shape, result, kernel_size, stride, dilation):
+def _max_pool2d_backward(grads, input, result, kernel_size, stride, dilation):
     overlapping = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation, strict=True))
-    return max_pool2d_backward(grads[0], tuple(input_shape), result[1], overlapping)
+    return max_pool2d_backward(grads[0], input, result[1], overlapping)
 
 
 max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=False, multi_output=True,
@@ -375,7 +389,7 @@ def _adaptive_max_pool2d(xp, input, output_size):
 adaptive_max_pool2d = defop(
     "adaptive_max_pool2d", _adaptive_max_pool2d, public=False, multi_output=True, nondiff_outputs=(1,),
     node_name="AdaptiveMaxPool2D",
-    input=lambda grads, input_shape, result: max_pool2d_backward(grads[0], tuple(input_shape), result[1], True))
+    input=lambda grads, input, result: adaptive_max_pool2d_backward(grads[0], input, result[1]))
 
 
 def _max_unpool2d(xp, input, indices, output_size):
@@ -782,9 +796,10 @@ group_norm = defop(
 
 # -- embedding (PyTorch: EmbeddingBackward0) ----------------------------------------------------------
 def _embedding(xp, weight, indices, padding_idx=None, scale_grad_by_freq=False):
-    if indices.dtype.kind not in "iu":
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
+        got = "CPUBoolType" if indices.dtype == np.bool_ else tensor_type_name(indices.dtype)  # PyTorch's words
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.dtype} instead (while checking arguments for embedding)")
+                           f"Long, Int; but got {got} instead (while checking arguments for embedding)")
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     return xp.take(weight, indices, axis=0)
@@ -1337,7 +1352,10 @@ def _plain_targets(xp, target, weight, ignore_index, rows):
 
 
 def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-100):
-    """input (N, C, *) log-probabilities, target (N, *) class indices."""
+    """input (N, C, *) log-probabilities, target (N, *) class indices; or unbatched, (C,) and ()."""
+    if input.ndim == 1:  # one node for the unbatched loss, as PyTorch's
+        out = _nll_loss(xp, input[None], target.reshape(1), weight, reduction, ignore_index)
+        return out.reshape(()) if reduction == "none" else out
     n = input.shape[0]
     if input.ndim == 2 and reduction != "none" and _plain_targets(xp, target, weight, ignore_index, n):
         total = -np.add.reduce(input[np.arange(n), target])
@@ -1357,9 +1375,14 @@ def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-10
         return (total / w.sum()).astype(input.dtype, copy=False)
 
 
-def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_index, input_shape):
+def _nll_loss_backward_fwd(xp, grad_output, input, target, weight, reduction, ignore_index):
     """The gradient of nll_loss for its input: -weight * grad at each target's class, 0 elsewhere."""
-    n = input_shape[0] if input_shape else 0
+    if input.ndim == 1:  # unbatched
+        grad_output = grad_output.reshape(1) if reduction == "none" else grad_output
+        return _nll_loss_backward_fwd(xp, grad_output, input[None], target.reshape(1), weight, reduction,
+                                      ignore_index).reshape(input.shape)
+    input_shape = input.shape  # only the input's shape is read
+    n = input_shape[0]
     if len(input_shape) == 2 and _plain_targets(xp, target, weight, ignore_index, n):
         coef = -grad_output
         if reduction == "mean":
@@ -1381,17 +1404,26 @@ def _nll_loss_backward_fwd(xp, grad_output, target, weight, reduction, ignore_in
     return out
 
 
+def _is_2d_loss(input):
+    return input.ndim in (3, 4)  # PyTorch's nll_loss2d (and its backward)
+
+
 # The backward is linear in grad_output, and its adjoint is nll_loss itself with the same reduction.
+# As PyTorch's, it takes the loss's input (for its shape) and records an edge for it, whose gradient
+# is zero: the double-backward graph is PyTorch's.
 nll_loss_backward = defop(
-    "nll_loss_backward", _nll_loss_backward_fwd, public=False, tensor_args=("grad_output", "target", "weight"),
+    "nll_loss_backward", _nll_loss_backward_fwd, public=False,
+    tensor_args=("grad_output", "input", "target", "weight"),
+    node_names={"NllLoss2DBackwardBackward0": _is_2d_loss},
     grad_output=lambda grad, target, weight, reduction, ignore_index: nll_loss(grad, target, weight, reduction,
-                                                                              ignore_index))
+                                                                              ignore_index),
+    input=_zeros_like_grad)
 
 nll_loss = defop(
     "nll_loss", _nll_loss, public=False, tensor_args=("input", "target", "weight"),
-    node_names={"NllLoss2DBackward0": lambda input: input.ndim in (3, 4)},  # PyTorch's nll_loss2d
-    input=lambda grad, target, weight, reduction, ignore_index, input_shape: nll_loss_backward(
-        grad, target, weight, reduction, ignore_index, tuple(input_shape)))
+    node_names={"NllLoss2DBackward0": _is_2d_loss},
+    input=lambda grad, input, target, weight, reduction, ignore_index: nll_loss_backward(
+        grad, input, target, weight, reduction, ignore_index))
 
 
 # -- ctc_loss (PyTorch: CtcLossBackward0) -------------------------------------------------------------
@@ -1597,9 +1629,9 @@ def _ctc_loss_jvp(log_probs_t, log_probs, targets, input_lengths, target_lengths
     return (grad * log_probs_t).sum((0, 2))
 
 
-defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "max_unpool2d", "pixel_shuffle", "pixel_unshuffle",
-       "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad", "embedding", "nll_loss",
-       "nll_loss_backward")
+defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "adaptive_max_pool2d_backward", "max_unpool2d",
+       "pixel_shuffle", "pixel_unshuffle", "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad",
+       "embedding", "nll_loss", "nll_loss_backward")
 defjvp(FROM_BACKWARD, "softplus", "gelu_backward", "gelu", "silu", "leaky_relu", "elu", "hardtanh", "threshold",
        "hardshrink", "softshrink", "hardsigmoid", "hardswish", "celu", "mish", "rrelu_with_noise")
 defjvp(lambda input_t, pad: constant_pad_nd(input_t, pad, 0), "constant_pad_nd")

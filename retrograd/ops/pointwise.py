@@ -94,6 +94,26 @@ sub = defop("sub", _sub,
             input=passthrough,
             other=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")))
 
+
+
+def _rsub(xp, input, other, *, alpha=1):
+    """Subtracts ``input``, multiplied by ``alpha``, from ``other`` elementwise: ``sub`` with its operands swapped.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.rsub(rg.tensor([1., 2.]), 3, alpha=2)
+        tensor([ 1., -1.])
+    """
+    return _sub(xp, other, input, alpha=alpha)
+
+
+# ``other - alpha * input``: PyTorch's rsub, an op of its own (RsubBackward0; RsubBackward1 for a number other).
+rsub = defop("rsub", _rsub, promote="binary",
+             node_names={"RsubBackward1": lambda other: not isinstance(other, Tensor)},
+             node_edges={"RsubBackward1": ("input",)},  # the number: no edge
+             input=shortcut(lambda grad, alpha: grad * -alpha, when={"alpha": 1}, then=op_call("neg", "grad")),
+             other=passthrough)
+
 mul = defop("mul", ufunc("multiply", "input", "other"),
             method=True, inplace=True, promote="binary",
             input=op_call("mul", "grad", "other"),
@@ -415,7 +435,21 @@ remainder = defop("remainder", _remainder, method=True, inplace=True, promote="b
 
 
 # -- more of PyTorch's pointwise ops: interpolation, two-argument functions, floating-point tests ------
+def _lerp_checks(input, end, weight):
+    """PyTorch's dtype errors of lerp: it does not promote (a 0-d weight aside) and has no integer kernel."""
+    tensor_weight = getattr(weight, "ndim", 0) > 0
+    for name, other in (("end", end), ("weight", weight)):
+        dt = getattr(other, "dtype", input.dtype)
+        if dt != input.dtype and (name == "end" or tensor_weight):
+            raise RuntimeError(f"expected dtype {_dtype.type_meta_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_dtype.type_meta_name(dt)}")
+    if input.dtype.kind != "f" and (tensor_weight or not hasattr(weight, "dtype")):
+        kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
+
+
 def _lerp(xp, input, end, weight):
+    _lerp_checks(input, end, weight)
     # PyTorch's two-sided form: exact at both ends (weight 0 gives input, weight 1 gives end).
     diff = end - input
     return xp.where(xp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
@@ -513,6 +547,23 @@ def float_power(input, exponent):
     return pow(base, exponent)
 
 
+@tensor_method
+def float_power_(self, exponent):
+    """In-place version of ``float_power``: the base must already be float64.
+
+    Raises:
+        RuntimeError: a base of another dtype (PyTorch's error).
+    """
+    if self.dtype is not _dtype.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self._data.dtype)} but "
+                           "the operation's result requires dtype Double")
+    if isinstance(exponent, Tensor):
+        exponent = exponent.double()
+    elif not isinstance(exponent, bool):
+        exponent = float(exponent)
+    return self.pow_(exponent)
+
+
 def _fmax_grads(keep_input):
     def formula(grad, input, other):
         chosen = (input >= other).logical_or(other.isnan())
@@ -606,7 +657,7 @@ for _name in ("logical_and", "logical_or", "logical_xor", "logical_not", "bitwis
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
 from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
 
-defjvp(LINEAR, "add", "sub", "neg", "mul_scalar", "where")
+defjvp(LINEAR, "add", "sub", "rsub", "neg", "mul_scalar", "where")
 defjvp(FROM_BACKWARD, "add_scalar", "mul", "div", "div_rounding", "pow", "exp", "log", "log1p", "expm1", "sqrt",
        "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh_backward", "sigmoid_backward", "tanh", "sigmoid",
        "threshold_backward", "relu", "abs", "sign", "clamp", "maximum", "minimum", "floor", "ceil", "trunc", "round",

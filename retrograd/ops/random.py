@@ -87,6 +87,15 @@ def _bernoulli(xp, input, p=None, *, generator=None):
 bernoulli = defop("bernoulli", _bernoulli, method=True, input=_zero_grad)
 
 
+def _dropout_bernoulli(xp, input, p, generator=None):
+    """Bernoulli(``p``) draws of ``input``'s shape and dtype: dropout's mask, drawn in place into an empty tensor as
+    PyTorch's ``bernoulli_(p)`` is (Note [Factories as op calls]); the draws are ``bernoulli``'s."""
+    return xp.asarray((_rng(generator).random(input.shape) < p).astype(input.dtype))
+
+
+dropout_bernoulli = defop("dropout_bernoulli", _dropout_bernoulli, public=False, tensor_args=("input",))
+
+
 def _poisson(xp, input, generator=None):
     if input.dtype.kind != "f":
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_type_name(input.dtype)}'")

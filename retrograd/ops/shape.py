@@ -9,6 +9,9 @@ from .. import _creation, _dtype
 from .._size import ints
 from .._tensor import INFERENCE_COUNTER, Tensor, _address, _wrap_dim, storage_array
 from ..autograd import grad_mode
+from ..autograd.function import NotImplementedNode
+from ..autograd.graph import input_metadata
+from ..autograd.variable import gradient_edge, move_retains_grad
 from ._declarations import defop, passthrough, tensor_method
 from ._inplace import check_inplace
 from .pointwise import formula_arrays
@@ -900,10 +903,12 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 # makes the tensor share ``source``'s array (storage, offset, shape and strides), or a geometry of its storage,
 # or (no source) a new empty storage. Each bumps the tensor's version counter where its shape changes
 # (``resize_``) or always (``set_``). With grad mode on, ``resize_`` refuses a tensor that requires grad (also a
-# view of one), and ``set_`` raises an in-place op's errors, then refuses where anything requires grad, which
-# PyTorch records as a node that raises in backward; in inference mode neither checks anything. Both drop a
-# leaf's gradient accumulator, as PyTorch's do: the graphs recorded before lead to the old one, which the leaf
-# no longer reaches (``grad`` of them with respect to the leaf finds it unused; its GradientEdge still works).
+# view of one), and ``set_`` raises an in-place op's errors, then, where anything requires grad, gives the tensor
+# PyTorch's NotImplemented node, which raises "derivative for set_ is not implemented" if a backward pass
+# reaches it (a view, whose history PyTorch rebases through its base, is refused at the call); in inference
+# mode neither checks anything. Both drop a leaf's gradient accumulator, as PyTorch's do: the graphs recorded
+# before lead to the old one, which the leaf no longer reaches (``grad`` of them with respect to the leaf finds it
+# unused; its GradientEdge still works).
 def _changed_array(self, data, bump):
     """Gives ``self`` the array ``data``, bumping its version first where ``bump`` (an inference tensor's raises
     PyTorch's error outside inference mode). See Note [resize_ and set_]."""
@@ -991,11 +996,6 @@ def resize_as_(self, the_template, *, memory_format=None):
     return resize_(self, the_template._data.shape, memory_format=memory_format)
 
 
-_CPP_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-                   "int8": "signed char", "uint8": "unsigned char", "int16": "short int", "int32": "int",
-                   "int64": "long int", "bool": "bool"}  # PyTorch's messages name the C++ types
-
-
 @tensor_method
 def set_(self, source=None, storage_offset=None, size=None, stride=None):
     """Makes this tensor share ``source``'s storage and geometry (or, with ``storage_offset``, ``size`` and
@@ -1005,7 +1005,8 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
 
     Raises:
         RuntimeError: a source of another dtype; with grad mode on, an in-place op's errors (a leaf that requires
-            grad, a view of one), and anything that requires grad (PyTorch's error, at the call).
+            grad, a view of one), and a view where anything requires grad. Elsewhere, where anything requires grad,
+            the tensor's new node raises PyTorch's "derivative for set_ is not implemented" in backward.
 
     Example::
         >>> import retrograd as rg
@@ -1016,15 +1017,20 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     if source is not None and not isinstance(source, Tensor):
         raise TypeError(f"set_() received an invalid combination of arguments - got ({type(source).__name__}), but "
                         "expected one of:")
-    if grad_mode.recording() and (self.requires_grad or (source is not None and source.requires_grad)):
+    unimplemented = grad_mode.recording() and (self.requires_grad or (source is not None and source.requires_grad))
+    if unimplemented:
         if self.requires_grad:
             check_inplace(self)
-        raise RuntimeError("derivative for set_ is not implemented")
+        if self._base is not None:  # the view's history would need rebasing through its base: refused at the call
+            raise RuntimeError("derivative for set_ is not implemented")
+        edges = (gradient_edge(self) if self.requires_grad else None,
+                 gradient_edge(source) if source is not None and source.requires_grad else None)
     if source is None:
-        return _changed_array(self, self._device.backend.xp.empty(0, dtype=self._data.dtype), True)
+        out = _changed_array(self, self._device.backend.xp.empty(0, dtype=self._data.dtype), True)
+        return _unimplemented_history(out, edges) if unimplemented else out
     if source._data.dtype != self._data.dtype:
-        raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE_NAMES[source.dtype.name]} to a tensor of type "
-                           f"{_CPP_TYPE_NAMES[self.dtype.name]}")
+        raise RuntimeError(f"Could not set tensor of type {_dtype.type_meta_name(source.dtype)} to a tensor of type "
+                           f"{_dtype.type_meta_name(self.dtype)}")
     if source._device is not self._device:
         raise RuntimeError(f"Attempted to set the storage of a tensor on device \"{self._device}\" to a storage on "
                            f"different device \"{source._device}\".  This is no longer allowed; the devices must "
@@ -1039,7 +1045,19 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
                    self.stride() if shape == self._data.shape else _creation.format_strides(shape,
                                                                                            _creation.contiguous_format))
         data = strided_view(data, shape, strides, storage_offset)
-    return _changed_array(self, data, True)
+    out = _changed_array(self, data, True)
+    return _unimplemented_history(out, edges) if unimplemented else out
+
+
+def _unimplemented_history(self, edges):
+    """Gives ``self``, just written in place by ``set_``, a node that raises PyTorch's "derivative for set_ is not
+    implemented" if a backward pass reaches it (PyTorch's NotImplemented node; Note [resize_ and set_])."""
+    old_fn, old_nr = self._grad_fn, self._output_nr
+    self._grad_fn = NotImplementedNode("set_", edges, (input_metadata(self._data, self._device),))
+    self._output_nr, self._requires_grad = 0, True
+    if self._retains_grad:
+        move_retains_grad(self, old_fn, old_nr)
+    return self
 
 
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------

@@ -265,7 +265,7 @@ class record_function(contextlib.ContextDecorator):
         ...     with record_function("my_block"):
         ...         y = rg.ones(2) * 2
         >>> [e.name for e in prof.events()]
-        ['my_block', 'aten::mul']
+        ['my_block', 'aten::ones', 'aten::mul']
     """
 
     def __init__(self, name: str, args: str | None = None):

@@ -720,8 +720,9 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
 # recomputed base. A random op's stored output also puts the generator where the forward left it,
 # if the recomputation finds it where the forward did, so that the draws after it are the
 # forward's (PyTorch's recomputation draws them from the state before the skipped op). The policy
-# is called in the forward only, as PyTorch's; the random draws that are no op calls here
-# (``rand``, dropout's mask) are made again whatever it says, from the checkpoint's restored state.
+# is called in the forward only, as PyTorch's. Factories (``aten.rand.default``) and dropout's mask
+# (``aten.bernoulli_``) are op calls while the contexts are open (Note [Factories as op calls] in
+# _creation.py), so a policy can save a draw, and the recomputation hands the forward's out again.
 class SelectiveCheckpointContext:
     """What a selective checkpointing policy function receives about the op call it decides on.
 

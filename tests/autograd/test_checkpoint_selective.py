@@ -13,6 +13,7 @@ import pytest
 
 import retrograd as rg
 import retrograd.utils.checkpoint as rck
+from retrograd import _creation as retrograd_creation
 from retrograd.ops import REGISTRY
 from retrograd.ops._call import interposed, interposition
 
@@ -212,6 +213,123 @@ def test_dropout_under_a_policy_draws_the_forward_s_mask_again():
     assert rg.equal(checkpointed, plain)
 
 
+_DRAWS = {
+    "rand": lambda lib, t: lib.rand(6, dtype=lib.float64),
+    "randn_like": lambda lib, t: lib.randn_like(t),
+    "dropout": lambda lib, t: lib.nn.functional.dropout(lib.ones(6, dtype=lib.float64), 0.5),
+}
+
+
+@pytest.mark.parametrize("save", [(), ("aten.rand", "aten.randn_like", "aten.bernoulli_")])
+@pytest.mark.parametrize("preserve_rng_state", [False, True])
+@pytest.mark.parametrize("draw", sorted(_DRAWS))
+def test_a_policy_sees_factories_and_dropout_s_mask_and_a_saved_draw_is_reused_as_torch(draw, preserve_rng_state,
+                                                                                        save):
+    # Factories and dropout's mask are op calls (PyTorch's: empty_like, bernoulli_, div_, mul). A saved draw
+    # is handed out again in the recomputation, which otherwise draws anew unless the generator is restored;
+    # a saved bernoulli_ is the mask after div_ wrote into it, which PyTorch's recomputation divides again.
+    def scenario(lib):
+        seen, drawn = [], []
+
+        def policy(ctx, func, *args, **kwargs):
+            seen.append(str(func.overloadpacket))
+            return lib.utils.checkpoint.CheckpointPolicy.MUST_SAVE if str(func.overloadpacket) in save else \
+                lib.utils.checkpoint.CheckpointPolicy.PREFER_RECOMPUTE
+
+        def fn(t):
+            r = _DRAWS[draw](lib, t)
+            if not drawn:
+                drawn.append(r.detach() * 1)
+            return (t * r).exp().sum()
+        x = randn(lib, 6, requires_grad=True)
+        lib.manual_seed(0)
+        out = lib.utils.checkpoint.checkpoint(
+            fn, x, use_reentrant=False, preserve_rng_state=preserve_rng_state,
+            context_fn=selective(lib, policy, allow_cache_entry_mutation=True))
+        (grad,) = lib.autograd.grad(out, x)
+        r = drawn[0]
+        return bool(lib.allclose(grad, r * (x.detach() * r).exp())), seen
+    same_in_both(scenario)
+
+
+_FACTORY_CALLS = (  # each factory form once, with the overload PyTorch's binding picks for it
+    lambda lib, t: (lib.zeros(2, 3), lib.ones((2,)), lib.empty(2), lib.empty_strided((2, 3), (1, 2)),
+                    lib.full((2,), 1.5), lib.full((2,), 1), lib.scalar_tensor(2.0), lib.linspace(0, 1, 5)),
+    lambda lib, t: (lib.zeros_like(t), lib.ones_like(t), lib.empty_like(t), lib.full_like(t, 3.0),
+                    lib.rand_like(t), lib.randn_like(t)),
+    lambda lib, t: (t.new_zeros(3), t.new_ones((2, 2)), t.new_empty(3), t.new_full((3,), 2.0)),
+    lambda lib, t: (lib.arange(5), lib.arange(1, 5), lib.arange(1, 5, 2), lib.eye(3), lib.eye(3, 2)),
+    lambda lib, t: (lib.rand(3), lib.randn(3, dtype=lib.float64), lib.rand(3, generator=lib.Generator()),
+                    lib.randint(5, (3,)), lib.randint(1, 5, (3,)), lib.randperm(4),
+                    lib.randperm(4, generator=lib.Generator())),
+    lambda lib, t: (lib.nn.functional.dropout(t, 0.5), lib.nn.functional.dropout(t, 1.0),
+                    lib.nn.functional.dropout2d(t.view(1, 2, 1, 2), 0.5),
+                    lib.nn.functional.alpha_dropout(t, 0.5, True),
+                    lib.nn.functional.feature_alpha_dropout(t.view(1, 2, 2), 0.5, True)),
+)
+
+
+@pytest.mark.parametrize("calls", range(len(_FACTORY_CALLS)))
+def test_a_policy_sees_each_factory_and_dropout_s_steps_under_torch_s_names(calls):
+    # Note [Factories as op calls]: the packets and the overloads PyTorch's dispatcher gives these calls
+    # (str(func)), but for the number operands of dropout's steps, which PyTorch's C++ names .Scalar and
+    # retrograd's .Tensor (the overloads of a packet compare equal).
+    def scenario(lib):
+        seen = []
+
+        def policy(ctx, func, *args, **kwargs):
+            seen.append(str(func).replace(".Scalar", ".Tensor"))
+            return lib.utils.checkpoint.CheckpointPolicy.PREFER_RECOMPUTE
+
+        def fn(t):
+            return sum(r.sum() for r in _FACTORY_CALLS[calls](lib, t.detach())) * t.sum()
+        x = randn(lib, 4, requires_grad=True)
+        lib.utils.checkpoint.checkpoint(fn, x, use_reentrant=False, context_fn=selective(lib, policy))
+        return [name for name in seen if not name.startswith(("aten.sum", "aten.detach"))]
+    same_in_both(scenario)
+
+
+def test_a_saved_dropout_mask_is_written_into_the_recomputed_tensor():
+    # Saving div_ keeps dropout's final mask: here the recomputation writes it into the recomputed tensor
+    # (See Note [Selective activation checkpointing]), so the gradient is the forward's; PyTorch's hands the
+    # stored tensor out without the write, and its recomputed mask is bernoulli_'s new draw, undivided.
+    x = randn(rg, 6, requires_grad=True)
+    drawn = []
+
+    def fn(t):
+        r = rg.nn.functional.dropout(rg.ones(6, dtype=rg.float64), 0.5)
+        drawn.append(r.detach() * 1)
+        return (t * r).exp().sum()
+    out = rck.checkpoint(fn, x, use_reentrant=False, preserve_rng_state=False,
+                         context_fn=selective(rg, [rg.ops.aten.div_.Scalar], allow_cache_entry_mutation=True))
+    (grad,) = rg.autograd.grad(out, x)
+    assert len(drawn) == 2  # the recomputation ran dropout again: its bernoulli_ drew anew, div_ wrote the saved mask
+    assert rg.equal(drawn[0], drawn[1]) and rg.allclose(grad, drawn[0] * (x.detach() * drawn[0]).exp())
+
+
+def test_factories_and_dropout_draw_the_same_numbers_with_or_without_an_interposer():
+    # With an interposer, a factory and dropout's mask are op calls; without one, the same draws as plain calls.
+    def draws():
+        rg.manual_seed(11)
+        return [rg.rand(3), rg.randn(2, 2, dtype=rg.float64), rg.randint(0, 9, (4,)), rg.randperm(5),
+                rg.rand_like(rg.zeros(2)), rg.nn.functional.dropout(rg.ones(8), 0.3),
+                rg.nn.functional.dropout2d(rg.ones(2, 3, 2, 2), 0.5), rg.nn.functional.alpha_dropout(rg.ones(5), 0.2,
+                                                                                                     True)]
+    plain = draws()
+    names = []
+
+    class Names:
+        def interpose(self, op, args, inplace, proceed):
+            names.append(op.name)
+            return proceed(op, args, inplace)
+    with interposed(Names()):
+        seen = draws()
+    assert all(rg.equal(a, b) for a, b in zip(plain, seen, strict=True))
+    assert names[:6] == ["rand", "randn", "randint", "randperm", "zeros", "rand_like"]
+    assert names.count("dropout_bernoulli") == 3 and names.count("empty_like") == 2 and names.count("new_empty") == 1
+    assert retrograd_creation.factory_calls.route is None
+
+
 def test_ops_in_sac_ignored_ops_are_neither_shown_to_the_policy_nor_saved(monkeypatch):
     monkeypatch.setattr(rck, "SAC_IGNORED_OPS", {rg.ops.aten.sin.default})
     seen = []
@@ -258,6 +376,32 @@ def test_op_names_compare_as_pytorch_s():
         assert (str(op), repr(op), op.name(), op.__name__, str(op.overloadpacket)) == (
             "aten.mul.Tensor", "<OpOverload(op='aten.mul', overload='Tensor')>", "aten::mul.Tensor", "mul.Tensor",
             "aten.mul")
+
+
+@pytest.mark.parametrize("name", ["mmm", "mm.defualt", "mm.Tensor", "sigmoid.defaults", "relu_.default",
+                                  "rand.generator", "native_dropout.default", "_foreach_exp.default"])
+def test_a_name_that_is_not_an_op_raises_attribute_error_as_torch(name):
+    # A typo in a policy fails where it is written; any op PyTorch has (retrograd's or not) can be named.
+    def scenario(lib):
+        found = lib.ops.aten
+        for part in name.split("."):
+            found = getattr(found, part)
+        return str(found), hasattr(lib.ops.aten, name.split(".")[0])
+    same_in_both(scenario)
+
+
+def test_the_op_names_are_pytorch_s_own():
+    # retrograd/_aten_ops.txt, written by scripts/write_aten_names.py, holds PyTorch's names and overloads.
+    import importlib
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "write_aten_names.py"
+    spec = importlib.util.spec_from_file_location("write_aten_names", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    names = importlib.import_module("retrograd._ops")._pytorch_names()
+    assert names == {name: tuple(overloads) for name, overloads in script.aten_names().items()}
+    assert rg.ops.aten.add.overloads() == torch.ops.aten.add.overloads()
 
 
 def test_an_op_list_holding_a_packet_raises_as_torch():

@@ -6,6 +6,7 @@ sentence. The numbers come from a seeded NumPy generator, the same for both.
 """
 import gc
 import re
+import warnings
 import weakref
 
 import numpy as np
@@ -164,6 +165,42 @@ def test_accumulate_into_an_assigned_dense_grad_keeps_its_reference_without_crea
         saved = params.grad
         params.backward(lib.tensor([1.5, 1.5], dtype=lib.float64), create_graph=create_graph)
         return saved is params.grad, params.grad
+    same_in_both(scenario)
+
+
+_GRAD_VERSION_CASES = {  # how the first gradient reaches the leaf
+    "taken": lambda lib, x: (x * 2).sum().backward(),  # a formula's fresh result, taken as it is
+    "copied": lambda lib, x: x.sum().backward(),  # an expanded gradient, copied into a new tensor
+    "given": lambda lib, x: x.backward(ones(lib, 2, 2)),  # the caller's gradient, copied
+    "transposed": lambda lib, x: x.t().sum().backward(),
+    "summed": lambda lib, x: (x * 2 + x * 3 + x * 4).sum().backward(),  # added in place, twice
+    "same_twice": lambda lib, x: (x + x).sum().backward(),  # one gradient for both edges: a new sum
+    "same_thrice": lambda lib, x: (x + x + x).sum().backward(),
+    "product": lambda lib, x: (x * x).sum().backward(),
+    "roots": lambda lib, x: lib.autograd.backward([(x * 2).sum(), (x * 3).sum()]),
+    "create_graph": lambda lib, x: (x * x).sum().backward(create_graph=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_GRAD_VERSION_CASES))
+def test_the_version_of_a_leafs_grad_counts_the_engines_in_place_writes(case):
+    # As PyTorch's: a gradient the engine copied or added into in place has a version per write; a later
+    # accumulation adds in place (another), except with create_graph (a new tensor); a .grad assigned by
+    # hand keeps its own count.
+    def scenario(lib):
+        x = lib.tensor([[1.5, -2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch's warning about backward(create_graph=True)
+            _GRAD_VERSION_CASES[case](lib, x)
+            first = x.grad._version
+            _GRAD_VERSION_CASES[case](lib, x)
+        later = x.grad._version
+        x.grad.zero_()
+        zeroed = x.grad._version
+        x.grad = lib.zeros(2, 2, dtype=lib.float64)
+        assigned = x.grad._version
+        (x * 2).sum().backward()
+        return first, later, zeroed, assigned, x.grad._version, x.grad
     same_in_both(scenario)
 
 

@@ -294,6 +294,43 @@ def _node_tree(fn, depth=4):
     return fn.name() + "(" + ", ".join(_node_tree(n, depth - 1) for n, _ in fn.next_functions) + ")"
 
 
+def _graph_desc(fn):
+    """``Name(child, ...)`` of a grad_fn and everything it leads to (None where an edge has no node)."""
+    if fn is None:
+        return "None"
+    return type(fn).__name__ + "(" + ", ".join(_graph_desc(n) for n, _ in fn.next_functions) + ")"
+
+
+_TARGETS = {(3, 4): [0, 3, 1], (2, 3, 2, 2): [[[0, 2], [1, 1]], [[2, 0], [0, 1]]], (4,): 2}
+
+
+@pytest.mark.parametrize("name,call,shape", [
+    ("nll_loss", lambda F, x, t: F.nll_loss(x, t), (3, 4)),
+    ("nll_loss_sum", lambda F, x, t: F.nll_loss(x, t, reduction="sum"), (3, 4)),
+    ("nll_loss_2d", lambda F, x, t: F.nll_loss(x, t, reduction="none"), (2, 3, 2, 2)),
+    ("nll_loss_unbatched", lambda F, x, t: F.nll_loss(x, t), (4,)),
+    ("max_pool2d", lambda F, x, t: F.max_pool2d(x, 2), (2, 3, 2, 2)),
+    ("max_pool2d_overlapping", lambda F, x, t: F.max_pool2d(x, 2, stride=1), (2, 3, 2, 2)),
+    ("adaptive_max_pool2d", lambda F, x, t: F.adaptive_max_pool2d(x, (1, 2)), (2, 3, 2, 2))])
+def test_double_backward_of_nll_loss_and_max_pool_records_pytorchs_graph(name, call, shape):
+    # PyTorch's backward ops take the forward's input and record an edge for it (a zero gradient): the
+    # gradient requires grad even where the seed does not, and the second derivative in the input is zero.
+    torch = pytest.importorskip("torch")
+    x, gg = _rng.standard_normal(shape), _rng.standard_normal(shape)
+    seen = []
+    for lib in (rg, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        out = call(lib.nn.functional, xt, lib.tensor(_TARGETS.get(shape, 0)))
+        seed = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
+        (g,) = lib.autograd.grad(out, xt, seed, create_graph=True)
+        (second,) = lib.autograd.grad((g * lib.tensor(gg)).sum(), xt, allow_unused=True)
+        seen.append((_graph_desc(g.grad_fn), g.detach().numpy(), None if second is None else second.numpy()))
+    assert seen[0][0] == seen[1][0]
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(seen[0][2], seen[1][2])
+    assert not seen[0][2].any()
+
+
 @pytest.mark.parametrize("shape,bias,layout", [((4,), True, "plain"), ((4,), False, "plain"), ((3, 4), True, "plain"),
                                                ((3, 4), False, "plain"), ((2, 3, 4), True, "plain"),
                                                ((2, 2, 3, 4), True, "plain"), ((3, 2, 4), True, "strided"),

@@ -127,7 +127,9 @@ add("scatter",
     Sample(lambda m, x, i: x.scatter(1, i, value=1.5), A(2, 3), perm_index(3, (2, 2), 1),
            ref=lambda x, i: _scatter_ref(x, 1, i, 1.5)),
     Sample(lambda m, x, i: m.scatter(x, 0, i, 0.5), A(3), perm_index(3, (2,), 0),
-           ref=lambda x, i: _scatter_ref(x, 0, i, 0.5), note="positional value"))
+           ref=lambda x, i: _scatter_ref(x, 0, i, 0.5), note="positional value"),
+    Sample(lambda m, x, i, s: m.scatter(x, 0, i, s), A(3), np.array([1]), A(1),
+           ref=lambda x, i, s: _scatter_ref(x, 0, i, s), note="one index: an array, not a sequence"))
 add("index_select",
     Sample(lambda m, x, i: m.index_select(x, 0, i), A(3, 2), np.array([2, 0, 2]), ref=lambda x, i: x[i]),
     Sample(lambda m, x, i: x.index_select(-1, i), nc(A(2, 3)), np.array([1]), ref=lambda x, i: x[:, i]),

@@ -70,6 +70,11 @@ add("max_pool2d_backward",
            A(1, 2, 4, 4), A(1, 2, 2, 2), note="non-overlapping windows"),
     Sample(lambda m, x, g: _grad_of(m, lambda t: _F(m).max_pool2d(t, 3, stride=1, padding=1), x, g),
            A(1, 1, 4, 4), A(1, 1, 4, 4), note="overlapping windows"))
+add("adaptive_max_pool2d_backward",
+    Sample(lambda m, x, g: _grad_of(m, lambda t: _F(m).adaptive_max_pool2d(t, (2, 3)), x, g),
+           A(1, 2, 4, 5), A(1, 2, 2, 3)),
+    Sample(lambda m, x, g: _grad_of(m, lambda t: _F(m).adaptive_max_pool2d(t, 2), x, g),
+           A(2, 3, 3), A(2, 2, 2), note="unbatched, overlapping windows"))
 add("constant_pad_nd",
     Sample(lambda m, x: _F(m).pad(x, (1, 2)), A(2, 3)),
     Sample(lambda m, x: _F(m).pad(x, (1, 0, 2, 1), value=1.5), A(2, 2, 3)),

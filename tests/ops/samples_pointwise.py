@@ -44,6 +44,10 @@ _binary("sub", np.subtract)
 add("sub",
     Sample(lambda m, x, y: m.sub(x, y, alpha=0.5), A(2, 3), A(3), ref=lambda x, y: x - 0.5 * y),
     Sample(lambda m, x: 1 - x, A(3), ref=lambda x: 1 - x))
+add("rsub",
+    Sample(lambda m, x, y: m.rsub(x, y, alpha=0.5), A(2, 3), A(3), ref=lambda x, y: y - 0.5 * x),
+    Sample(lambda m, x: m.rsub(x, 2), A(3), ref=lambda x: 2 - x, note="a number other: RsubBackward1"),
+    Sample(lambda m, x, y: m.rsub(x, y, alpha=2), I(5, 3), I(5, 2, 1), ref=lambda x, y: y - 2 * x, note="integers"))
 _binary("mul", np.multiply)
 add("mul",
     Sample(lambda m, x: x * 3, A(3), ref=lambda x: x * 3),

@@ -7,7 +7,7 @@ numbers: the gradient is zero, as PyTorch's (normal's too, which gradcheck would
 """
 import numpy as np
 
-from samples import A, P, Sample, add
+from samples import A, Const, P, Sample, add
 
 
 def _gen(m):
@@ -24,6 +24,11 @@ add("bernoulli",
     Sample(lambda m, x: x.bernoulli(0.5, generator=_gen(m)), A(3), torch=False),
     Sample(lambda m, p: m.bernoulli(p), np.array([0., 1., 1.]), torch=False, grad=False,
            ref=lambda p: np.array([0., 1., 1.])))
+add("dropout_bernoulli",  # dropout's mask while an interposer watches: bernoulli's draws, in place into an empty tensor
+    Sample(lambda m, x: m.ops.REGISTRY["dropout_bernoulli"](x, 1.0), Const(A(2, 3)), torch=False, grad=False,
+           ref=np.ones_like),
+    Sample(lambda m, x: m.ops.REGISTRY["dropout_bernoulli"](x, 0.0, _gen(m)), Const(A(4)), torch=False, grad=False,
+           ref=np.zeros_like))
 add("poisson",
     Sample(lambda m, r: m.poisson(r, _gen(m)), P(2, 3), torch=False),
     Sample(lambda m, r: m.poisson(r), np.array([0., 0.]), torch=False, grad=False, ref=lambda r: np.zeros(2)))

@@ -145,6 +145,43 @@ def test_out_that_is_not_a_tensor_raises_type_error():
         rg.mul(rg.ones(2), 2.0, out=[0.0, 0.0])
 
 
+_NOT_TENSORS = {"int": 3, "float": 2.5, "bool": True, "str": "s", "list": [1.0]}
+_MORE_CALLS = {
+    "div": lambda lib, a, b, out: lib.div(a, 2, out=out),
+    "div floor": lambda lib, a, b, out: lib.div(a, b, rounding_mode="floor", out=out),
+    "floor_divide": lambda lib, a, b, out: lib.floor_divide(a, 2, out=out),
+}
+# Where PyTorch's binding has several overloads that the call could be, it says "received an invalid
+# combination of arguments" (and lists them) where retrograd names the argument: the same TypeError.
+_OTHER_WORDING = {("div", "str"), ("div", "list"),
+                  *((call, kind) for call in ("clamp", "mean over a dim", "mm", "pow") for kind in _NOT_TENSORS)}
+
+
+def test_out_given_a_number_or_another_object_raises_or_wraps_it_as_pytorchs():
+    # add, sub, mul, div and floor_divide take a number for out= (a new 0-d tensor: int64, float64 or bool,
+    # resized with PyTorch's warning), so out=3 fails on the result's dtype (RuntimeError); the others raise
+    # a TypeError.
+    def first_line(lib, call, kind):
+        a, b = values(lib, 2, 2), values(lib, 2, 2, start=-1.0)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = {**CALLS, **_MORE_CALLS}[call](lib, a, b, _NOT_TENSORS[kind])
+            return ("ok", result.tolist(), str(result.dtype).rpartition(".")[2],
+                    [_first_sentence(w.message) for w in caught])
+        except (TypeError, RuntimeError) as e:
+            return type(e).__name__, str(e).splitlines()[0]
+    differing = set()
+    for call in sorted({**CALLS, **_MORE_CALLS}):
+        for kind in _NOT_TENSORS:
+            ours, theirs = first_line(rg, call, kind), first_line(torch, call, kind)
+            assert ours[0] == theirs[0], (call, kind, ours, theirs)
+            if ours != theirs:
+                assert theirs[1].startswith(f"{call.split()[0]}() received an invalid combination of arguments")
+                differing.add((call, kind))
+    assert differing == _OTHER_WORDING
+
+
 def test_signature_shows_the_ops_own_parameters():
     import inspect
     assert str(inspect.signature(rg.mul)) == "(input, other)"

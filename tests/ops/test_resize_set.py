@@ -171,11 +171,44 @@ def test_set_to_a_number_raises_pytorchs_type_error():
         assert str(info.value).startswith(expected)
 
 
-def test_set_where_something_requires_grad_raises_the_not_implemented_error():
-    # PyTorch records a node that raises this in backward; retrograd raises it at the call.
-    x = rg.ones(2)
+def _next_names(t):
+    return [None if fn is None else type(fn).__name__ for fn, _ in t.grad_fn.next_functions]
+
+
+def test_set_where_something_requires_grad_records_a_node_that_raises_in_backward():
+    # PyTorch's NotImplemented node: the call succeeds; a backward pass that reaches the node raises.
+    def scenario(lib):
+        x = lib.zeros(3, dtype=lib.float64, requires_grad=True)
+        s = grid(lib, 3).requires_grad_()
+        a = x * 2
+        a.retain_grad()
+        b = a.set_(s * 1)
+        y = lib.ones(3, dtype=lib.float64)
+        z = y.set_(s * 1)
+        return (b is a, type(b.grad_fn).__name__, b.grad_fn.name(), _next_names(b), b.requires_grad, b.is_leaf,
+                b.retains_grad, b._version, b.tolist(), _next_names(z), z.is_leaf, z._version)
+    same_in_both(scenario)
+
+
+@pytest.mark.parametrize("into", ["a result", "a tensor that does not require grad"])
+def test_a_backward_pass_through_set_raises_and_the_engine_keeps_working(into):
+    def scenario(lib):
+        x = lib.zeros(3, dtype=lib.float64, requires_grad=True)
+        s = grid(lib, 3).requires_grad_()
+        target = x * 2 if into == "a result" else lib.ones(3, dtype=lib.float64)
+        b = target.set_(s * 1)
+        try:
+            lib.autograd.grad((b * b).sum(), s)
+        except RuntimeError as e:
+            error = _first_sentence(e)
+        (g,) = lib.autograd.grad((s * s).sum(), s)  # a pass that does not reach the node
+        return error, g.tolist()
+    assert same_in_both(scenario)[1][0] == "derivative for set_ is not implemented"
+
+
+def test_set_of_a_view_where_something_requires_grad_raises_at_the_call():
+    # PyTorch rebases the view's history through its base and raises in backward; retrograd refuses at the call.
+    v = (rg.ones(3, requires_grad=True) * 2)[:2]
     with pytest.raises(RuntimeError, match="^derivative for set_ is not implemented"):
-        x.set_(rg.ones(3, requires_grad=True))
-    assert x.shape == (2,) and x._version == 0
-    with pytest.raises(RuntimeError, match="^derivative for set_ is not implemented"):
-        (rg.ones(2, requires_grad=True) * 2).set_(rg.ones(3))
+        v.set_(rg.ones(2))
+    assert v.shape == (2,) and v._version == 0

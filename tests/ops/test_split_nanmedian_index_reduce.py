@@ -2,6 +2,8 @@
 PyTorch on the same numbers: node names, errors (type and first sentence), what the outputs are, and the gradients
 the op sweep (test_op_table.py) does not reach."""
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -216,6 +218,42 @@ def test_index_reduce_errors_match_torch(call):
 ], ids=["in place", "mean without self", "0-d", "integer mean", "no indices", "int32 index"])
 def test_index_reduce_values_match_torch(call):
     same_in_both(lambda lib: call(lib, *_index_reduce_inputs(lib)))
+
+
+# Calls that fail their checks, then three that run: PyTorch warns (TORCH_WARN_ONCE) at the first that runs,
+# once per process whatever the filters, at the caller's line. Seen in a fresh process of PyTorch's, and here
+# in this one with retrograd's once-flag cleared.
+_BETA_SCRIPT = """
+import sys, warnings
+lib = __import__(sys.argv[1]) if __name__ == "__main__" else lib
+x, i, s = lib.ones(3), lib.tensor([0, 1]), lib.tensor([2., 3.])
+calls = [lambda: x.index_reduce(0, i, s, "bad"), lambda: x.index_reduce(0, i.float(), s, "prod"),
+         lambda: x.index_reduce(0, i, s, "prod"), lambda: lib.index_reduce(x, 0, i, s, "amax"),
+         lambda: x.index_reduce_(0, i, s, "mean")]
+seen = []
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for k, call in enumerate(calls):
+        try:
+            call()
+        except Exception:
+            pass
+        seen += [(k, w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename) for w in caught]
+        caught.clear()
+print(repr(seen))
+"""
+
+
+def test_index_reduce_warns_once_that_it_is_in_beta_as_torch(capsys):
+    from retrograd.ops import indexing
+    indexing._beta_warned.clear()
+    exec(compile(_BETA_SCRIPT, "<string>", "exec"), {"__name__": "test", "lib": rg})
+    ours = capsys.readouterr().out
+    theirs = subprocess.run([sys.executable, "-c", _BETA_SCRIPT, "torch"], capture_output=True, text=True,
+                            timeout=60, check=True).stdout
+    assert ours == theirs
+    assert ours.startswith("[(2, 'UserWarning', 'index_reduce() is in beta and the API may change at any time.', "
+                           "'<string>')]")
 
 
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
