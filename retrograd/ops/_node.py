@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.graph import Node, materialize_grads
+from ..autograd.graph import _NodeBase as Node, materialize_grads
 from ..autograd.saved_variable import SECOND_TIME, SavedTensor
 from ._codegen import define
 from ._compiled import PlanEntry
