@@ -51,7 +51,9 @@ _state = _AutocastState()
 # region on one thread leaves another's calls alone, and casts with ``Tensor.to`` (a recorded ToCopy, as
 # PyTorch's cached_cast). PyTorch's ops that retrograd writes as composites of other ops take the cast at their
 # entry (``autocast_fp32`` on the losses; ``linear`` reaches addmm or matmul). PyTorch also caches a leaf
-# weight's cast within a region, which saves time and changes nothing computed; retrograd casts each time.
+# weight's cast within a region; retrograd casts each time. That changes one thing computed: a leaf cast twice in
+# one region (``mm(z, z)``) has its gradients summed in float32 here, after each cast's backward, where PyTorch's
+# one cast sums them in the region's dtype first (tests/autograd/test_pytorch_suite_checkpoint.py).
 _LOWER = ("mm", "bmm", "matmul", "addmm", "addbmm", "baddbmm", "convolution", "convolution_transpose", "prelu",
           "scaled_dot_product_attention")
 _FP32 = ("prod", "cdist", "trace", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "ctc_loss",

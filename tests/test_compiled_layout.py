@@ -91,7 +91,7 @@ def _owners():
     return {
         "Engine": engine.get_default_engine(), "GraphTask": engine.GraphTask(False, False, 0),
         "ReadyQueue": engine.ReadyQueue(), "InputBuffer": InputBuffer(1), "SavedTensor": saved_variable.SavedTensor,
-        "Node": graph.Node, "Tensor": t, "VersionCounter": t._version_counter, "worker_state": engine.local,
+        "Node": graph._NodeBase, "Tensor": t, "VersionCounter": t._version_counter, "worker_state": engine.local,
         "grad_state": grad_mode.state, "Anomaly": _Anomaly, "Observation": Observation,
         "saved_hooks_state": graph._saved_hooks_state,
         "OpInfo": REGISTRY["mul"], "apply_function": REGISTRY["mul"].node_cls.apply,

@@ -630,12 +630,13 @@ done:
 }
 
 /* Whether `obj` is an object no reference cycle can pass through: None, a bool, an int, a float
- * or a str, or a tuple of those that is then dropped from the collector's tracking. */
+ * or a str, an object of a type the collector does not track (sum's DIM_UNSET, an object()), or a
+ * tuple of those that is then dropped from the collector's tracking. */
 static int
 atomic(PyObject *obj, int depth)
 {
     if (obj == Py_None || PyBool_Check(obj) || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) ||
-        PyUnicode_CheckExact(obj))
+        PyUnicode_CheckExact(obj) || !PyObject_IS_GC(obj))
         return 1;
     if (depth > 0 || !PyTuple_CheckExact(obj))
         return 0;

@@ -21,7 +21,7 @@ from .._size import Size
 from .._tensor import Tensor
 from . import engine, interrupts
 from .function import Function
-from .graph import Edge, GradientEdge, Node, make_edge, node_name
+from .graph import Edge, GradientEdge, _NodeBase as Node, make_edge, node_name
 from .variable import grad_accumulator, gradient_edge
 
 __all__ = ["backward", "grad"]

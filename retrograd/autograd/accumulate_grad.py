@@ -8,7 +8,7 @@ import weakref
 from .._creation import empty_strided, is_non_overlapping_and_dense, strided_empty
 from .._tensor import Tensor
 from . import grad_mode
-from .graph import MAX_SEQUENCE_NR, Node, call_post_accumulate_grad_hooks, input_metadata
+from .graph import MAX_SEQUENCE_NR, _NodeBase as Node, call_post_accumulate_grad_hooks, input_metadata
 
 __all__ = ["AccumulateGrad", "accumulate_grad", "leaf_input_metadata"]
 

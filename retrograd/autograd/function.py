@@ -13,7 +13,7 @@ import warnings
 
 from .._tensor import Tensor
 from . import grad_mode
-from .graph import Node, _next_sequence_nr, input_metadata, materialize_grads, node_name
+from .graph import _NodeBase as Node, _next_sequence_nr, input_metadata, materialize_grads, node_name
 from .saved_variable import SECOND_TIME, SavedTensor
 from .variable import (CreationMeta, gradient_edge, move_retains_grad, regenerate_view_grad_fn, replay_view,
                        view_rebase_error)

@@ -23,6 +23,7 @@ hooks are tensor hooks that also get the pass they run in (``PassHook``).
 """
 from __future__ import annotations
 
+import abc
 import itertools
 import sys
 from collections import namedtuple
@@ -119,8 +120,8 @@ class InputMetadata:
         self.device = _cpu if device is None else device
 
 
-class Node:
-    """The backward function of one forward operation.
+class _NodeBase:
+    """The backward function of one forward operation: the real base class of every node (see ``Node``).
 
     Note [Input metadata]
     ~~~~~~~~~~~~~~~~~~~~~
@@ -202,7 +203,7 @@ class Node:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._will_release = cls.will_release_variables is not Node.will_release_variables
+        cls._will_release = cls.will_release_variables is not _NodeBase.will_release_variables
 
     def will_release_variables(self) -> None:
         """Called before ``apply`` when the graph will not be kept."""
@@ -241,7 +242,23 @@ class Node:
         return f"<{node_name(self).rpartition('::')[2]} object at {id(self):#x}>"  # unqualified, as PyTorch's
 
 
-class GraphRoot(Node):
+class Node(abc.ABC):
+    """What ``isinstance(grad_fn, Node)`` asks, as PyTorch's ``torch.autograd.graph.Node``: a virtual base class.
+
+    Every node of retrograd derives from ``_NodeBase``; ``Node`` is not in its MRO, and only
+    ``isinstance``/``issubclass`` know it (a class that subclasses ``Node`` is one too).
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        if cls is Node and issubclass(subclass, _NodeBase):
+            return True
+        return NotImplemented
+
+
+class GraphRoot(_NodeBase):
     """The first task of every backward pass: its outputs are the seed gradients."""
 
     __slots__ = ("outputs",)

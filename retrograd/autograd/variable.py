@@ -42,7 +42,7 @@ from .._tensor import Tensor
 from ..utils.hooks import HookDict, add_hook
 from . import engine, grad_mode, graph
 from .accumulate_grad import AccumulateGrad, leaf_input_metadata
-from .graph import Edge, GradientEdge, Node, PassHook, _MultiHandle, make_edge, node_name
+from .graph import Edge, GradientEdge, _NodeBase as Node, PassHook, _MultiHandle, make_edge, node_name
 
 __all__ = ["grad_accumulator", "gradient_edge", "move_retains_grad", "replay_view", "regenerate_view_grad_fn",
            "get_gradient_edge", "register_multi_grad_hook", "CreationMeta", "new_view_creation", "view_rebase_error",

@@ -27,7 +27,7 @@ import weakref
 
 from . import graph
 from .engine import Engine, get_default_engine
-from .graph import Node, node_name
+from .graph import _NodeBase as Node, node_name
 from .graph_task import GraphTask
 from .interrupts import BackwardCancelled, Watchdog, cancel_pass, describe_pass
 

@@ -33,6 +33,7 @@ import numpy as np
 from .. import ops
 from .._tensor import Tensor, _wrap_dim
 from ..ops._inplace import apply_inplace
+from ..ops._node import DIM_UNSET
 from ._batched import BatchedTensor, wrap
 from ._randomness import check_level
 
@@ -234,8 +235,9 @@ def on_dims(*names, all_dims="tuple", new=(), lists=False, only_first=False):
             i = op.index[name]
             d = args[i]
             rank = nd + 1 if name in new else nd
-            if isinstance(d, (tuple, list)) and not d and all_dims == "tuple":
-                d = None  # PyTorch's empty dim list reduces every dim
+            if isinstance(d, (tuple, list)) and not d and all_dims == "tuple" or d is DIM_UNSET:
+                d = None  # PyTorch's empty dim list reduces every dim; so does sum's unset dim (Note [An explicit
+                # dim of None] in ops/_node.py)
             if d is None:
                 if all_dims == "tuple":
                     args[i] = tuple(range(1, max(nd, 1) + 1))

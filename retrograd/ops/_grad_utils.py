@@ -3,13 +3,14 @@ so that formulas stay differentiable (``create_graph=True`` gives higher derivat
 from __future__ import annotations
 
 from ._declarations import op_call, shortcut
+from ._node import DIM_UNSET
 from .joining import cat
 from .shape import expand
 
 
 def normalize_dims(dim, ndim):
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
-    if dim is None or (not isinstance(dim, int) and len(dim) == 0):  # dim=() reduces everything, as PyTorch
+    if dim is None or dim is DIM_UNSET or (not isinstance(dim, int) and len(dim) == 0):  # dim=() too, as PyTorch
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
@@ -25,6 +26,8 @@ def normalize_dims(dim, ndim):
 def _expand_reduced(grad, input_shape, dim, keepdim):
     """Broadcasts the gradient of a reduction over ``dim`` back to ``input_shape``."""
     ndim = len(input_shape)
+    if dim is None and not keepdim:  # an explicit dim=None: a full reduction, as the shortcut below
+        return expand(grad, input_shape)
     if not keepdim and ndim:
         shape = list(input_shape)
         for d in normalize_dims(dim, ndim):
@@ -33,8 +36,9 @@ def _expand_reduced(grad, input_shape, dim, keepdim):
     return expand(grad, input_shape)
 
 
-# A full reduction (dim None, no keepdim): the scalar gradient expands directly.
-expand_reduced = shortcut(_expand_reduced, when={"dim": None, "keepdim": False},
+# A full reduction (dim left out, no keepdim): the scalar gradient expands directly. An explicit dim=None takes the
+# general way, to the same result (Note [An explicit dim of None] in _node.py).
+expand_reduced = shortcut(_expand_reduced, when={"dim": DIM_UNSET, "keepdim": False},
                           then=op_call("expand", "grad", "input_shape"))
 
 

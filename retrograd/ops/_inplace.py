@@ -24,7 +24,7 @@ from __future__ import annotations
 from .._creation import contiguous_format
 from .._tensor import INFERENCE_COUNTER, Tensor
 from ..autograd import grad_mode
-from ..autograd.graph import Node, input_metadata
+from ..autograd.graph import _NodeBase as Node, input_metadata
 from ..autograd.saved_variable import SECOND_TIME
 from ..autograd.variable import (CreationMeta, gradient_edge, move_retains_grad, regenerate_view_grad_fn,
                                  replay_view, view_rebase_error)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.graph import Node, materialize_grads
+from ..autograd.graph import _NodeBase as Node, materialize_grads
 from ..autograd.saved_variable import SECOND_TIME, SavedTensor
 from ._codegen import define
 from ._compiled import PlanEntry
@@ -149,9 +149,26 @@ def _wrapped_number(value):
 
 
 _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
+
+
+# Note [An explicit dim of None]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch resolves ``x.sum(dim=None)`` (and ``sum(x, None)``, ``mean(dim=None)``) to the dim overload, whose node
+# is SumBackward1 (MeanBackward1); only a call that leaves dim out is SumBackward0. A Python default cannot tell
+# the two apart, so sum's and mean's ``dim`` defaults to ``DIM_UNSET``, which reduces every dim as None does
+# (``normalize_dims``, reduction's ``_axis``, ``_sum``'s shortcut), which their ``node_names`` tell from None
+# by identity, and which their nodes show as None (``_PYTORCH_VALUES``); the public functions' signatures show
+# None too (``make_public``). The generated public function and the C call pass an op's defaults as they are, so
+# the plain call costs what it did. It is a plain ``object()``, of a type the collector does not track (an
+# instance of a class of ours would be tracked), so a saved tuple that holds it is as atomic as one that holds
+# None: the collector drops it from its tracking, and so does the C op call (its ``atomic``).
+DIM_UNSET = object()
+
+
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # PyTorch's at::Reduction, which its nodes save
 _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where it differs from retrograd's
-    **{(op, "dim"): _int_list for op in ("sum", "mean", "amax", "amin", "logsumexp", "norm", "nansum")},
+    **{(op, "dim"): _int_list for op in ("amax", "amin", "logsumexp", "norm", "nansum")},
+    **{(op, "dim"): lambda value: None if value is DIM_UNSET else _int_list(value) for op in ("sum", "mean")},
     ("roll", "shifts"): _int_list, ("roll", "dims"): lambda value: () if value is None else _int_list(value),
     **{(op, name): _wrapped_number for op in ("mul", "div") for name in ("input", "other")},
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,

@@ -23,6 +23,7 @@ from ._call import (NOTHING_SAVED, all_inference, call_op, call_out, describe, d
                     forward_wide, interposition, mark_views, promote, save_list)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
+from ._node import DIM_UNSET
 
 __all__ = ["make_public", "forwarding_function", "signature_source", "build_fast_call", "OUT_OPS"]
 
@@ -85,8 +86,12 @@ def make_public(op):
             fn = compiled
     else:
         fn = forwarding_function(op, op.name, "_call", {"_call": call_op}, out)
-    if out:
-        fn.__signature__ = op.signature  # the op's own parameters (Note [The out= argument])
+    signature = op.signature
+    if any(p.default is DIM_UNSET for p in signature.parameters.values()):  # See Note [An explicit dim of None]
+        signature = signature.replace(parameters=[p.replace(default=None) if p.default is DIM_UNSET else p
+                                                  for p in signature.parameters.values()])
+    if out or signature is not op.signature:
+        fn.__signature__ = signature  # the op's own parameters (Note [The out= argument])
     fn.__doc__ = getattr(op.forward, "__doc__", None) or f"retrograd.{op.name}{op.signature}"
     fn.__qualname__ = op.name
     fn.__module__ = "retrograd"

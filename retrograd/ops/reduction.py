@@ -12,12 +12,13 @@ from . import pointwise
 from .pointwise import formula_arrays
 from ._declarations import defop, tensor_method
 from ._grad_utils import expand_reduced, normalize_dims, reduced_numel, unsqueeze_reduced
+from ._node import DIM_UNSET
 from ._rows import fast_rows, log_softmax_rows, row_sum, rows_apply, softmax_rows
 from .joining import cat
 
 
 def _axis(dim, ndim):
-    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+    if dim is DIM_UNSET or dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return None
     return normalize_dims(dim, ndim) if ndim else None
 
@@ -25,10 +26,11 @@ def _axis(dim, ndim):
 _add_reduce = np.add.reduce
 
 
-def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
+def _sum(xp, input, dim=DIM_UNSET, keepdim=False, *, dtype=None):  # See Note [An explicit dim of None]
     if dtype is None and xp is np and input.dtype.kind == "f":
         # what ndarray.sum runs (numpy's _methods._sum), without that Python frame
-        return _add_reduce(input, None if dim is None else _axis(dim, input.ndim), None, None, keepdim)
+        return _add_reduce(input, None if dim is DIM_UNSET or dim is None else _axis(dim, input.ndim), None, None,
+                           keepdim)
     out = input.sum(axis=_axis(dim, input.ndim), keepdims=keepdim)  # the method: a microsecond less than xp.sum
     if dtype is not None:
         return out.astype(dtype.np)
@@ -38,11 +40,11 @@ def _sum(xp, input, dim=None, keepdim=False, *, dtype=None):
 
 
 sum = defop("sum", _sum, method=True,  # noqa: A001
-            node_names={"SumBackward1": lambda dim: dim is not None},  # See Note [Node names per call]
+            node_names={"SumBackward1": lambda dim: dim is not DIM_UNSET},  # See Note [Node names per call]
             input=expand_reduced)
 
 
-def _mean(xp, input, dim=None, keepdim=False, *, dtype=None):
+def _mean(xp, input, dim=DIM_UNSET, keepdim=False, *, dtype=None):  # See Note [An explicit dim of None]
     if input.dtype.kind != "f" and dtype is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_dtype.scalar_type_name(input.dtype)}")
@@ -58,7 +60,7 @@ def _mean_array(xp, input, axis, keepdims):
     return xp.full(total.shape, xp.nan, dtype=total.dtype if total.dtype.kind in "fc" else xp.float64)
 
 
-mean = defop("mean", _mean, method=True, node_names={"MeanBackward1": lambda dim: dim is not None},
+mean = defop("mean", _mean, method=True, node_names={"MeanBackward1": lambda dim: dim is not DIM_UNSET},
              input=lambda grad, input_shape, dim, keepdim:
              expand_reduced(grad, input_shape, dim, keepdim) / reduced_numel(input_shape, dim))
 

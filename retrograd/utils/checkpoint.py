@@ -15,7 +15,8 @@ Two implementations, as in PyTorch (``torch.utils.checkpoint``):
 
 Both restore the random number generator to its state at the start of the forward before
 recomputing (``preserve_rng_state``), so dropout-like randomness draws the same numbers and the
-gradients equal the un-checkpointed ones. retrograd draws every device's numbers from one
+gradients equal the un-checkpointed ones; and both recompute under the CPU autocast state of the
+forward (``_autocast_as_in``), as PyTorch's, so that the recomputed ops run in the forward's dtypes. retrograd draws every device's numbers from one
 generator (retrograd._random), so that one state is all there is to restore.
 
 Selective activation checkpointing (``context_fn=`` from ``create_selective_checkpoint_contexts``)
@@ -41,6 +42,7 @@ from .._errors import _internal_assert
 from .._ops import OpOverload, OpOverloadPacket, overload_of
 from .._random import default_generator, get_rng_state, set_rng_state
 from .._tensor import Tensor
+from ..amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ..autograd import backward as _backward
 from ..autograd.engine import is_checkpoint_valid
 from ..autograd.function import Function
@@ -137,6 +139,21 @@ def _fork_rng(state, enabled):
         set_rng_state(current)
 
 
+def _autocast_state():
+    """The CPU autocast state of this thread: (enabled, dtype), what the recomputation restores."""
+    return is_autocast_enabled("cpu"), get_autocast_dtype("cpu")
+
+
+def _autocast_as_in(state):
+    """A context that recomputes under the CPU autocast ``state`` of the forward (PyTorch restores it
+    the same way); none where neither the forward nor the backward has a CPU region open, so that the
+    recomputation of a plain segment calls its ops without the autocast interposer."""
+    enabled, dtype = state
+    if not enabled and not is_autocast_enabled("cpu"):
+        return contextlib.nullcontext()
+    return autocast("cpu", dtype=dtype, enabled=enabled)
+
+
 # -- the reentrant implementation ----------------------------------------------------------------
 class CheckpointFunction(Function):
     """The reentrant form: one node whose backward recomputes the segment and runs a nested backward."""
@@ -146,6 +163,7 @@ class CheckpointFunction(Function):
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
+        ctx.autocast_state = _autocast_state()
         if preserve_rng_state:
             ctx.fwd_cpu_state = get_rng_state()
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]  # tensors come back from saved_tensors
@@ -164,7 +182,8 @@ class CheckpointFunction(Function):
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors, strict=True):
             inputs[i] = t
-        with _fork_rng(getattr(ctx, "fwd_cpu_state", None), ctx.preserve_rng_state):
+        with _fork_rng(getattr(ctx, "fwd_cpu_state", None), ctx.preserve_rng_state), \
+                _autocast_as_in(ctx.autocast_state):
             detached = detach_variable(tuple(inputs))
             with enable_grad():
                 outputs = ctx.run_function(*detached)
@@ -415,9 +434,10 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, dete
                          f"{determinism_check}")
     forward_context, recompute_context = context_fn()
     rng_state = get_rng_state() if preserve_rng_state else None
+    autocast_state = _autocast_state()
 
     def recompute_fn(*inputs):
-        with _fork_rng(rng_state, preserve_rng_state), recompute_context:
+        with _fork_rng(rng_state, preserve_rng_state), _autocast_as_in(autocast_state), recompute_context:
             function(*inputs, **kwargs)
 
     frame = _CheckpointFrame(recompute_fn,

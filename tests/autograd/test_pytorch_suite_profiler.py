@@ -40,14 +40,16 @@ def test_forward_ops_and_their_backward_nodes_share_sequence_numbers():
                                              "AddBackward0"], 1, True, 0, [True, True])
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's generated public functions cannot tell sum(dim=None) from sum(): "
-                                       "both name their node SumBackward0 (and mean's MeanBackward0), where PyTorch "
-                                       "resolves an explicit dim to the dim overload (SumBackward1, MeanBackward1)")
 def test_an_explicit_dim_of_none_names_the_node_after_the_dim_overload():
     def scenario(lib):
-        x = lib.ones(2, 3, requires_grad=True)
-        return x.sum(dim=None).grad_fn.name(), x.mean(dim=None).grad_fn.name()
-    assert same_in_both(scenario) == ("ok", ("SumBackward1", "MeanBackward1"))
+        x = randn(lib, 2, 3, requires_grad=True)
+        calls = (x.sum(dim=None), lib.sum(x, None), x.mean(dim=None), x.sum(), x.mean(), x.sum(dim=()), x.sum(1))
+        lib.autograd.backward([c.sum() for c in calls])
+        return ([c.grad_fn.name() for c in calls], [calls[i].grad_fn._saved_dim for i in (0, 1, 2, 5, 6)],
+                [c.item() if c.dim() == 0 else c for c in calls], x.grad)
+    assert same_in_both(scenario)[1][:2] == (
+        ["SumBackward1", "SumBackward1", "MeanBackward1", "SumBackward0", "MeanBackward0", "SumBackward1",
+         "SumBackward1"], [None, None, None, (), (1,)])
 
 
 def test_resize_in_place_under_a_profile():

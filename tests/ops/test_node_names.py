@@ -17,6 +17,7 @@ import pytest
 
 import retrograd as rg
 from retrograd.ops._declarations import REGISTRY
+from retrograd.ops._node import DIM_UNSET
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import samples as _samples  # noqa: E402
@@ -173,7 +174,8 @@ def test_nll_loss_of_images_is_nll_loss2d_as_torch():
 def test_call_op_names_the_node_per_call():
     x = rg.ones(2, 3, requires_grad=True)
     assert REGISTRY["sum"](x, 1, False, None).grad_fn.name() == "SumBackward1"
-    assert REGISTRY["sum"](x, None, False, None).grad_fn.name() == "SumBackward0"
+    assert REGISTRY["sum"](x, None, False, None).grad_fn.name() == "SumBackward1"  # an explicit None, as PyTorch's
+    assert REGISTRY["sum"](x, DIM_UNSET, False, None).grad_fn.name() == "SumBackward0"  # Note [An explicit dim of None]
 
 
 def test_node_name_per_call_in_place_and_backward():

@@ -42,7 +42,7 @@ from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.accumulate_grad import AccumulateGrad
 from ...autograd.engine import Engine, get_default_engine
-from ...autograd.graph import Node, GraphRoot, Edge
+from ...autograd.graph import _NodeBase as Node, GraphRoot, Edge
 from ...autograd.graph_task import GraphTask, NodeTask, local as _engine_local
 from ...autograd.input_buffer import InputBuffer
 from ...autograd.variable import gradient_edge
