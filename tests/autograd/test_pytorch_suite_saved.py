@@ -68,7 +68,9 @@ def test_saved_attributes_of_nodes_have_pytorchs_names_types_and_values():
     assert outcome[1][4][0] == "RuntimeError" and outcome[1][19] == ["float", "int", "bool"]
 
 
-MISSING_SAVED_ATTRIBUTES = {
+# Sizes and values PyTorch's nodes keep in forms of their own (test_grad_fn_attr_bindings): the bias's sizes, (0,)
+# without one; the batches' and unfolded input's sizes as ints; a 1-d scale factor as a float.
+SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS = {
     "convolution's bias sizes": lambda lib: [lib.nn.Conv2d(1, 1, 3, bias=bias)(lib.ones(1, 1, 3, 3, requires_grad=True))
                                              .grad_fn._saved_bias_sym_sizes_opt for bias in (True, False)],
     "addbmm's batch sizes": lambda lib: (lambda out: (out.grad_fn._saved_batch1_sym_argsize_0,
@@ -79,6 +81,35 @@ MISSING_SAVED_ATTRIBUTES = {
         lib.nn.functional.unfold(lib.ones(1, 1, 3, 3, requires_grad=True), 3)),
     "a 1-d scale factor saved as a float": lambda lib: lib.nn.functional.interpolate(
         lib.ones(1, 1, 2, requires_grad=True), scale_factor=0.5, mode="linear").grad_fn._saved_scales,
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS))
+def test_saved_attributes_in_pytorchs_forms(case):
+    outcome = same_in_both(SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS[case])
+    assert outcome[0] == "ok" and outcome[1] is not None
+
+
+def test_sizes_kept_as_ints_outlive_backward_whichever_input_requires_grad():
+    def scenario(lib):
+        seen = []
+        for grads in ((True, False), (False, True)):
+            b1, b2 = lib.ones(2, 3, 5, requires_grad=grads[0]), lib.ones(2, 5, 4, requires_grad=grads[1])
+            out = lib.addbmm(lib.ones(3, 4), b1, b2)
+            out.sum().backward()
+            node = out.grad_fn
+            seen.append((node._saved_batch1_sym_argsize_0, node._saved_batch1_sym_argsize_1,
+                         node._saved_batch2_sym_argsize_2))
+        x, w = lib.ones(1, 2, 4, 4), lib.ones(3, 2, 3, 3, requires_grad=True)
+        out = lib.nn.functional.conv2d(x, w, lib.ones(3))  # a bias that does not require grad
+        out.sum().backward()
+        return seen + [out.grad_fn._saved_bias_sym_sizes_opt,
+                       lib.nn.functional.conv_transpose2d(x, w.transpose(0, 1), lib.ones(3)).grad_fn
+                       ._saved_bias_sym_sizes_opt]
+    assert same_in_both(scenario) == ("ok", [(2, 3, 4), (2, 3, 4), (3,), (3,)])
+
+
+MISSING_SAVED_ATTRIBUTES = {
     "pdist": lambda lib: (lambda node: (node.name(), node._saved_p, type(node._saved_p).__name__))(
         lib.pdist(lib.ones(2, 2, requires_grad=True), p=1).grad_fn),
     "div's rounding mode": lambda lib: [
@@ -90,8 +121,9 @@ MISSING_SAVED_ATTRIBUTES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's nodes save these under other names or not at all (see "
-                                       "PYTORCH_ONLY in test_saved_tensors_pytorch.py); pdist is not an op")
+@pytest.mark.xfail(strict=True, reason="div's node keeps no rounding mode (and is DivBackward0 for an explicit "
+                                       "rounding_mode=None), the foreach ops record their per-tensor ops' nodes, "
+                                       "and pdist is not an op")
 @pytest.mark.parametrize("case", sorted(MISSING_SAVED_ATTRIBUTES))
 def test_saved_attributes_retrograd_lacks(case):
     outcome = same_in_both(MISSING_SAVED_ATTRIBUTES[case])
