@@ -163,7 +163,9 @@ _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
 # None too (``make_public``). The generated public function and the C call pass an op's defaults as they are, so
 # the plain call costs what it did. It is a plain ``object()``, of a type the collector does not track (an
 # instance of a class of ours would be tracked), so a saved tuple that holds it is as atomic as one that holds
-# None: the collector drops it from its tracking, and so does the C op call (its ``atomic``).
+# None: the collector drops it from its tracking, and so does the C op call (its ``atomic``). div's (and div_'s)
+# ``rounding_mode`` defaults to it for the same reason: ``div(a, b, rounding_mode=None)`` is PyTorch's rounding
+# overload, DivBackward2 (the op ``div_mode_none``, which keeps the mode), while ``div(a, b)`` is DivBackward0.
 DIM_UNSET = object()
 
 
@@ -172,7 +174,8 @@ _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where
     **{(op, "dim"): _int_list for op in ("amax", "amin", "logsumexp", "norm", "nansum")},
     **{(op, "dim"): lambda value: None if value is DIM_UNSET else _int_list(value) for op in ("sum", "mean")},
     ("roll", "shifts"): _int_list, ("roll", "dims"): lambda value: () if value is None else _int_list(value),
-    **{(op, name): _wrapped_number for op in ("mul", "div") for name in ("input", "other")},
+    **{(op, name): _wrapped_number for op in ("mul", "div", "div_rounding", "div_mode_none")
+       for name in ("input", "other")},
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
     ("embedding", "padding_idx"): lambda value: -1 if value is None else value,
     **{(op, "bias_shape"): lambda value: None if value is None else (tuple(value) or (0,))

@@ -6,6 +6,8 @@ import weakref
 
 import pytest
 
+import retrograd as rg
+
 from .test_pytorch_suite_basics import function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
@@ -81,6 +83,10 @@ SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS = {
         lib.nn.functional.unfold(lib.ones(1, 1, 3, 3, requires_grad=True), 3)),
     "a 1-d scale factor saved as a float": lambda lib: lib.nn.functional.interpolate(
         lib.ones(1, 1, 2, requires_grad=True), scale_factor=0.5, mode="linear").grad_fn._saved_scales,
+    "div's rounding mode": lambda lib: [
+        (lambda node: (node.name(), node._saved_rounding_mode))(lib.div(lib.tensor([1.0], requires_grad=True), 2.0,
+                                                                        rounding_mode=mode).grad_fn)
+        for mode in ("trunc", None)],
 }
 
 
@@ -109,21 +115,35 @@ def test_sizes_kept_as_ints_outlive_backward_whichever_input_requires_grad():
     assert same_in_both(scenario) == ("ok", [(2, 3, 4), (2, 3, 4), (3,), (3,)])
 
 
+def test_an_explicit_rounding_mode_of_none_is_the_rounding_overloads_node_with_true_divisions_gradients():
+    def scenario(lib):
+        x, y = lib.tensor([1.0, -2.0], requires_grad=True), lib.tensor([3.0, 4.0], requires_grad=True)
+        seen = []
+        for out in (lib.div(x, y, rounding_mode=None), x.div(y), (x * 1).div_(y, rounding_mode=None), (x * 1).div_(y),
+                    lib.div(x, 2, rounding_mode="floor")):
+            node = out.grad_fn
+            seen.append((node.name(), getattr(node, "_saved_rounding_mode", "none saved"), out.tolist()))
+        node = lib.div(x, 2, rounding_mode="floor").grad_fn
+        seen.append((node._saved_other.tolist(), str(node._saved_other.dtype).split(".")[-1], node._saved_self is x))
+        out = lib.div(x, y, rounding_mode=None)
+        x.grad = y.grad = None
+        out.sum().backward()
+        return seen + [x.grad.tolist(), y.grad.tolist(), lib.div(lib.tensor([1, 3]), 2, rounding_mode=None).tolist()]
+    outcome = same_in_both(scenario)
+    assert outcome[1][0][:2] == ("DivBackward2", None) and outcome[1][1][:2] == ("DivBackward0", "none saved")
+    a, b = (rg.rand(3, dtype=rg.float64, requires_grad=True), (rg.rand(3, dtype=rg.float64) + 1).requires_grad_())
+    assert rg.autograd.gradcheck(lambda a, b: rg.div(a, b, rounding_mode=None), (a, b))
+
+
 MISSING_SAVED_ATTRIBUTES = {
     "pdist": lambda lib: (lambda node: (node.name(), node._saved_p, type(node._saved_p).__name__))(
         lib.pdist(lib.ones(2, 2, requires_grad=True), p=1).grad_fn),
-    "div's rounding mode": lambda lib: [
-        (lambda node: (node.name(), node._saved_rounding_mode))(lib.div(lib.tensor([1.0], requires_grad=True), 2.0,
-                                                                        rounding_mode=mode).grad_fn)
-        for mode in ("trunc", None)],
     "foreach nodes": lambda lib: [(t.grad_fn.name(), t.grad_fn._saved_scalars) for t in lib._foreach_maximum(
         [lib.ones(2, 2, requires_grad=True) for _ in range(3)], [0.0] * 3)],
 }
 
 
-@pytest.mark.xfail(strict=True, reason="div's node keeps no rounding mode (and is DivBackward0 for an explicit "
-                                       "rounding_mode=None), the foreach ops record their per-tensor ops' nodes, "
-                                       "and pdist is not an op")
+@pytest.mark.xfail(strict=True, reason="the foreach ops record their per-tensor ops' nodes, and pdist is not an op")
 @pytest.mark.parametrize("case", sorted(MISSING_SAVED_ATTRIBUTES))
 def test_saved_attributes_retrograd_lacks(case):
     outcome = same_in_both(MISSING_SAVED_ATTRIBUTES[case])

@@ -171,7 +171,7 @@ def test_retrograd_formula_names_work_beside_pytorch_names():
 # shapes instead of tensors.
 PYTORCH_ONLY = {
     "convolution": {"dilation", "input", "output_padding", "padding", "stride", "transposed"},
-    "div_rounding": {"other", "rounding_mode", "self"}, "elu": {"input_scale"},
+    "elu": {"input_scale"},
     "embedding": {"sparse", "weight_sym_argsize_0"}, "gather": {"self", "sparse_grad"},
     "index_add": {"source", "source_dim"}, "index_copy": {"source", "source_dim"},
     "addmm": {"mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"},
@@ -271,7 +271,8 @@ def test_every_registered_node_saves_what_pytorch_saves_under_its_names(name, i)
         if isinstance(getattr(expected, attr), torch.Tensor):
             raw = getattr(node, f"_raw_saved_{saved_name}", None)
             # a Python number PyTorch took as a tensor stays a number in retrograd, with no SavedTensor
-            assert type(raw) is SavedTensor or (name in ("mul", "div") and value.dim() == 0), attr
+            assert type(raw) is SavedTensor or (name in ("mul", "div", "div_rounding", "div_mode_none")
+                                                and value.dim() == 0), attr
 
 
 # -- after backward ---------------------------------------------------------------------------------
