@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from . import copy, pointwise
 from ._declarations import REGISTRY
 from ._inplace import apply_inplace
+from ._node import DIM_UNSET
 from ._signature import forwarding_function
 from ._tensor_types import type_method
 from .indexing import convert_index, getitem, last_view
@@ -164,9 +165,9 @@ def attach() -> None:
         pointwise.logical_not(self)
     T.__getitem__ = getitem
     # In-place forms.
-    T.div_ = lambda self, other, *, rounding_mode=None: apply_inplace(
-        REGISTRY["div"] if rounding_mode is None else REGISTRY["div_rounding"],
-        (self, other) if rounding_mode is None else (self, other, rounding_mode))
+    T.div_ = lambda self, other, *, rounding_mode=DIM_UNSET: apply_inplace(  # See Note [An explicit dim of None]
+        REGISTRY["div"] if rounding_mode is DIM_UNSET else REGISTRY["div_mode_none"] if rounding_mode is None
+        else REGISTRY["div_rounding"], (self, other) if rounding_mode is DIM_UNSET else (self, other, rounding_mode))
     T.clip_ = T.clamp_
     T.arctan2_ = T.atan2_
     T.cumprod_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumprod"], (self, dim, dtype))

@@ -129,6 +129,8 @@ _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the ru
     "linalg_solve_triangular": {"A": "self"},
     "linalg_lstsq": {"A": "self", "B": "b"},
 }
+_PYTORCH_SAVED_NAMES = {  # (op, retrograd's saved name): PyTorch's, where the rule above does not give it
+    (op, "bias_shape"): "bias_sym_sizes_opt" for op in ("convolution", "convolution_transpose")}
 _PYTORCH_OUTPUT_NAMES = {op: {1: "indices"} for op in (  # op: {output: PyTorch's name}
     "max_dim", "min_dim", "sort", "topk", "kthvalue", "median_dim", "mode", "cummax", "cummin")}
 _PYTORCH_OUTPUT_NAMES.update({
@@ -161,7 +163,9 @@ _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64}
 # None too (``make_public``). The generated public function and the C call pass an op's defaults as they are, so
 # the plain call costs what it did. It is a plain ``object()``, of a type the collector does not track (an
 # instance of a class of ours would be tracked), so a saved tuple that holds it is as atomic as one that holds
-# None: the collector drops it from its tracking, and so does the C op call (its ``atomic``).
+# None: the collector drops it from its tracking, and so does the C op call (its ``atomic``). div's (and div_'s)
+# ``rounding_mode`` defaults to it for the same reason: ``div(a, b, rounding_mode=None)`` is PyTorch's rounding
+# overload, DivBackward2 (the op ``div_mode_none``, which keeps the mode), while ``div(a, b)`` is DivBackward0.
 DIM_UNSET = object()
 
 
@@ -170,9 +174,38 @@ _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where
     **{(op, "dim"): _int_list for op in ("amax", "amin", "logsumexp", "norm", "nansum")},
     **{(op, "dim"): lambda value: None if value is DIM_UNSET else _int_list(value) for op in ("sum", "mean")},
     ("roll", "shifts"): _int_list, ("roll", "dims"): lambda value: () if value is None else _int_list(value),
-    **{(op, name): _wrapped_number for op in ("mul", "div") for name in ("input", "other")},
+    **{(op, name): _wrapped_number for op in ("mul", "div", "div_rounding", "div_mode_none")
+       for name in ("input", "other")},
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
     ("embedding", "padding_idx"): lambda value: -1 if value is None else value,
+    **{(op, "bias_shape"): lambda value: None if value is None else (tuple(value) or (0,))
+       for op in ("convolution", "convolution_transpose")},  # () is no bias, which PyTorch shows as (0,)
+    **{(op, "scales"): lambda value: value[0] if type(value) in (list, tuple) and len(value) == 1 else value
+       for op in ("upsample_linear", "upsample_nearest")},  # 1-d: PyTorch's ``float? scales``
+}
+
+
+def _size_of(node, name):
+    """The shape of what ``node`` took as ``name``: from ``<name>_shape`` or the saved tensor; None if neither."""
+    values = node.saved_values()
+    shape = values.get(f"{name}_shape")
+    if shape is None:
+        saved = values.get(name)
+        if type(saved) is SavedTensor:
+            shape = saved.array.shape if saved.array is not None else getattr(saved, "shape", None)
+    return shape
+
+
+def _size_at(name, dim):
+    return lambda node: None if (shape := _size_of(node, name)) is None else shape[dim]
+
+
+# Sizes PyTorch's nodes keep as ints of their own (``<param>_sym_argsize_<dim>``), which retrograd's read from a
+# saved shape or tensor: op -> {PyTorch's name: function of the node}.
+_DERIVED = {
+    "addbmm": {"batch1_sym_argsize_0": _size_at("batch1", 0), "batch1_sym_argsize_1": _size_at("batch1", 1),
+               "batch2_sym_argsize_2": _size_at("batch2", 2)},
+    "im2col": {"self_sym_argsize_minus_2": _size_at("input", -2), "self_sym_argsize_minus_1": _size_at("input", -1)},
 }
 
 
@@ -219,6 +252,7 @@ def _names_of(op):
         else:  # <param>_shape, _dtype or _device
             base, _, suffix = name.rpartition("_")
             pytorch = f"{rename.get(base, base)}_sym_sizes" if suffix == "shape" else name
+        pytorch = _PYTORCH_SAVED_NAMES.get((op.name, name), pytorch)
         entry = (slot, None, name == "result" or name in differentiable, _PYTORCH_VALUES.get((op.name, name)))
         names[name] = entry
         if pytorch is not None:
@@ -238,6 +272,9 @@ def _where_saved(node, name):
     names, _ = _names_of(op)
     entry = names.get(name)
     if entry is None:
+        derived = _DERIVED.get(op.name)
+        if derived is not None and name in derived:
+            return derived[name](node), False, None
         result = names.get("result")
         if result is None or not op.multi_output or not name.startswith("result") or not name[6:].isdigit():
             return None
@@ -287,6 +324,7 @@ def _raw(value, tensor_like):
 def _shown_names(node):
     """PyTorch's names of what ``node`` saved, as ``dir()`` lists them (``_saved_<name>``)."""
     names, shown = _names_of(node.op)
+    shown = shown + list(_DERIVED.get(node.op.name, ()))
     result = names.get("result")
     if result is None or not node.op.multi_output or node.op.name in _PYTORCH_OUTPUT_NAMES:
         return shown

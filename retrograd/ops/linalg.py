@@ -499,17 +499,22 @@ def _addbmm(xp, input, batch1, batch2, *, beta=1, alpha=1):
     return _fused(xp, input, _matmul(xp, batch1, batch2).sum(0), beta, alpha)
 
 
-def _addbmm_batch_grad(grad, batch1, batch2, alpha, which):
-    wide = grad.unsqueeze(0).expand((batch1.shape[0],) + tuple(grad.shape))
+def _addbmm_batch_grad(grad, batches, batch1, batch2, alpha, which):
+    wide = grad.unsqueeze(0).expand((batches,) + tuple(grad.shape))
     if which == 1:
         return _scaled(wide.bmm(batch2.transpose(1, 2)), alpha)
     return _scaled(batch1.transpose(1, 2).bmm(wide), alpha)
 
 
+# The batches' formulas take their shapes, so that the node keeps the sizes PyTorch's AddbmmBackward0 keeps
+# (``batch1_sym_argsize_0``, ``_1``, ``batch2_sym_argsize_2``), and each batch only where the other's gradient
+# needs it.
 addbmm = defop("addbmm", _addbmm, method=True, inplace=True, promote="binary",
                input=lambda grad, beta: _scaled(grad, beta),
-               batch1=lambda grad, batch1, batch2, alpha: _addbmm_batch_grad(grad, batch1, batch2, alpha, 1),
-               batch2=lambda grad, batch1, batch2, alpha: _addbmm_batch_grad(grad, batch1, batch2, alpha, 2))
+               batch1=lambda grad, batch1_shape, batch2_shape, batch2, alpha: _addbmm_batch_grad(
+                   grad, batch1_shape[0], None, batch2, alpha, 1),
+               batch2=lambda grad, batch1_shape, batch2_shape, batch1, alpha: _addbmm_batch_grad(
+                   grad, batch1_shape[0], batch1, None, alpha, 2))
 
 
 def _addr(xp, input, vec1, vec2, *, beta=1, alpha=1):

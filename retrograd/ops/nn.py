@@ -204,13 +204,15 @@ def _bias_backward(grad):
 
 
 # The product of the weight with the input's columns (im2col); see Note [Convolution as im2col].
+# The weight's and bias's formulas take ``bias_shape`` so that the node keeps it, as PyTorch's
+# ConvolutionBackward0 keeps ``bias_sym_sizes_opt``; () is no bias.
 # The columns are saved for the weight's gradient, so backward does not unfold the input again.
 # ``output_size`` is the output's spatial shape: (L,) for conv1d, (H, W) for conv2d.
 convolution = defop("convolution", _conv_cols, public=False, promote="binary",
                     columns=lambda grad, weight, groups: conv_columns_backward(grad, weight, groups),
-                    weight=lambda grad, columns, weight_shape, groups:
+                    weight=lambda grad, columns, weight_shape, groups, bias_shape:
                     conv_weight_backward(grad, columns, weight_shape, groups),
-                    bias=_bias_backward)
+                    bias=lambda grad, bias_shape: _bias_backward(grad))
 
 
 # -- transposed convolution (PyTorch: ConvolutionBackward0 too) ----------------------------------------
@@ -246,9 +248,9 @@ convolution_transpose = defop(
     input=lambda grad, weight, input_shape, stride, padding, dilation, groups: convolution(
         _transpose_grad_columns(grad, weight.shape, stride, padding, dilation), weight, None,
         tuple(input_shape[2:]), groups),
-    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups: conv_weight_backward(
+    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups, bias_shape: conv_weight_backward(
         input, _transpose_grad_columns(grad, weight_shape, stride, padding, dilation), weight_shape, groups),
-    bias=_bias_backward)
+    bias=lambda grad, bias_shape: _bias_backward(grad))
 
 
 # -- pooling ------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Pointwise ops: arithmetic, transcendental functions and comparisons, with broadcasting."""
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ._call import call_out
 from ._declarations import REGISTRY, defop, op_call, passthrough, shortcut, tensor_method, ufunc
+from ._node import DIM_UNSET
 
 # Note [Formulas on arrays]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -144,13 +146,26 @@ def _rounding_div(xp, input, other, rounding_mode):
     return q + ((q < 0) & (q * other != input))
 
 
-# Piecewise constant in both inputs: zero gradients, as PyTorch.
+# Piecewise constant in both inputs: zero gradients, as PyTorch. The formulas name the inputs and the mode so that
+# the node keeps them, as PyTorch's DivBackward2 keeps self, other and rounding_mode.
 _div_rounding = defop("div_rounding", _rounding_div, public=False, node_name="DivBackward2", promote="binary",
-                      input=lambda grad: grad * 0, other=lambda grad: grad * 0)
+                      input=lambda grad, other, rounding_mode: grad * 0,
+                      other=lambda grad, input, other, rounding_mode: grad * 0)
+
+
+def _div_mode_none(xp, input, other, rounding_mode):
+    return xp.true_divide(input, other)
+
+
+# ``div(a, b, rounding_mode=None)``, the mode given as None: true division, which PyTorch records with the rounding
+# overload's node, DivBackward2 (See Note [An explicit dim of None]).
+_div_mode_none_op = defop("div_mode_none", _div_mode_none, public=False, node_name="DivBackward2", promote="float",
+                          input=lambda grad, other, rounding_mode: div(grad, other),
+                          other=lambda grad, input, other, rounding_mode: -grad * input / (other * other))
 
 
 @tensor_method
-def div(input, other, *, rounding_mode=None, out=None):
+def div(input, other, *, rounding_mode=DIM_UNSET, out=None):  # See Note [An explicit dim of None]
     """Divides ``input`` by ``other`` elementwise: true division, or rounded with ``rounding_mode``.
 
     Args:
@@ -174,13 +189,21 @@ def div(input, other, *, rounding_mode=None, out=None):
         >>> rg.div(rg.tensor([-7, 7]), 2, rounding_mode="trunc")
         tensor([-3,  3])
     """
+    if rounding_mode is DIM_UNSET:
+        if out is None:
+            return _true_div(input, other)
+        rounding_mode = None
     if out is not None:  # See Note [The out= argument]
         if rounding_mode is None:
             return call_out(REGISTRY["div"], (input, other), out)
         return call_out(REGISTRY["div_rounding"], (input, other, rounding_mode), out, name="div")
     if rounding_mode is None:
-        return _true_div(input, other)
+        return _div_mode_none_op(input, other, None)
     return _div_rounding(input, other, rounding_mode)
+
+
+div.__signature__ = inspect.signature(div).replace(parameters=[  # shown as None (Note [An explicit dim of None])
+    p.replace(default=None) if p.default is DIM_UNSET else p for p in inspect.signature(div).parameters.values()])
 
 
 neg = defop("neg", ufunc("negative", "input"), method=True, inplace=True,
@@ -658,7 +681,7 @@ for _name in ("logical_and", "logical_or", "logical_xor", "logical_not", "bitwis
 from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
 
 defjvp(LINEAR, "add", "sub", "rsub", "neg", "mul_scalar", "where")
-defjvp(FROM_BACKWARD, "add_scalar", "mul", "div", "div_rounding", "pow", "exp", "log", "log1p", "expm1", "sqrt",
+defjvp(FROM_BACKWARD, "add_scalar", "mul", "div", "div_rounding", "div_mode_none", "pow", "exp", "log", "log1p", "expm1", "sqrt",
        "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh_backward", "sigmoid_backward", "tanh", "sigmoid",
        "threshold_backward", "relu", "abs", "sign", "clamp", "maximum", "minimum", "floor", "ceil", "trunc", "round",
        "remainder", "lerp", "hypot", "atan2", "logaddexp", "logaddexp2", "clamp_min", "clamp_max", "frac", "fmod",

@@ -6,6 +6,8 @@ import weakref
 
 import pytest
 
+import retrograd as rg
+
 from .test_pytorch_suite_basics import function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
@@ -68,7 +70,9 @@ def test_saved_attributes_of_nodes_have_pytorchs_names_types_and_values():
     assert outcome[1][4][0] == "RuntimeError" and outcome[1][19] == ["float", "int", "bool"]
 
 
-MISSING_SAVED_ATTRIBUTES = {
+# Sizes and values PyTorch's nodes keep in forms of their own (test_grad_fn_attr_bindings): the bias's sizes, (0,)
+# without one; the batches' and unfolded input's sizes as ints; a 1-d scale factor as a float.
+SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS = {
     "convolution's bias sizes": lambda lib: [lib.nn.Conv2d(1, 1, 3, bias=bias)(lib.ones(1, 1, 3, 3, requires_grad=True))
                                              .grad_fn._saved_bias_sym_sizes_opt for bias in (True, False)],
     "addbmm's batch sizes": lambda lib: (lambda out: (out.grad_fn._saved_batch1_sym_argsize_0,
@@ -79,19 +83,67 @@ MISSING_SAVED_ATTRIBUTES = {
         lib.nn.functional.unfold(lib.ones(1, 1, 3, 3, requires_grad=True), 3)),
     "a 1-d scale factor saved as a float": lambda lib: lib.nn.functional.interpolate(
         lib.ones(1, 1, 2, requires_grad=True), scale_factor=0.5, mode="linear").grad_fn._saved_scales,
-    "pdist": lambda lib: (lambda node: (node.name(), node._saved_p, type(node._saved_p).__name__))(
-        lib.pdist(lib.ones(2, 2, requires_grad=True), p=1).grad_fn),
     "div's rounding mode": lambda lib: [
         (lambda node: (node.name(), node._saved_rounding_mode))(lib.div(lib.tensor([1.0], requires_grad=True), 2.0,
                                                                         rounding_mode=mode).grad_fn)
         for mode in ("trunc", None)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS))
+def test_saved_attributes_in_pytorchs_forms(case):
+    outcome = same_in_both(SAVED_ATTRIBUTES_IN_PYTORCHS_FORMS[case])
+    assert outcome[0] == "ok" and outcome[1] is not None
+
+
+def test_sizes_kept_as_ints_outlive_backward_whichever_input_requires_grad():
+    def scenario(lib):
+        seen = []
+        for grads in ((True, False), (False, True)):
+            b1, b2 = lib.ones(2, 3, 5, requires_grad=grads[0]), lib.ones(2, 5, 4, requires_grad=grads[1])
+            out = lib.addbmm(lib.ones(3, 4), b1, b2)
+            out.sum().backward()
+            node = out.grad_fn
+            seen.append((node._saved_batch1_sym_argsize_0, node._saved_batch1_sym_argsize_1,
+                         node._saved_batch2_sym_argsize_2))
+        x, w = lib.ones(1, 2, 4, 4), lib.ones(3, 2, 3, 3, requires_grad=True)
+        out = lib.nn.functional.conv2d(x, w, lib.ones(3))  # a bias that does not require grad
+        out.sum().backward()
+        return seen + [out.grad_fn._saved_bias_sym_sizes_opt,
+                       lib.nn.functional.conv_transpose2d(x, w.transpose(0, 1), lib.ones(3)).grad_fn
+                       ._saved_bias_sym_sizes_opt]
+    assert same_in_both(scenario) == ("ok", [(2, 3, 4), (2, 3, 4), (3,), (3,)])
+
+
+def test_an_explicit_rounding_mode_of_none_is_the_rounding_overloads_node_with_true_divisions_gradients():
+    def scenario(lib):
+        x, y = lib.tensor([1.0, -2.0], requires_grad=True), lib.tensor([3.0, 4.0], requires_grad=True)
+        seen = []
+        for out in (lib.div(x, y, rounding_mode=None), x.div(y), (x * 1).div_(y, rounding_mode=None), (x * 1).div_(y),
+                    lib.div(x, 2, rounding_mode="floor")):
+            node = out.grad_fn
+            seen.append((node.name(), getattr(node, "_saved_rounding_mode", "none saved"), out.tolist()))
+        node = lib.div(x, 2, rounding_mode="floor").grad_fn
+        seen.append((node._saved_other.tolist(), str(node._saved_other.dtype).split(".")[-1], node._saved_self is x))
+        out = lib.div(x, y, rounding_mode=None)
+        x.grad = y.grad = None
+        out.sum().backward()
+        return seen + [x.grad.tolist(), y.grad.tolist(), lib.div(lib.tensor([1, 3]), 2, rounding_mode=None).tolist()]
+    outcome = same_in_both(scenario)
+    assert outcome[1][0][:2] == ("DivBackward2", None) and outcome[1][1][:2] == ("DivBackward0", "none saved")
+    a, b = (rg.rand(3, dtype=rg.float64, requires_grad=True), (rg.rand(3, dtype=rg.float64) + 1).requires_grad_())
+    assert rg.autograd.gradcheck(lambda a, b: rg.div(a, b, rounding_mode=None), (a, b))
+
+
+MISSING_SAVED_ATTRIBUTES = {
+    "pdist": lambda lib: (lambda node: (node.name(), node._saved_p, type(node._saved_p).__name__))(
+        lib.pdist(lib.ones(2, 2, requires_grad=True), p=1).grad_fn),
     "foreach nodes": lambda lib: [(t.grad_fn.name(), t.grad_fn._saved_scalars) for t in lib._foreach_maximum(
         [lib.ones(2, 2, requires_grad=True) for _ in range(3)], [0.0] * 3)],
 }
 
 
-@pytest.mark.xfail(strict=True, reason="retrograd's nodes save these under other names or not at all (see "
-                                       "PYTORCH_ONLY in test_saved_tensors_pytorch.py); pdist is not an op")
+@pytest.mark.xfail(strict=True, reason="the foreach ops record their per-tensor ops' nodes, and pdist is not an op")
 @pytest.mark.parametrize("case", sorted(MISSING_SAVED_ATTRIBUTES))
 def test_saved_attributes_retrograd_lacks(case):
     outcome = same_in_both(MISSING_SAVED_ATTRIBUTES[case])

@@ -170,12 +170,11 @@ def test_retrograd_formula_names_work_beside_pytorch_names():
 # The PyTorch names retrograd's node lacks, by op: its formulas are written differently, or save
 # shapes instead of tensors.
 PYTORCH_ONLY = {
-    "convolution": {"bias_sym_sizes_opt", "dilation", "input", "output_padding", "padding", "stride", "transposed"},
-    "div_rounding": {"other", "rounding_mode", "self"}, "elu": {"input_scale"},
+    "convolution": {"dilation", "input", "output_padding", "padding", "stride", "transposed"},
+    "elu": {"input_scale"},
     "embedding": {"sparse", "weight_sym_argsize_0"}, "gather": {"self", "sparse_grad"},
     "index_add": {"source", "source_dim"}, "index_copy": {"source", "source_dim"},
     "addmm": {"mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"},
-    "addbmm": {"batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"},
     "linalg_det": {"LU", "pivots"}, "linalg_slogdet": {"LU", "pivots"}, "linalg_solve": {"LU", "pivots"},
     "linalg_svd": {"S_sym_argsize_minus_1"}, "linalg_lstsq": {"solution"}, "layer_norm": {"bias"},
     "masked_select": {"self"}, "max_pool2d_with_indices": {"ceil_mode", "padding"},
@@ -183,9 +182,9 @@ PYTORCH_ONLY = {
     "native_batch_norm": {"result1", "result2", "running_mean", "running_var", "training"},
     "nll_loss": {"total_weight"}, "select_index": {"dim", "index"},
     "slice_index": {"dim", "end", "start", "step"}, "split": {"self_sym_sizes", "split_size"},
-    "squeeze": {"dim"}, "im2col": {"self_sym_argsize_minus_1", "self_sym_argsize_minus_2"},
+    "squeeze": {"dim"},
     "outer": {"other"}, "erfinv": {"self"},
-    "convolution_transpose": {"bias_sym_sizes_opt", "output_padding", "transposed"},
+    "convolution_transpose": {"output_padding", "transposed"},
     "ctc_loss": {"result0", "result1"}, "group_norm": {"C", "HxW", "N", "group", "result1", "result2"},
     "embedding_bag": {"result2", "result3", "scale_grad_by_freq", "sparse", "weight_sym_argsize_0"},
     "rrelu_with_noise": {"lower", "noise", "training", "upper"},
@@ -193,7 +192,8 @@ PYTORCH_ONLY = {
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
 SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"},
-                      **{op: {"alpha", "beta"} for op in ("addmm", "addmv", "addbmm", "baddbmm", "addr")}}
+                      **{op: {"alpha", "beta"} for op in ("addmm", "addmv", "baddbmm", "addr")},
+                      "addbmm": {"alpha", "beta", "batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"}}
 # Names both save, with other values: retrograd's op does it in other steps (indexing keeps NumPy
 # indices, max_pool2d its resolved stride, nll_loss a 1-d target).
 OTHER_VALUES = {"index": {"indices", "self_sym_sizes"}, "index_put": {"indices"}, "max_pool2d_with_indices": {"stride"},
@@ -271,7 +271,8 @@ def test_every_registered_node_saves_what_pytorch_saves_under_its_names(name, i)
         if isinstance(getattr(expected, attr), torch.Tensor):
             raw = getattr(node, f"_raw_saved_{saved_name}", None)
             # a Python number PyTorch took as a tensor stays a number in retrograd, with no SavedTensor
-            assert type(raw) is SavedTensor or (name in ("mul", "div") and value.dim() == 0), attr
+            assert type(raw) is SavedTensor or (name in ("mul", "div", "div_rounding", "div_mode_none")
+                                                and value.dim() == 0), attr
 
 
 # -- after backward ---------------------------------------------------------------------------------

@@ -161,6 +161,11 @@ add("div_rounding",
            ref=lambda x, y: np.trunc(x / y).astype(np.int64), note="integers, toward zero"),
     Sample(lambda m, x: m.div(x, 2, rounding_mode="floor"), I(9, 4, low=-9), ref=lambda x: x // 2),
     Sample(lambda m, x: m.div(x, 0.5, rounding_mode="trunc"), A(), ref=lambda x: np.trunc(x / 0.5)))
+add("div_mode_none",
+    Sample(lambda m, x, y: m.div(x, y, rounding_mode=None), A(2, 3), P(3), ref=lambda x, y: x / y),
+    Sample(lambda m, x: x.div(2, rounding_mode=None), A(3), ref=lambda x: x / 2, note="a number"),
+    Sample(lambda m, x, y: m.div(x, y, rounding_mode=None), I(4, low=-9), I(4, low=1), ref=lambda x, y: x / y,
+           note="integers: the default float dtype"))
 add("remainder",
     Sample(lambda m, x, y: m.remainder(x, y), A(2, 3) * 3, P(3), ref=np.remainder),
     Sample(lambda m, x: x % 1.5, A(4) * 3, ref=lambda x: np.remainder(x, 1.5)),
