@@ -683,16 +683,23 @@ thread_local_set(ThreadLocal *tl, PyObject *name, PyObject *value)
     return d != NULL ? PyDict_SetItem(d, name, value) : PyObject_SetAttr(tl->obj, name, value);
 }
 
-/* bool(local.name): 1, 0, or -1 on error. */
+/* bool(v) for a new reference `v`, which it releases: 1, 0, or -1 on error (also where `v` is NULL, with
+ * the error of whatever failed to give it). True and False are answered without a call. */
 static inline int
-thread_local_true(ThreadLocal *tl, PyObject *name)
+truth_released(PyObject *v)
 {
-    PyObject *v = thread_local_get(tl, name);
     if (v == NULL)
         return -1;
     int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
     Py_DECREF(v);
     return r;
+}
+
+/* bool(local.name): 1, 0, or -1 on error. */
+static inline int
+thread_local_true(ThreadLocal *tl, PyObject *name)
+{
+    return truth_released(thread_local_get(tl, name));
 }
 
 /* local.name = value with the pending exception, if any, kept (see setattr_keeping_error). */
@@ -731,24 +738,14 @@ class_attr(PyObject *cls, PyObject *name)
 static inline int
 class_attr_true(PyObject *cls, PyObject *name)
 {
-    PyObject *v = class_attr(cls, name);
-    if (v == NULL)
-        return -1;
-    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
+    return truth_released(class_attr(cls, name));
 }
 
 /* 1, 0 or -1 (error): is the attribute `name` of `obj` true? */
 static inline int
 attr_true(PyObject *obj, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL)
-        return -1;
-    int r = PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
+    return truth_released(PyObject_GetAttr(obj, name));
 }
 
 /* Calls obj.name() with the pending exception, if any, set aside and restored afterwards (a
