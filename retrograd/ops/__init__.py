@@ -21,7 +21,7 @@ from .._ops import aten  # noqa: F401 - torch.ops.aten: PyTorch's op names (Note
 from ._call import call_op
 from ._declarations import REGISTRY, defop
 from ._signature import forwarding_function
-from .composite import narrow, select, square
+from .composite import diag, narrow, select, square
 from .indexing import (convert_index, gather, getitem, index_add, index_put, index_select, masked_fill,
                        masked_select, scatter, scatter_add)
 from .linalg import bmm, dot, einsum, ger, matmul, mm, mv, outer, trace
@@ -45,14 +45,14 @@ _methods.attach()
 _compiled.link_direct_formulas(REGISTRY)
 
 __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
-    "max", "min", "var", "std", "var_mean", "std_mean", "square", "narrow", "select", "einsum", "flatten",
+    "max", "min", "var", "std", "var_mean", "std_mean", "square", "diag", "narrow", "select", "einsum", "flatten",
     "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
     "concatenate", "sum_to_size", "ger", "sort", "msort", "topk", "kthvalue", "median", "mode", "normal", "nonzero",
     "argwhere", "unique", "unique_consecutive", "nanmedian", "unsafe_chunk"})
 
 # PyTorch's further ops, by family; the pointwise ones come with the star import above.
 from .reduction import aminmax, cummax, cummin, diff, logcumsumexp, nanmean, nansum, trapezoid, trapz  # noqa: E402
-from .shape import as_strided, as_strided_scatter, diag_embed, fliplr, flipud, rot90, swapdims  # noqa: E402
+from .shape import as_strided, as_strided_scatter, diag_embed, diagonal_copy, fliplr, flipud, rot90, swapdims  # noqa: E402
 from .indexing import (index_copy, index_fill, index_reduce, masked_scatter, put, scatter_reduce, take,  # noqa: E402
                        take_along_dim)
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402

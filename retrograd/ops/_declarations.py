@@ -171,7 +171,7 @@ class OpInfo:
         self.save_slots = self.all_saves + tuple(f"#{pidx}" for pidx, is_list, _, _ in self.formulas if is_list)
         self.save_index = {name: i for i, name in enumerate(self.save_slots)}
         stem = node_name or _camel(name)
-        self.node_cls = _node_class(stem if re.search(r"Backward\d+$|::", stem) else f"{stem}Backward0", self)
+        self.node_cls = _node_class(stem if re.search(r"Backward\d+(_copy)?$|::", stem) else f"{stem}Backward0", self)
         # See Note [Node names per call]: (class, condition, argument positions), first match first.
         self.node_choices = tuple(
             (self.node_cls if full == self.node_cls.__name__ else _node_class(full, self), when,

@@ -636,7 +636,10 @@ repeat = defop("repeat", _repeat, public=False, input=_repeat_backward)  # Tenso
 
 
 def _diagonal(xp, input, offset=0, dim1=0, dim2=1):
-    return xp.diagonal(input, offset, _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim))
+    d1, d2 = _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return xp.diagonal(input, offset, d1, d2)
 
 
 def _diagonal_backward_fwd(xp, grad, input_shape, offset, dim1, dim2):
@@ -655,6 +658,10 @@ _diagonal_backward = defop("diagonal_backward", _diagonal_backward_fwd, public=F
 diagonal = defop("diagonal", _diagonal, method=True, view=True,
                  input=lambda grad, input_shape, offset, dim1, dim2:
                  _diagonal_backward(grad, input_shape, offset, dim1, dim2))
+diagonal_copy = defop("diagonal_copy", lambda xp, input, offset=0, dim1=0, dim2=1:
+                      _diagonal(xp, input, offset, dim1, dim2).copy(), node_name="DiagonalBackward0_copy",
+                      input=lambda grad, input_shape, offset, dim1, dim2:
+                      _diagonal_backward(grad, input_shape, offset, dim1, dim2))
 
 
 def _flip(xp, input, dims):
@@ -1065,6 +1072,6 @@ from ._declarations import LINEAR, defjvp  # noqa: E402
 
 defjvp(LINEAR, "as_strided_scatter")
 defjvp(LINEAR, "view", "reshape", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "repeat",
-       "diagonal_backward", "diagonal", "flip", "roll", "tril", "triu", "rot90", "diag_embed", "unfold_backward",
+       "diagonal_backward", "diagonal", "diagonal_copy", "flip", "roll", "tril", "triu", "rot90", "diag_embed", "unfold_backward",
        "unfold")
 

@@ -36,6 +36,11 @@ add("std_mean",
            ref=lambda x: (np.std(x, (0, 1), ddof=1, keepdims=True), np.mean(x, (0, 1), keepdims=True))),
     Sample(lambda m, x: m.std_mean(x, 0, unbiased=False), A(3, 2), ref=lambda x: (np.std(x, 0), np.mean(x, 0))),
     Sample(lambda m, x: m.std_mean(x)[0], A(4), ref=lambda x: np.std(x, ddof=1), note="only the std used"))
+add("diag",
+    Sample(lambda m, x: m.diag(x), A(3), ref=np.diag),
+    Sample(lambda m, x: x.diag(-2), A(2), ref=lambda x: np.diag(x, -2)),
+    Sample(lambda m, x: m.diag(x, 1), A(3, 4), ref=lambda x: np.diag(x, 1)),
+    Sample(lambda m, x: x.diag(-1), nc(A(4, 3)), ref=lambda x: np.diag(x, -1)))
 add("square", Sample(lambda m, x: m.square(x), A(2, 3), ref=np.square))
 add("chunk",
     Sample(lambda m, x: m.chunk(x, 3, 1), A(2, 5), ref=lambda x: (x[:, :2], x[:, 2:4], x[:, 4:])),

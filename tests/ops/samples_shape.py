@@ -85,6 +85,9 @@ add("repeat",
     Sample(lambda m, x: x.repeat(3), A(), ref=lambda x: np.tile(x, 3), note="0-d"),
     Sample(lambda m, x: x.repeat(0, 2), A(2, 3), ref=lambda x: np.tile(x, (0, 2)), note="zero copies"),
     Sample(lambda m, x: x.repeat(2, 2), I(5, 2, 2), ref=lambda x: np.tile(x, (2, 2))))
+add("diagonal_copy",
+    Sample(lambda m, x: m.diagonal_copy(x), A(3, 3), ref=np.diagonal),
+    Sample(lambda m, x: m.diagonal_copy(x, -1, 2, 0), A(2, 3, 2), ref=lambda x: np.diagonal(x, -1, 2, 0)))
 add("diagonal",
     Sample(lambda m, x: m.diagonal(x), A(3, 3), ref=np.diagonal),
     Sample(lambda m, x: x.diagonal(1), A(3, 4), ref=lambda x: np.diagonal(x, 1)),
