@@ -17,6 +17,8 @@ _engine_loop.c).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -206,7 +208,12 @@ _DERIVED = {
     "addbmm": {"batch1_sym_argsize_0": _size_at("batch1", 0), "batch1_sym_argsize_1": _size_at("batch1", 1),
                "batch2_sym_argsize_2": _size_at("batch2", 2)},
     "im2col": {"self_sym_argsize_minus_2": _size_at("input", -2), "self_sym_argsize_minus_1": _size_at("input", -1)},
+    "mean": {"self_sym_numel": lambda node: None if (shape := _size_of(node, "input")) is None
+             else int(math.prod(shape))},
 }
+# What one op's node class of Note [Node names per call] does not show, as PyTorch's overload keeps no such value:
+# node class name -> retrograd's saved names.
+_NOT_KEPT = {"SumBackward0": frozenset({"dim", "keepdim"}), "MeanBackward0": frozenset({"dim", "keepdim"})}
 
 
 def _index_entries(node, entries):
@@ -271,6 +278,8 @@ def _where_saved(node, name):
     op = node.op
     names, _ = _names_of(op)
     entry = names.get(name)
+    if entry is not None and type(node).__name__ in _NOT_KEPT and name in _NOT_KEPT[type(node).__name__]:
+        return None
     if entry is None:
         derived = _DERIVED.get(op.name)
         if derived is not None and name in derived:
@@ -325,6 +334,9 @@ def _shown_names(node):
     """PyTorch's names of what ``node`` saved, as ``dir()`` lists them (``_saved_<name>``)."""
     names, shown = _names_of(node.op)
     shown = shown + list(_DERIVED.get(node.op.name, ()))
+    hidden = _NOT_KEPT.get(type(node).__name__)
+    if hidden:
+        shown = [name for name in shown if name not in hidden]
     result = names.get("result")
     if result is None or not node.op.multi_output or node.op.name in _PYTORCH_OUTPUT_NAMES:
         return shown
