@@ -1,6 +1,7 @@
 """Tensor creation functions, with PyTorch's names, defaults and dtype inference."""
 from __future__ import annotations
 
+import inspect
 import numbers
 import os
 
@@ -39,9 +40,25 @@ class FactoryCalls:
     """Where the factories hand their calls while an op-call interposer is active: See Note [Factories as op calls]."""
 
     __slots__ = ("route",)
+    KEYWORDS = ("generator", "dtype", "device", "requires_grad", "memory_format")  # passed by keyword, as given
 
     def __init__(self):
         self.route = None  # route(name, factory, args, **kwargs) -> Tensor, or None to go on
+
+    def hand(self, factory, given):
+        """Hands the call of ``factory`` to the route, from ``given``, the factory's ``locals()`` on entry: its
+        other parameters in order (a ``*size`` spread out) as the call's arguments, ``KEYWORDS`` by keyword.
+        Each factory starts ``if factory_calls.route is not None and (routed := factory_calls.hand(...))``,
+        so that with no interposer it pays one attribute test."""
+        args, kwargs = [], {}
+        for name, param in inspect.signature(factory).parameters.items():
+            if name in self.KEYWORDS:
+                kwargs[name] = given[name]
+            elif param.kind is param.VAR_POSITIONAL:
+                args.extend(given[name])
+            else:
+                args.append(given[name])
+        return self.route(factory.__name__, factory, tuple(args), **kwargs)
 
 
 factory_calls = FactoryCalls()
@@ -449,19 +466,15 @@ def _filled(fill, name, size, dtype, device, requires_grad):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of zeros of the given size."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("zeros", zeros, size, dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(zeros, locals())) is not None:
+        return routed
     return _filled(np.zeros, "zeros", size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of ones of the given size."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("ones", ones, size, dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(ones, locals())) is not None:
+        return routed
     return _filled(np.ones, "ones", size, dtype, device, requires_grad)
 
 
@@ -479,12 +492,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=con
         >>> rg.empty(2, 3, 4, 5, memory_format=rg.channels_last).stride()
         (60, 1, 15, 3)
     """
-    if factory_calls.route is not None:
-        routed = factory_calls.route("empty", empty, size,
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(empty, locals())) is not None:
+        return routed
     t = _filled(np.zeros, "empty", size, dtype, device, requires_grad)
     if memory_format is not contiguous_format and memory_format is not None:
         check_memory_format(memory_format, "empty")
@@ -503,11 +512,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
         >>> rg.empty_strided((2, 3), (1, 2)).stride()
         (1, 2)
     """
-    if factory_calls.route is not None:
-        routed = factory_calls.route("empty_strided", empty_strided, (size, stride),
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(empty_strided, locals())) is not None:
+        return routed
     shape = _shape((size,), "empty_strided")
     strides = ints((stride,), "empty_strided", "stride")
     if len(strides) != len(shape):
@@ -527,11 +533,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of the given size filled with ``fill_value``."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("full", full, (size, fill_value),
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(full, locals())) is not None:
+        return routed
     if dtype is None:
         dtype = _dtype.bool if isinstance(fill_value, bool) else _dtype.int64 if isinstance(
             fill_value, numbers.Integral) else _dtype.get_default_dtype()
@@ -542,11 +545,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     """Returns a 0-d tensor holding the number ``s`` (of the default dtype unless given)."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("scalar_tensor", scalar_tensor, (s,),
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(scalar_tensor, locals())) is not None:
+        return routed
     return full((), s, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
@@ -579,12 +579,8 @@ def _laid_out(t, strides):
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns a tensor of zeros with the shape of ``input`` (and its dtype and device unless given); its strides are
     those ``memory_format`` asks for (by default ``input``'s own: Note [Memory formats])."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("zeros_like", zeros_like, (input,),
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(zeros_like, locals())) is not None:
+        return routed
     strides = _like_strides(input, memory_format, "zeros_like")
     shape, dtype, device = _like(input, dtype, device)
     return _laid_out(zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
@@ -592,12 +588,8 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns a tensor of ones with the shape of ``input``, laid out as ``zeros_like``'s."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("ones_like", ones_like, (input,),
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(ones_like, locals())) is not None:
+        return routed
     strides = _like_strides(input, memory_format, "ones_like")
     shape, dtype, device = _like(input, dtype, device)
     return _laid_out(ones(shape, dtype=dtype, device=device, requires_grad=requires_grad), strides)
@@ -612,23 +604,15 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
         ...                                                 memory_format=rg.contiguous_format).stride()
         ((1, 2), (3, 1))
     """
-    if factory_calls.route is not None:
-        routed = factory_calls.route("empty_like", empty_like, (input,),
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(empty_like, locals())) is not None:
+        return routed
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns a tensor filled with ``fill_value`` with the shape of ``input``, laid out as ``zeros_like``'s."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("full_like", full_like, (input, fill_value),
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(full_like, locals())) is not None:
+        return routed
     strides = _like_strides(input, memory_format, "full_like")
     shape, dtype, device = _like(input, dtype, device)
     return _laid_out(full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad), strides)
@@ -637,52 +621,37 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 # Tensor's ``new_*`` factories (attached by ops/_methods.py): ``self``'s dtype and device unless given.
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of zeros of the given size, of ``self``'s dtype and device unless given."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("new_zeros", new_zeros, (self,) + size,
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(new_zeros, locals())) is not None:
+        return routed
     return zeros(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of ones of the given size, of ``self``'s dtype and device unless given."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("new_ones", new_ones, (self,) + size,
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(new_ones, locals())) is not None:
+        return routed
     return ones(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     """Returns an uninitialized tensor (zeros here) of the given size, of ``self``'s dtype and device unless given."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("new_empty", new_empty, (self,) + size,
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(new_empty, locals())) is not None:
+        return routed
     return zeros(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     """Returns a tensor of the given size filled with ``fill_value``, of ``self``'s dtype and device unless given."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("new_full", new_full, (self, size, fill_value),
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(new_full, locals())) is not None:
+        return routed
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
                 requires_grad=requires_grad)
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Returns ``[start, end)`` with spacing ``step``; integer arguments give int64."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("arange", arange, (start, end, step),
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(arange, locals())) is not None:
+        return routed
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -694,11 +663,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """Returns ``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("linspace", linspace, (start, end, steps),
-                                     dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(linspace, locals())) is not None:
+        return routed
     if dtype is _dtype.bfloat16 and steps > 1:
         return _finish(_linspace_bfloat16(start, end, steps), dtype, device, requires_grad)
     return _finish(np.linspace(start, end, steps), dtype or _dtype.get_default_dtype(), device, requires_grad)
@@ -721,10 +687,8 @@ def _linspace_bfloat16(start, end, steps):
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """Returns the ``n`` x ``m`` identity matrix."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("eye", eye, (n, m), dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(eye, locals())) is not None:
+        return routed
     return _finish(np.eye(n, m), dtype or _dtype.get_default_dtype(), device, requires_grad)
 
 
@@ -749,11 +713,8 @@ def _vmap_draw(randomness, sample, shape, dtype, device, requires_grad):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns uniform samples from [0, 1) drawn from the default generator."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("rand", rand, size,
-                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(rand, locals())) is not None:
+        return routed
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, "rand", dtype.np.itemsize)
@@ -765,11 +726,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns standard normal samples drawn from the default generator."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("randn", randn, size,
-                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(randn, locals())) is not None:
+        return routed
     gen = (generator or default_generator).np
     dtype = dtype or _dtype.get_default_dtype()
     shape = _shape(size, "randn", dtype.np.itemsize)
@@ -781,11 +739,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns integers drawn uniformly from ``[low, high)``; ``randint(high, size)`` also works."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("randint", randint, (low, high, size),
-                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(randint, locals())) is not None:
+        return routed
     if size is None:
         low, high, size = 0, low, high
     gen = (generator or default_generator).np
@@ -800,11 +755,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Returns a random permutation of ``0..n-1``."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("randperm", randperm, (n,),
-                                     generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(randperm, locals())) is not None:
+        return routed
     gen = (generator or default_generator).np
     randomness = vmap_randomness()
     if randomness is not None:  # one permutation per sample of the batch
@@ -815,12 +767,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns uniform samples from [0, 1) with the shape of ``input``, laid out as ``zeros_like``'s."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("rand_like", rand_like, (input,),
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(rand_like, locals())) is not None:
+        return routed
     strides = _like_strides(input, memory_format, "rand_like")
     shape, dtype, device = _like(input, dtype, device)
     out = rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -829,12 +777,8 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
     """Returns standard normal samples with the shape of ``input``, laid out as ``zeros_like``'s."""
-    if factory_calls.route is not None:
-        routed = factory_calls.route("randn_like", randn_like, (input,),
-                                     dtype=dtype, device=device, requires_grad=requires_grad,
-                                     memory_format=memory_format)
-        if routed is not None:
-            return routed
+    if factory_calls.route is not None and (routed := factory_calls.hand(randn_like, locals())) is not None:
+        return routed
     strides = _like_strides(input, memory_format, "randn_like")
     shape, dtype, device = _like(input, dtype, device)
     out = randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
