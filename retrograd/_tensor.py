@@ -98,9 +98,11 @@ class Tensor:
     Create tensors with ``retrograd.tensor``, ``zeros``, ``randn`` and friends.
     """
 
-    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
+    # `_node` and `_hooks` are what PyTorch calls `_grad_fn` and `_backward_hooks`, which are undeletable
+    # properties over them (See Note [Undeletable autograd fields] in autograd/variable.py).
+    __slots__ = ("_data", "_device", "_requires_grad", "_node", "_output_nr", "_vc",
                  "_base", "_view_fn", "_view_version", "_view_creation", "_grad", "_grad_accumulator",
-                 "_backward_hooks", "_retains_grad", "__weakref__", "__dict__")
+                 "_hooks", "_retains_grad", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers `ndarray * Tensor` to Tensor.__rmul__
     # A leaf's post-accumulate-grad hooks (autograd/variable.py), in its __dict__ once it has one:
@@ -120,14 +122,14 @@ class Tensor:
         t._data = data
         t._device = device
         t._requires_grad = requires_grad
-        t._grad_fn = None
+        t._node = None
         t._output_nr = 0
         modes = cls._modes  # made in inference mode: an inference tensor (Note [Inference tensors])
         t._vc = INFERENCE_COUNTER if modes.threads and modes.state.inference else None  # else made on first use
         t._base = None
         t._grad = None
         t._grad_accumulator = None
-        t._backward_hooks = None
+        t._hooks = None
         t._retains_grad = False
         return t
 
@@ -258,7 +260,7 @@ class Tensor:
         """True for tensors not produced by a recorded operation (their gradients go to ``.grad``)."""
         if self._base is not None:
             return self.grad_fn is None  # a view's history may be regenerated first (autograd/variable.py)
-        return self._grad_fn is None
+        return self._node is None
 
     def is_inference(self) -> bool:
         """Whether this is an inference tensor: made in inference mode (Note [Inference tensors]).
@@ -306,7 +308,7 @@ class Tensor:
     @property
     def grad(self):
         """The accumulated gradient of a leaf (or of a tensor that called ``retain_grad``)."""
-        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+        if self._node is not None and not self._retains_grad and self._grad is None:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the gradient for a non-leaf "
@@ -373,7 +375,7 @@ class Tensor:
                 t._grad = grad.clone() if t._grad is None else t._grad + grad
             return grad
 
-        fn = self._grad_fn
+        fn = self._node
         if fn._retains_grad_hooks is None:
             fn._retains_grad_hooks = {}
         fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
@@ -387,7 +389,7 @@ class Tensor:
         """Detaches this tensor from the graph in place, making it a leaf; returns ``self``."""
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead")
-        self._grad_fn = None
+        self._node = None
         self._output_nr = 0
         self._requires_grad = False
         if Tensor._forget_tangents is not None:  # forward-mode AD's history goes too, as in PyTorch
@@ -548,7 +550,7 @@ class Tensor:
         return iter(self.unbind(0))  # as PyTorch: the rows are views that one function returns together
 
     def __deepcopy__(self, memo):
-        t = Tensor._make(self._data.copy(), self._device, self._requires_grad and self._grad_fn is None)
+        t = Tensor._make(self._data.copy(), self._device, self._requires_grad and self._node is None)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = t

@@ -140,8 +140,8 @@ member_offset(PyObject *cls, const char *name, Py_ssize_t *off)
 enum { T_DATA, T_DEVICE, T_REQUIRES_GRAD, T_GRAD_FN, T_OUTPUT_NR, T_VC, T_BASE, T_GRAD, T_GRAD_ACC, T_HOOKS,
        T_RETAINS, T_VIEW_VERSION, T_VIEW_FN, T_VIEW_CREATION, T_COUNT };
 static const char *const tensor_fields[T_COUNT] = {
-    "_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_grad", "_grad_accumulator",
-    "_backward_hooks", "_retains_grad", "_view_version", "_view_fn", "_view_creation"};
+    "_data", "_device", "_requires_grad", "_node", "_output_nr", "_vc", "_base", "_grad", "_grad_accumulator",
+    "_hooks", "_retains_grad", "_view_version", "_view_fn", "_view_creation"};
 
 /* The slots Node.__init__ (autograd/graph.py) sets, by name. */
 enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,

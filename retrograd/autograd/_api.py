@@ -168,7 +168,7 @@ def _engine_run_backward(outputs, grads, keep_graph, create_graph, inputs, allow
             raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        if t._grad_fn is not None:
+        if t._node is not None:
             if accumulate_grad:
                 t.retain_grad()
             output_edges.append(gradient_edge(t))

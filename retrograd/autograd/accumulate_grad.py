@@ -39,7 +39,7 @@ class AccumulateGrad(Node):
 
     def tensor_pre_hooks(self):
         var = self._variable()
-        hooks = None if var is None else var._backward_hooks
+        hooks = None if var is None else var._hooks
         return [(0, hooks)] if hooks else []
 
     def apply(self, grads):
@@ -48,7 +48,7 @@ class AccumulateGrad(Node):
         var = self._variable()
         if grad is None or var is None or not var._requires_grad:
             return ()
-        if var._grad_fn is not None:
+        if var._node is not None:
             raise RuntimeError("leaf variable has been moved into the graph interior")
         with self.lock:
             accumulate_grad(var, grad, 1 + (self._post_hooks is not None))
@@ -79,7 +79,7 @@ def accumulate_grad(var, grad, expected_refs: int) -> None:
         if old is None:
             t_refs, a_refs = _count_refs(grad)
             unshared = (t_refs <= _BASE_T_REFS + expected_refs - 1 and a_refs <= _BASE_A_REFS
-                        and grad._data.base is None and grad._grad_fn is None and not grad._requires_grad
+                        and grad._data.base is None and grad._node is None and not grad._requires_grad
                         and grad._data.flags.writeable and obeys_layout_contract(grad, var))
             var._grad = grad if unshared else clone_obey_contract(grad, var)
         else:

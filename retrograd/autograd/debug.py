@@ -602,8 +602,8 @@ class _ModuleRecorder:
         path = self.paths.path()
         if path is not None:
             for r in out if isinstance(out, tuple) else (out,):
-                if isinstance(r, Tensor) and r._grad_fn is not None:
-                    r._grad_fn.metadata.setdefault(MODULE_KEY, path)
+                if isinstance(r, Tensor) and r._node is not None:
+                    r._node.metadata.setdefault(MODULE_KEY, path)
         return out
 
 

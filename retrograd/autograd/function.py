@@ -406,8 +406,8 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
                                    "save a view of the input instead, e.g. with x.view_as(x) or setup ctx inside "
                                    "the forward function itself.")
             o = outs[i] = _view_of_self(o)
-        rebased = (o._grad_fn, o._output_nr)
-        o._grad_fn = ctx
+        rebased = (o._node, o._output_nr)
+        o._node = ctx
         o._output_nr = i
         o._requires_grad = True
         if o._base is not None:
@@ -430,7 +430,7 @@ def _wrap_outputs(ctx, args, outputs, record, custom_setup):
                                 f"{type(t).__name__}")
         try:
             ctx._saved_variables = tuple(
-                None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._grad_fn is ctx)
+                None if t is None else SavedTensor(t, is_output=id(t) in out_ids and t._node is ctx)
                 for t in to_save)
         finally:  # also where a pack hook raised (a checkpoint stopping its recomputation early): an output
             ctx.to_save = None  # kept in to_save would hold its own node, a reference cycle
@@ -469,10 +469,10 @@ def _rebase_dirty(ctx, o, output_nr, n_outputs):
     """Makes output ``output_nr`` of ``ctx`` the history of the dirty input ``o`` (PyTorch's rebase_history)."""
     base = o._base
     if base is None:
-        if o._grad_fn is None and o._requires_grad:
+        if o._node is None and o._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-        rebased = (o._grad_fn, o._output_nr)
-        o._grad_fn = ctx
+        rebased = (o._node, o._output_nr)
+        o._node = ctx
         o._output_nr = output_nr
         o._requires_grad = True
         move_retains_grad(o, *rebased)
@@ -485,13 +485,13 @@ def _rebase_dirty(ctx, o, output_nr, n_outputs):
                            "into two Functions: one doing the inplace that returns a single Tensor and a second "
                            "one that does the other operations). You can ask on the forum "
                            "https://discuss.pytorch.org/ if you need help to do this change.")
-    if base._grad_fn is None and base._requires_grad:
+    if base._node is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     result = Tensor._alias_of(o)  # the view's new value: output output_nr of the node
-    result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
+    result._node, result._output_nr, result._requires_grad = ctx, output_nr, True
     node = _CopySlices(base, o._view_fn, result)
-    rebased = (base._grad_fn, base._output_nr)
-    base._grad_fn = node
+    rebased = (base._node, base._output_nr)
+    base._node = node
     base._output_nr = 0
     base._requires_grad = True
     move_retains_grad(base, *rebased)
@@ -590,7 +590,7 @@ def once_differentiable(fn):
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and o._data.dtype.kind in "fV":
                 alias = Tensor._alias_of(o)
-                alias._grad_fn, alias._output_nr, alias._requires_grad = node, i, True
+                alias._node, alias._output_nr, alias._requires_grad = node, i, True
                 outs[i] = alias
         return tuple(outs) if is_tuple else outs[0]
     return wrapper

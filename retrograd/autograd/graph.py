@@ -405,7 +405,7 @@ def _checked_hook_result(hook, value, result):
         return value
     if value is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
-    if not hasattr(result, "_data") or not hasattr(result, "_grad_fn"):
+    if not hasattr(result, "_data") or not hasattr(result, "_node"):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
     if result._data.dtype != value._data.dtype or result._device is not value._device:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {_type_name(value)} "

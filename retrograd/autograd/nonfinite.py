@@ -113,8 +113,8 @@ class detect_nonfinite:
         out = proceed(op, args, inplace)
         results = out if isinstance(out, tuple) else (out,)
         for r in results:
-            if isinstance(r, Tensor) and r._grad_fn is not None:
-                meta = r._grad_fn.metadata
+            if isinstance(r, Tensor) and r._node is not None:
+                meta = r._node.metadata
                 if _TRACE_KEY not in meta:
                     meta[_TRACE_KEY] = (_user_stack(), self._paths.path())
         # A factory (no tensor argument: Note [Factories as op calls]) makes what it is asked for, an inf mask say.

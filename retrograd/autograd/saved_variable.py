@@ -95,7 +95,7 @@ class SavedTensor:
         self.output_nr = tensor._output_nr
         self.requires_grad = requires_grad = tensor._requires_grad
         self.device = tensor._device
-        grad_fn = tensor._grad_fn
+        grad_fn = tensor._node
         self.is_leaf = grad_fn is None
         if is_output or not requires_grad:
             self.edge_node = None
@@ -227,7 +227,7 @@ class SavedTensor:
         original = self.original
         if original is not None and not self.is_leaf:
             tensor = original()
-            if tensor is not None and tensor._grad_fn is None:  # detached in place since it was saved
+            if tensor is not None and tensor._node is None:  # detached in place since it was saved
                 if saved_for is None:
                     raise RuntimeError(DETACHED_IN_PLACE)
                 return None
@@ -244,7 +244,7 @@ class SavedTensor:
         if self.is_output:
             node = owner
         elif original is not None:  # a leaf when saved may have a history now
-            node = original._grad_fn
+            node = original._node
         elif not self.is_leaf:
             node = self.edge_node
         where = "" if node is None else f", which is output {self.output_nr} of {_short_name(node)},"
@@ -280,7 +280,7 @@ def _reconnected(data, device, version_counter, node, output_nr, requires_grad):
         t._requires_grad = requires_grad
         t._grad_accumulator = weakref.ref(node)
     else:
-        t._grad_fn = node
+        t._node = node
         t._output_nr = output_nr
         t._requires_grad = True
     return t

@@ -1,6 +1,6 @@
 """The autograd side of a Tensor: where its gradient goes, its hooks, and a view's history.
 
-A tensor carries its autograd metadata in its own fields (``_requires_grad``, ``_grad_fn``,
+A tensor carries its autograd metadata in its own fields (``_requires_grad``, ``_node``,
 ``_output_nr``, ``_grad_accumulator``, the view fields); this module gives them their meaning
 (PyTorch's ``torch/csrc/autograd/variable.cpp``). It also attaches to ``Tensor`` the methods that
 need the graph (``grad_fn``, ``register_hook``, ``register_post_accumulate_grad_hook``), and to
@@ -67,7 +67,7 @@ def grad_accumulator(tensor) -> AccumulateGrad:
 
 def gradient_edge(tensor):
     """The edge a gradient for ``tensor`` flows along, or None if it does not require grad (or is a dead view)."""
-    fn = tensor._grad_fn
+    fn = tensor._node
     base = tensor._base
     if base is not None and tensor._view_version != tensor._version_counter.version and (
             fn is not None or base._requires_grad):
@@ -110,11 +110,11 @@ def move_retains_grad(tensor, old_fn, old_nr: int) -> None:
     Called when an in-place op rebases the tensor's history: ``.grad`` then records the gradient
     of the tensor's new value, as in PyTorch, while hooks registered before stay with the old node.
     """
-    if not tensor._retains_grad or old_fn is None or old_fn is tensor._grad_fn:
+    if not tensor._retains_grad or old_fn is None or old_fn is tensor._node:
         return
     hooks = old_fn._retains_grad_hooks
     hook = hooks.pop(old_nr, None) if hooks else None
-    new_fn = tensor._grad_fn
+    new_fn = tensor._node
     if hook is None or new_fn is None:
         return
     if new_fn._retains_grad_hooks is None:
@@ -159,7 +159,7 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 def view_rebase_error(view, indirect: bool) -> RuntimeError:
     """PyTorch's error for a non-default view modified in place (``indirect``: through its base or another view)."""
     creation = view._view_creation
-    fn = view._grad_fn
+    fn = view._node
     fn_name = None if fn is None else _BACKWARD_SUFFIX.sub("", node_name(fn))
     modified = "its base or another view of its base has been" if indirect else "is being"
     if creation in (_INFERENCE, _NO_GRAD) or fn is None:
@@ -224,13 +224,13 @@ def regenerate_view_grad_fn(view):
                 # an as_strided of the base's storage does.
                 fresh = base.as_strided(view._data.shape, view.stride(), view.storage_offset())
                 view._view_fn = fresh._view_fn
-    rebased = (view._grad_fn, view._output_nr)
-    view._grad_fn = fresh._grad_fn
+    rebased = (view._node, view._output_nr)
+    view._node = fresh._node
     view._output_nr = fresh._output_nr
     view._requires_grad = fresh._requires_grad
     view._view_version = view._version_counter.version
     move_retains_grad(view, *rebased)
-    return view._grad_fn
+    return view._node
 
 
 def _same_geometry(a, b) -> bool:
@@ -243,7 +243,7 @@ def _same_geometry(a, b) -> bool:
 # -- the Tensor methods of this layer -------------------------------------------------------------
 def _grad_fn(self):
     """The ``Node`` that produced this tensor, or None for a leaf."""
-    fn = self._grad_fn
+    fn = self._node
     base = self._base
     if base is not None and self._view_version != self._version_counter.version and (
             fn is not None or base._requires_grad):
@@ -276,13 +276,13 @@ def register_hook(self, hook):
     """
     if not self.requires_grad:  # a view's through its base (Note [The autograd state of views])
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._grad_fn is None:
-        if self._backward_hooks is None:
-            self._backward_hooks = HookDict()
-        hooks = self._backward_hooks
+    if self._node is None:
+        if self._hooks is None:
+            self._hooks = HookDict()
+        hooks = self._hooks
     else:
-        hooks = self._grad_fn._tensor_hooks_for(self._output_nr)
-        self._backward_hooks = hooks
+        hooks = self._node._tensor_hooks_for(self._output_nr)
+        self._hooks = hooks
     return add_hook(hooks, hook)
 
 
@@ -312,7 +312,7 @@ def register_post_accumulate_grad_hook(self, hook):
     """
     if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._grad_fn is not None:
+    if self._node is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     hooks = self._post_accumulate_grad_hooks
     if hooks is None:
@@ -320,7 +320,40 @@ def register_post_accumulate_grad_hook(self, hook):
     return add_hook(hooks, hook)
 
 
+def _set_grad_fn(self, value):
+    """``t._grad_fn = None`` detaches ``t`` in place, as PyTorch's setter; no other value is accepted."""
+    if value is not None:
+        raise RuntimeError("_grad_fn can be only set to None")
+    self.detach_()
+
+
+def _del_grad_fn(self):
+    raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+
+def _get_backward_hooks(self):
+    """The dict of this tensor's hooks (``register_hook``), or None before the first."""
+    return self._hooks
+
+
+def _set_backward_hooks(self, hooks):
+    self._hooks = hooks
+
+
+def _del_backward_hooks(self):
+    raise RuntimeError("Deletion of _backwards_hooks not allowed!")  # sic: PyTorch's words
+
+
+# Note [Undeletable autograd fields]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch refuses `del t._grad_fn` and `del t._backward_hooks` with a RuntimeError. A tensor keeps
+# them in slots of other names (`_node`, `_hooks`), which retrograd (and the C, by offset) reads
+# and writes directly; the public names are properties whose deleters raise. So refusing the
+# deletion costs nothing on any path of retrograd: only user code reading the public names goes
+# through a property, as it goes through a getter in PyTorch.
 Tensor.grad_fn = property(_grad_fn)
+Tensor._grad_fn = property(_grad_fn, _set_grad_fn, _del_grad_fn)
+Tensor._backward_hooks = property(_get_backward_hooks, _set_backward_hooks, _del_backward_hooks)
 Tensor._view_no_grad = property(_view_no_grad)
 Tensor.register_hook = register_hook
 Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
@@ -381,12 +414,12 @@ def _hooked_node(tensor):
     """A reference to the node that runs the hooks ``tensor.register_hook`` adds: its leaf's
     AccumulateGrad (held, as the leaf holds its hooks), or its grad_fn (held weakly: the hook lives
     on that node, and a node that is gone runs in no pass)."""
-    if tensor.requires_grad and tensor._grad_fn is None:
+    if tensor.requires_grad and tensor._node is None:
         acc = grad_accumulator(tensor)
         return lambda: acc
-    if tensor._grad_fn is None:
+    if tensor._node is None:
         raise AssertionError("Expected gradient function to be set")
-    return weakref.ref(tensor._grad_fn)
+    return weakref.ref(tensor._node)
 
 
 class _AllGrads:

@@ -273,13 +273,13 @@ def wrap(inner, level):
     t._data = _logical_view(data, data.shape[0], level)
     t._device = inner._device
     t._requires_grad = False
-    t._grad_fn = None
+    t._node = None
     t._output_nr = 0
     t._vc = None
     t._base = None
     t._grad = None
     t._grad_accumulator = None
-    t._backward_hooks = None
+    t._hooks = None
     t._retains_grad = False
     t.inner = inner
     t.level = level

@@ -352,7 +352,7 @@ def run_op(op, args, inplace=None):
         if node is None:
             record = False
         elif inplace is not None and inplace._retains_grad:
-            rebased = (inplace._grad_fn, inplace._output_nr)
+            rebased = (inplace._node, inplace._output_nr)
 
     if inplace is not None:
         quiet = _fp_quiet(FP_QUIET)  # a cast of nan or inf into an integer tensor
@@ -373,7 +373,7 @@ def run_op(op, args, inplace=None):
             arr = t._data
             metadata.append(input_metadata(arr, device))
             if arr.dtype.kind in "fV" and (j not in op.nondiff_outputs or inplace is not None):  # Note [bfloat16 arrays]
-                t._grad_fn = node
+                t._node = node
                 t._output_nr = j
                 t._requires_grad = True
         node.input_metadata = tuple(metadata)
@@ -381,7 +381,7 @@ def run_op(op, args, inplace=None):
             slot = op.save_index.get("result")
             if slot is not None and saved_inputs[slot] is _PENDING:
                 saved_inputs[slot] = (
-                    tuple(SavedTensor(t, is_output=t._grad_fn is node) for t in results) if op.multi_output
+                    tuple(SavedTensor(t, is_output=t._node is node) for t in results) if op.multi_output
                     else SavedTensor(results[0], is_output=True))
             node._saved = tuple(saved_inputs)
         if inplace is not None:

@@ -150,9 +150,9 @@ def tangent_of(t, level):
                 tangent = tangent[output]
         set_tangent(t, tangent, level)
         return tangent
-    if t._grad_fn is not None:
+    if t._node is not None:
         saved = level.saved_outputs.get(id(t._data))
-        if saved is not None and saved[0]() is t._data and saved[1]() is t._grad_fn:
+        if saved is not None and saved[0]() is t._data and saved[1]() is t._node:
             return saved[2]
     if batching is not None and type(t) is batching.tensor_type:  # See Note [The order of transform levels]
         return batching.tangent(t, level)
@@ -224,7 +224,7 @@ def write_tangent_inplace(target, t, level):
 def note_output(t, tangent, level):
     """Keeps ``tangent`` beside ``t``'s array for the node that made ``t``, which may save it as its output
     (see Note [Forward-mode tangents])."""
-    fn = t._grad_fn
+    fn = t._node
     if fn is not None:
         arr = t._data
         outputs = level.saved_outputs

@@ -46,7 +46,7 @@ def check_inplace(self):
         if self._view_creation is not _DEFAULT:
             raise view_rebase_error(self, indirect=False)
         # A view of a leaf has a grad_fn of its own (the view op), so test its base, not the view.
-        if self.requires_grad and base._grad_fn is None:
+        if self.requires_grad and base._node is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if self.requires_grad and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -136,11 +136,11 @@ class CopySlices(Node):
 def _inplace_on_view(op, view, args):
     base = view._base
     call_op(op, args, inplace=view)  # records fn on the view, unless nothing it needs requires grad
-    fn = view._grad_fn
+    fn = view._node
     if fn is None or view._view_version != view._version_counter.version:
         return view  # nothing was recorded (no formula input requires grad): the base's history stands
-    rebased = (base._grad_fn, base._output_nr)
-    base._grad_fn = CopySlices(base, view._view_fn, fn)
+    rebased = (base._node, base._output_nr)
+    base._node = CopySlices(base, view._view_fn, fn)
     base._output_nr = 0
     base._requires_grad = True
     move_retains_grad(base, *rebased)

@@ -201,14 +201,14 @@ def build_fast_call(op, public_params, names, env, out=False):
         "    res._data = out",
         "    res._device = device",
         "    res._requires_grad = False",
-        "    res._grad_fn = None",
+        "    res._node = None",
         "    res._output_nr = 0",
         "    inference = _census.threads and _grad_state.inference  # See Note [Inference tensors]",
         "    res._vc = _NO_VERSION if inference else None",
         "    res._base = None",
         "    res._grad = None",
         "    res._grad_accumulator = None",
-        "    res._backward_hooks = None",
+        "    res._hooks = None",
         "    res._retains_grad = False",
     ]
     if op.view:
@@ -226,7 +226,7 @@ def build_fast_call(op, public_params, names, env, out=False):
         e = f"e_{n}"
         edge_names.append(e)
         lines += [f"    if isinstance({n}, _Tensor) and {n}._requires_grad:",
-                  f"        fn = {n}._grad_fn",
+                  f"        fn = {n}._node",
                   f"        {e} = _mkedge(_Edge, (fn, {n}._output_nr)) if fn is not None and {n}._base is None "
                   f"else _edge({n})",
                   "    else:",
@@ -255,7 +255,7 @@ def build_fast_call(op, public_params, names, env, out=False):
               "    node.input_metadata = ((out.shape, out.dtype, None if device is _cpu else device),)"]
     # bfloat16's kind is "V" (Note [bfloat16 arrays] in _dtype.py)
     lines += ["    if out.dtype.kind in 'fV':",
-              "        res._grad_fn = node",
+              "        res._node = node",
               "        res._requires_grad = True"]
     # Saves, each guarded by the formulas that need it.
     users = {name: [edge_names[k] for k in ks] for name, ks in _save_users(op).items()}

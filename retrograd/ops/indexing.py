@@ -519,7 +519,7 @@ def _delayed_error(msg, t):
     """``t``'s value through an Error node that raises ``msg`` if a backward pass reaches it (PyTorch's DelayedError)."""
     node = Error(msg, [gradient_edge(t)], [input_metadata(t._data, t._device)])
     out = Tensor._alias_of(t)
-    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    out._node, out._output_nr, out._requires_grad = node, 0, True
     return out
 
 
@@ -649,7 +649,7 @@ def _refuse_double_backward(t, msg):
         return t
     node = Error(msg, (gradient_edge(t),), (input_metadata(t._data, t._device),))
     out = Tensor._alias_of(t)
-    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    out._node, out._output_nr, out._requires_grad = node, 0, True
     return out
 
 

@@ -229,7 +229,7 @@ def _inplace_view(self, make, node_name):
     self._data = out._data
     if self._base is not None:
         self._view_fn = out._view_fn
-    fn = out._grad_fn
+    fn = out._node
     if fn is not None:
         key = (type(fn), node_name)
         cls = _INPLACE_VIEW_NODES.get(key)
@@ -237,7 +237,7 @@ def _inplace_view(self, make, node_name):
             cls = _INPLACE_VIEW_NODES[key] = type(node_name, (type(fn),), {"__slots__": ()})
         fn.__class__ = cls
         # A retain_grad hook stays with the old node: .grad then has the old shape, as in PyTorch.
-        self._grad_fn, self._output_nr, self._requires_grad = fn, out._output_nr, True
+        self._node, self._output_nr, self._requires_grad = fn, out._output_nr, True
     self._version_counter.bump()
     if self._base is not None:
         self._view_version = self._version_counter.version  # its grad_fn is current: nothing to regenerate
@@ -1059,8 +1059,8 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
 def _unimplemented_history(self, edges):
     """Gives ``self``, just written in place by ``set_``, a node that raises PyTorch's "derivative for set_ is not
     implemented" if a backward pass reaches it (PyTorch's NotImplemented node; Note [resize_ and set_])."""
-    old_fn, old_nr = self._grad_fn, self._output_nr
-    self._grad_fn = NotImplementedNode("set_", edges, (input_metadata(self._data, self._device),))
+    old_fn, old_nr = self._node, self._output_nr
+    self._node = NotImplementedNode("set_", edges, (input_metadata(self._data, self._device),))
     self._output_nr, self._requires_grad = 0, True
     if self._retains_grad:
         move_retains_grad(self, old_fn, old_nr)

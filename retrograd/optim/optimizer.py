@@ -196,7 +196,7 @@ class Optimizer:
                 if set_to_none:
                     p._grad = None
                     continue
-                if grad._grad_fn is not None:
+                if grad._node is not None:
                     grad.detach_()
                 else:
                     grad.requires_grad_(False)

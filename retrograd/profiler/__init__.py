@@ -30,6 +30,7 @@ from ..autograd import observation as _observation
 from ..autograd.graph import MAX_SEQUENCE_NR
 from ..nn.modules import module as _module
 from ..ops._call import pop_interposer, push_interposer
+from . import itt
 from ._events import BACKWARD, ENGINE, MODULE, OP, USER, DeviceType, EventList, FunctionEvent, FunctionEventAvg
 
 __all__ = ["profile", "record_function", "schedule", "ProfilerActivity", "ProfilerAction", "tensorboard_trace_handler",
@@ -140,7 +141,7 @@ class _Recorder:
     def interpose(self, op, args, inplace, proceed):
         name = "aten::" + op.name + ("_" if inplace is not None else "")
         tensors = [a for a in args if isinstance(a, Tensor)]
-        before = {id(t._grad_fn) for t in tensors if t._grad_fn is not None}
+        before = {id(t._node) for t in tensors if t._node is not None}
         shapes = [list(a.shape) if isinstance(a, Tensor) else [] for a in args] if self.record_shapes else None
         event = self.open(name, OP, shapes)
         try:
@@ -152,7 +153,7 @@ class _Recorder:
         for r in results:
             if not isinstance(r, Tensor):
                 continue
-            node = r._grad_fn
+            node = r._node
             if (node is not None and id(node) not in before and event.sequence_nr < 0
                     and not any(c.sequence_nr == node.sequence_nr for c in event.cpu_children)):
                 event.sequence_nr = node.sequence_nr  # this call made the node (its innermost op call)
@@ -195,22 +196,16 @@ class _Recorder:
 
     # -- on and off ----------------------------------------------------------------------------
     def start(self) -> None:
-        global _recorders
-        push_interposer(self)
-        _observation.add_observer(self)
         if self.with_modules:
             self.handles = [_module.register_module_forward_pre_hook(self.module_pre_hook),
                             _module.register_module_forward_hook(self.module_hook, always_call=True)]
-        _recorders = _recorders + (self,)
+        _activate(self)
 
     def stop(self) -> None:
-        global _recorders
-        _recorders = tuple(r for r in _recorders if r is not self)
+        _deactivate(self)
         for h in self.handles:
             h.remove()
         self.handles = []
-        _observation.remove_observer(self)
-        pop_interposer(self)
 
     def finished_events(self) -> EventList:
         """The events, each backward one with the thread of the op call that made its node, each
@@ -223,6 +218,23 @@ class _Recorder:
             if e.kind == BACKWARD:
                 e.fwd_thread = threads.get(e.sequence_nr, 0)
         return EventList(sorted(self.events, key=lambda e: (e.start_us, e.id)), self.profile_memory)
+
+
+def _activate(recorder) -> None:
+    """Makes ``recorder`` see every op call (its ``interpose`` and ``composite_range``), backward pass (its
+    ``begin`` and ``end``) and ``record_function`` range (its ``open`` and ``close``)."""
+    global _recorders
+    push_interposer(recorder)
+    _observation.add_observer(recorder)
+    _recorders = _recorders + (recorder,)
+
+
+def _deactivate(recorder) -> None:
+    """Undoes ``_activate(recorder)``."""
+    global _recorders
+    _recorders = tuple(r for r in _recorders if r is not recorder)
+    _observation.remove_observer(recorder)
+    pop_interposer(recorder)
 
 
 class _Range:

@@ -243,19 +243,49 @@ def test_in_place_before_and_after_requires_grad(case):
     same_in_both(scenario)
 
 
-_UNDELETABLE = pytest.mark.xfail(strict=True, reason="Tensor (retrograd/_tensor.py) lets these slots be deleted; "
-                                                    "PyTorch raises RuntimeError. Refusing it takes a __delattr__, "
-                                                    "which makes every attribute write of a tensor about 100 ns slower")
-
-
-@pytest.mark.parametrize("attr", ["grad", "data", "requires_grad"] + [pytest.param(a, marks=_UNDELETABLE)
-                                                                      for a in ("_grad_fn", "_backward_hooks")])
+@pytest.mark.parametrize("attr", ["grad", "data", "requires_grad", "_grad_fn", "_backward_hooks"])
 def test_deleting_attributes(attr):
     def scenario(lib):
         x = randn(lib, 5, 5, requires_grad=True)
         delattr(x, attr)
         return x.grad
     same_in_both(scenario)
+
+
+def test_deleting_the_autograd_fields_of_a_non_leaf_raises_and_keeps_them():
+    def scenario(lib):
+        x = randn(lib, 3, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: g * 3)
+        errors = []
+        for attr in ("_grad_fn", "_backward_hooks"):
+            try:
+                delattr(y, attr)
+            except RuntimeError as e:
+                errors.append(str(e))
+        y.sum().backward()
+        return errors, y._grad_fn.name(), len(y._backward_hooks), x.grad
+    same_in_both(scenario)
+
+
+def test_assigning_grad_fn_detaches_with_none_and_refuses_anything_else():
+    def scenario(lib):
+        x = randn(lib, 3, requires_grad=True)
+        y = x * 2
+        v = x * 1
+        w = v[:2]  # a view: its _grad_fn is its grad_fn, replayed after its base changes in place
+        v.mul_(2)
+        before = (y._grad_fn.name(), w._grad_fn.name(), w._grad_fn is w.grad_fn)
+        y._grad_fn = None
+        after = (y.requires_grad, y.is_leaf, y._grad_fn)
+        z = x * 3
+        try:
+            z._grad_fn = z.grad_fn
+        except RuntimeError as e:
+            refused = (str(e), z._grad_fn.name())
+        x._grad_fn = None  # a leaf: detached in place too
+        return before, after, refused, x.requires_grad
+    assert same_in_both(scenario)[1][2][1] == "MulBackward0"
 
 
 def test_assigning_none_to_data_raises():

@@ -227,7 +227,7 @@ def _unpack(packed, meta, src):
                                                        for i in needs])
             for k, i in enumerate(needs):
                 t = tensors[i]
-                t._requires_grad, t._grad_fn, t._output_nr = True, recv, k
+                t._requires_grad, t._node, t._output_nr = True, recv, k
     return _map(wire, lambda o: tensors[o.index] if isinstance(o, _WireTensor) else o)
 
 
