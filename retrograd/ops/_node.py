@@ -242,8 +242,9 @@ def _names_of(op):
     rename = {"input": "self", **_PYTORCH_PARAM_NAMES.get(op.name, {})}
     differentiable = {op.params[pidx] for pidx, *_ in op.formulas}
     names, shown = {}, []
+    only = op.shown_saves
     for slot, name in enumerate(op.save_slots):
-        if name.startswith("#"):
+        if name.startswith("#") or only is not None and name not in only:
             continue
         if name == "result":
             pytorch = None if op.multi_output else rename.get("result", "result")
