@@ -144,9 +144,7 @@ FOREACH_AND_PDIST_SAVED_ATTRIBUTES = {
 }
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="pdist is not an op")) if case == "pdist" else case
-    for case in sorted(FOREACH_AND_PDIST_SAVED_ATTRIBUTES)])
+@pytest.mark.parametrize("case", sorted(FOREACH_AND_PDIST_SAVED_ATTRIBUTES))
 def test_saved_attributes_of_foreach_and_pdist_nodes(case):
     outcome = same_in_both(FOREACH_AND_PDIST_SAVED_ATTRIBUTES[case])
     assert outcome[0] == "ok"
