@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 
+from .._errors import _internal_assert
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import pointwise, reduction
@@ -208,8 +209,8 @@ def _one_node(info, args, compute):
     if _census.threads and _grad_state.inference or _census.made and all_inference(info, args):
         return out  # See Note [Inference tensors]
     inputs = {id(t) for a in args if type(a) is list for t in a}
-    if any(id(o) in inputs or o._base is not None for o in out):
-        raise RuntimeError("a foreach op's per-tensor op gave back an input or a view")  # never: they are pointwise
+    _internal_assert(not any(id(o) in inputs or o._base is not None for o in out),
+                     "a foreach op's per-tensor op gave back an input or a view")
     record_outputs(info, args, [_arrays(a) for a in args], out)
     return out
 
