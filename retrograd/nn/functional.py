@@ -20,7 +20,7 @@ from ..ops._call import interposition as _interposition
 from ..ops._declarations import REGISTRY as _REGISTRY
 from ..ops._inplace import apply_inplace as _apply_inplace
 from ..ops import addmm as _addmm, div as _div, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
-from ..ops import where as _where
+from ..ops import pdist, where as _where
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -35,7 +35,7 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold",
            "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "logsigmoid", "multilabel_soft_margin_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "pairwise_distance", "cosine_similarity", "cosine_embedding_loss", "normalize",
-           "triplet_margin_loss"]
+           "triplet_margin_loss", "pdist"]
 
 
 def _pair(x, name="argument"):

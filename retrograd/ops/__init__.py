@@ -58,7 +58,7 @@ from .indexing import (index_copy, index_fill, index_reduce, masked_scatter, put
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
 from .joining import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, cartesian_prod,  # noqa: E402
                       combinations, dstack, hstack, meshgrid, row_stack, vstack)
-from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron,  # noqa: E402
+from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron, pdist,  # noqa: E402
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
 __all__ = sorted(set(__all__) | {

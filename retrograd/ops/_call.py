@@ -31,7 +31,7 @@ from ._compiled import compiled_module
 __all__ = ["call_op", "call_out", "run_op", "interposition", "interposed", "composite_call", "push_interposer",
            "pop_interposer", "set_factory_route", "promote", "forward_wide", "forward_error", "wide_values",
            "broadcast_error", "mark_views", "describe", "device_error",
-           "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list"]
+           "NOTHING_SAVED", "VIEW_LINK_FIELDS", "save_list", "record_outputs"]
 
 _grad_state = grad_mode.state
 _census = grad_mode.census
@@ -525,7 +525,7 @@ def _make_node(op, args, vals, inplace):
         record_forward_trace(node)
     names = op.all_saves if all(needed) else dict.fromkeys(
         a for s, n in zip(op.saves, needed) if n for a in s)
-    if not names:
+    if not names and not op.lists:  # an op of tensor lists saves their lengths
         node._saved = NOTHING_SAVED
         return node, NOTHING_SAVED
     saved = [None] * len(op.save_slots)  # a list while the result is pending; call_op makes it a tuple
@@ -554,6 +554,31 @@ def _make_node(op, args, vals, inplace):
             saved[slots[f"#{pidx}"]] = len(args[pidx])
     node._saved = saved
     return node, saved
+
+
+def record_outputs(op, args, vals, results):
+    """Records ``op``'s node for ``results``, outputs of a call of ``op`` on ``args`` computed elsewhere (``vals``:
+    the arguments with each tensor's array in its place): what ``run_op`` records after its forward, for an op of
+    several outputs. Returns the node, or None where no formula input requires grad. See Note [Foreach ops].
+    """
+    node, saved_inputs = _make_node(op, args, vals, None)
+    if node is None:
+        return None
+    metadata = []
+    for j, t in enumerate(results):
+        arr = t._data
+        metadata.append(input_metadata(arr, t._device))
+        if arr.dtype.kind in "fV":  # Note [bfloat16 arrays]
+            t._grad_fn = node
+            t._output_nr = j
+            t._requires_grad = True
+    node.input_metadata = tuple(metadata)
+    if saved_inputs:
+        slot = op.save_index.get("result")
+        if slot is not None and saved_inputs[slot] is _PENDING:
+            saved_inputs[slot] = tuple(SavedTensor(t, is_output=t._grad_fn is node) for t in results)
+        node._saved = tuple(saved_inputs)
+    return node
 
 
 def save_list(seq):

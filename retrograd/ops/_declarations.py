@@ -136,6 +136,7 @@ class OpInfo:
         index = {p: i for i, p in enumerate(self.params)}
         self.index = index
         self.lists = frozenset(lists)
+        self.shown_saves = None  # the saved names a node shows as ``_saved_<name>`` where not all (ops/foreach.py)
         self.saved_lists = frozenset(saved_lists)
         if tensors is None:  # formula inputs, and required parameters, may hold tensors
             tensors = [p.name for p in params[1:] if p.name in formulas or p.default is inspect.Parameter.empty]

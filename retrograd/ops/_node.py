@@ -180,6 +180,7 @@ _PYTORCH_VALUES = {  # (op, parameter): how PyTorch shows the saved value, where
        for name in ("input", "other")},
     ("nll_loss", "reduction"): _REDUCTIONS.get, ("nll_loss_backward", "reduction"): _REDUCTIONS.get,
     ("embedding", "padding_idx"): lambda value: -1 if value is None else value,
+    ("pdist", "p"): float,  # PyTorch's ``float p``
     **{(op, "bias_shape"): lambda value: None if value is None else (tuple(value) or (0,))
        for op in ("convolution", "convolution_transpose")},  # () is no bias, which PyTorch shows as (0,)
     **{(op, "scales"): lambda value: value[0] if type(value) in (list, tuple) and len(value) == 1 else value
@@ -249,8 +250,9 @@ def _names_of(op):
     rename = {"input": "self", **_PYTORCH_PARAM_NAMES.get(op.name, {})}
     differentiable = {op.params[pidx] for pidx, *_ in op.formulas}
     names, shown = {}, []
+    only = op.shown_saves
     for slot, name in enumerate(op.save_slots):
-        if name.startswith("#"):
+        if name.startswith("#") or only is not None and name not in only:
             continue
         if name == "result":
             pytorch = None if op.multi_output else rename.get("result", "result")

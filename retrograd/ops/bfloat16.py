@@ -45,6 +45,7 @@ REFUSED = {
     "linalg_solve": _kernel("lu_cpu"),
     "linalg_solve_triangular": _kernel("triangular_solve_cpu"),
     "linalg_svd": _kernel("linalg_svd_cpu"),
+    "pdist": _kernel("pdist"),
     "special_erfcx": _kernel("erfcx_cpu"),
     "special_log_ndtr": _kernel("log_ndtr_cpu"),
     "special_ndtri": _kernel("ndtri_cpu"),

@@ -13,6 +13,7 @@ from . import pointwise
 from .pointwise import formula_arrays
 from ._declarations import defop, tensor_method
 from .joining import cat
+from .shape import triu_indices
 from ._grad_utils import matmul_backward
 from ._rows import fast_rows, lead_sum
 
@@ -539,7 +540,11 @@ def _cdist(xp, x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    diff = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    return _p_norms(xp, xp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p)
+
+
+def _p_norms(xp, diff, p):
+    """The ``p``-norms of the last dim of ``diff`` (absolute values), for ``p`` >= 0."""
     if p == 0:
         return (diff != 0).sum(-1).astype(diff.dtype)
     if p == float("inf"):
@@ -570,6 +575,63 @@ def _cdist_terms(grad, x1, x2, p, result):
 cdist = defop("cdist", _cdist, promote="binary",
               x1=lambda grad, x1, x2, p, result: _cdist_terms(grad, x1, x2, p, result).sum(-2),
               x2=lambda grad, x1, x2, p, result: -_cdist_terms(grad, x1, x2, p, result).sum(-3))
+
+
+def _pdist(xp, input, p=2):
+    """pdist(input, p=2) -> Tensor
+
+    The ``p``-norm distance between every pair of rows of the 2-D ``input``: row ``i`` against each row
+    ``j > i``, in that order, as a 1-D tensor of ``n * (n - 1) / 2`` distances (``n`` rows). ``p`` >= 0;
+    ``p = 0`` counts the coordinates that differ, ``p = inf`` is the largest difference. The gradient of
+    a distance of 0 (equal rows) is 0.
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if input.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    first, second = (xp.asarray(i) for i in np.triu_indices(input.shape[0], 1))
+    return _p_norms(xp, xp.abs(input[first] - input[second]), p)
+
+
+def _row_pairs(input):
+    """The pairs of rows pdist compares, as index tensors (first, second) and their differences."""
+    first, second = triu_indices(input.shape[0], input.shape[0], 1, device=input.device).unbind(0)
+    return first, second, input.index_select(0, first) - input.index_select(0, second)
+
+
+def _pair_partials(grad, diff, p, dist):
+    """grad times the derivative of each pair's distance ``dist`` by its difference ``diff`` (rows of coordinates),
+    0 where the distance is 0, as PyTorch's pdist backward; masked so that its own derivatives are finite too."""
+    g, r = grad.unsqueeze(-1), dist.unsqueeze(-1)
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return g * diff.sign()
+    if p == float("inf"):
+        return g * diff.sign() * (diff.abs() == r)
+    at_zero = r == 0
+    if p == 2:
+        return pointwise.where(at_zero, 0., g * diff / r.masked_fill(at_zero, 1.))
+    zero = at_zero | (diff == 0)  # for p < 1, |diff| ** (p - 1) is infinite there: PyTorch's pdist gives 0
+    scale = diff.abs().masked_fill(zero, 1.) ** (p - 1) / r.masked_fill(at_zero, 1.) ** (p - 1)
+    return pointwise.where(zero, 0., g * diff.sign() * scale)
+
+
+def _pdist_backward(grad, input, p, result):
+    first, second, diff = _row_pairs(input)
+    partials = _pair_partials(grad, diff, p, result)
+    return input.new_zeros(input.shape).index_add(0, first, partials).index_add(0, second, -partials)
+
+
+def _pdist_jvp(input_t, input, p, result):
+    _, _, diff = _row_pairs(input)
+    _, _, diff_t = _row_pairs(input_t)
+    return (_pair_partials(result.new_ones(result.shape), diff, p, result) * diff_t).sum(-1)
+
+
+pdist = defop("pdist", _pdist, input=_pdist_backward, jvp=_pdist_jvp)
 
 
 def _linalg_cross(xp, input, other, dim=-1):

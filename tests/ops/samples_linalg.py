@@ -115,6 +115,29 @@ add("cdist",
            gradgrad=False, note=f"p=0; {_CDIST_NOTE}"))
 add("cdist", Sample(lambda m, x, y: m.cdist(x, y, p=3.), A(2, 2), A(3, 2), torch=False,
                     note="second derivatives, which PyTorch's cdist does not have"))
+
+
+def _pdist_ref(x, p):
+    first, second = np.triu_indices(x.shape[0], 1)
+    d = np.abs(x[first] - x[second])
+    if p == 0:
+        return (d != 0).sum(-1) * 1.
+    return d.max(-1) if p == np.inf else (d ** p).sum(-1) ** (1 / p)
+
+
+_PDIST_NOTE = "PyTorch's pdist has no second derivative (_pdist_backward)"
+for _p in (2.0, 1.0, 0.5, 3.0, float("inf"), 0.0):
+    add("pdist", Sample(lambda m, x, _p=_p: m.pdist(x, p=_p), A(4, 3), ref=lambda x, _p=_p: _pdist_ref(x, _p),
+                        gradgrad=False, note=f"p={_p}; {_PDIST_NOTE}"))
+add("pdist",
+    Sample(lambda m, x: m.nn.functional.pdist(x), nc(A(3, 2)), ref=lambda x: _pdist_ref(x, 2.), gradgrad=False,
+           note=f"not contiguous; {_PDIST_NOTE}"),
+    Sample(lambda m, x: m.pdist(x), A(1, 3), ref=lambda x: _pdist_ref(x, 2.), gradgrad=False, note="one row"),
+    Sample(lambda m, x: m.pdist(x, 1.5), A(3, 0), ref=lambda x: _pdist_ref(x, 1.5), gradgrad=False,
+           note="no columns"),
+    Sample(lambda m, x: m.pdist(x, p=1.5), A(3, 2), torch=False,
+           note="second derivatives, which PyTorch's pdist does not have"),
+    Sample(lambda m, x: m.pdist(x, p=2.0), A(3, 2), torch=False, note="second derivatives"))
 add("linalg_cross",
     Sample(lambda m, x, y: m.cross(x, y, dim=1), A(2, 3), A(2, 3), ref=lambda x, y: np.cross(x, y)),
     Sample(lambda m, x, y: m.linalg.cross(x, y), A(2, 3), A(1, 3), ref=lambda x, y: np.cross(x, y), note="broadcast"),
