@@ -569,14 +569,14 @@ def record_outputs(op, args, vals, results):
         arr = t._data
         metadata.append(input_metadata(arr, t._device))
         if arr.dtype.kind in "fV":  # Note [bfloat16 arrays]
-            t._grad_fn = node
+            t._node = node
             t._output_nr = j
             t._requires_grad = True
     node.input_metadata = tuple(metadata)
     if saved_inputs:
         slot = op.save_index.get("result")
         if slot is not None and saved_inputs[slot] is _PENDING:
-            saved_inputs[slot] = tuple(SavedTensor(t, is_output=t._grad_fn is node) for t in results)
+            saved_inputs[slot] = tuple(SavedTensor(t, is_output=t._node is node) for t in results)
         node._saved = tuple(saved_inputs)
     return node
 
