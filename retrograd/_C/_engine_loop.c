@@ -117,6 +117,8 @@ static const char *const ib_fields[IB_COUNT] = {"buffer", "owned", "device"};
 static Py_ssize_t ib_off[IB_COUNT];
 static const char *const root_fields[] = {"outputs"};
 static Py_ssize_t root_off[1];
+static const char *const vc_fields[] = {"version"};
+static Py_ssize_t vc_off[1];
 #define off_saved opnode_off[0]
 #define off_variable acc_off[ACC_VARIABLE]
 #define off_acc_lock acc_off[ACC_LOCK]
@@ -124,6 +126,7 @@ static Py_ssize_t root_off[1];
 #define off_ib_owned ib_off[IB_OWNED]
 #define off_ib_device ib_off[IB_DEVICE]
 #define off_root_outputs root_off[0]
+#define off_version vc_off[0]
 
 static const FieldTable field_tables[] = {
     {"Node", node_fields, N_COUNT, n_off},
@@ -133,6 +136,7 @@ static const FieldTable field_tables[] = {
     {"OpNode", opnode_fields, 1, opnode_off},
     {"InputBuffer", ib_fields, IB_COUNT, ib_off},
     {"GraphRoot", root_fields, 1, root_off},
+    {"VersionCounter", vc_fields, 1, vc_off},
 };
 #define N_FIELD_TABLES ((int)(sizeof(field_tables) / sizeof(field_tables[0])))
 
@@ -799,10 +803,26 @@ new_input_buffer(PyObject *size)
 
 /* t._version_counter.bump(): one in-place write of a gradient the engine made (Note [The version of a
  * summed gradient] in autograd/input_buffer.py); a plain counter's version is added to here, any
- * other's (an inference tensor's) is the method's. Returns -1 on error. */
+ * other's (an inference tensor's) is the method's. A tensor without a counter yet (a sum the loop
+ * has just made) gets one at version 1, as the property would make it (at 0) before the bump;
+ * nothing runs between the look at the slot and the store (See version_counter in _op_call.c).
+ * Returns -1 on error. */
 static int
 bump_version(PyObject *t)
 {
+    if (Py_TYPE(t) == Tensor_type && slot(t, t_off[T_VC]) == Py_None) {
+        PyTypeObject *type = (PyTypeObject *)VersionCounter_cls;
+        PyObject *fresh = type->tp_alloc(type, 0);
+        if (fresh == NULL)
+            return -1;
+        set_slot(fresh, off_version, one_int);
+        if (slot(t, t_off[T_VC]) == Py_None) {  /* allocating may have run other threads */
+            set_slot(t, t_off[T_VC], fresh);
+            Py_DECREF(fresh);
+            return 0;
+        }
+        Py_DECREF(fresh);
+    }
     PyObject *vc = PyObject_GetAttr(t, s_version_counter);
     if (vc == NULL)
         return -1;
