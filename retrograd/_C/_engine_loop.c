@@ -557,7 +557,7 @@ add_outstanding(PyObject *gt, long delta)
 static int
 call_method0(PyObject *obj, PyObject *name)
 {
-    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    PyObject *r = call_method_noargs(obj, name);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -1624,7 +1624,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
         /* evaluate_function's routing */
         PyObject *follow_node = NULL, *follow_grads = NULL;
-        PyObject *r = PyObject_CallMethodNoArgs(lock, s_acquire);
+        PyObject *r = call_method_noargs(lock, s_acquire);
         if (r == NULL)
             goto node_error;
         Py_DECREF(r);
