@@ -748,6 +748,44 @@ attr_true(PyObject *obj, PyObject *name)
     return truth_released(PyObject_GetAttr(obj, name));
 }
 
+/* obj.name() (a new reference, or NULL with an error), as PyObject_CallMethodNoArgs. Where the
+ * method is a C method of obj's type that no instance attribute can hide (no instance dict, the
+ * generic attribute lookup), its C function is called directly, as the method object would call
+ * it: a lock's acquire (METH_VARARGS | METH_KEYWORDS, with no arguments) or release (METH_NOARGS)
+ * without the look-up of the method, the call's arguments and its trampoline, which cost about
+ * as much as the locking itself (the engine takes its GraphTask's lock once per node). */
+static inline PyObject *
+call_method_noargs(PyObject *obj, PyObject *name)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type->tp_dictoffset == 0 && type->tp_getattro == PyObject_GenericGetAttr) {
+        PyObject *descr = _PyType_Lookup(type, name);  /* borrowed */
+        if (descr != NULL && Py_IS_TYPE(descr, &PyMethodDescr_Type)) {
+            PyMethodDef *def = ((PyMethodDescrObject *)descr)->d_method;
+            if (def->ml_flags == METH_NOARGS) {
+                if (Py_EnterRecursiveCall(" while calling a Python object"))
+                    return NULL;
+                PyObject *r = def->ml_meth(obj, NULL);
+                Py_LeaveRecursiveCall();
+                return r;
+            }
+            if (def->ml_flags == (METH_VARARGS | METH_KEYWORDS)) {
+                PyObject *args = PyTuple_New(0);  /* the empty tuple: no allocation */
+                if (args == NULL)
+                    return NULL;
+                PyObject *r = NULL;
+                if (!Py_EnterRecursiveCall(" while calling a Python object")) {
+                    r = ((PyCFunctionWithKeywords)(void (*)(void))def->ml_meth)(obj, args, NULL);
+                    Py_LeaveRecursiveCall();
+                }
+                Py_DECREF(args);
+                return r;
+            }
+        }
+    }
+    return PyObject_CallMethodNoArgs(obj, name);
+}
+
 /* Calls obj.name() with the pending exception, if any, set aside and restored afterwards (a
  * lock's release on an error path). Returns -1, with the call's own error, if the call fails. */
 static inline int
@@ -755,7 +793,7 @@ call_keeping_error(PyObject *obj, PyObject *name)
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    PyObject *r = call_method_noargs(obj, name);
     if (r == NULL) {
         Py_XDECREF(type);
         Py_XDECREF(value);

@@ -117,6 +117,8 @@ static const char *const ib_fields[IB_COUNT] = {"buffer", "owned", "device"};
 static Py_ssize_t ib_off[IB_COUNT];
 static const char *const root_fields[] = {"outputs"};
 static Py_ssize_t root_off[1];
+static const char *const vc_fields[] = {"version"};
+static Py_ssize_t vc_off[1];
 #define off_saved opnode_off[0]
 #define off_variable acc_off[ACC_VARIABLE]
 #define off_acc_lock acc_off[ACC_LOCK]
@@ -124,6 +126,7 @@ static Py_ssize_t root_off[1];
 #define off_ib_owned ib_off[IB_OWNED]
 #define off_ib_device ib_off[IB_DEVICE]
 #define off_root_outputs root_off[0]
+#define off_version vc_off[0]
 
 static const FieldTable field_tables[] = {
     {"Node", node_fields, N_COUNT, n_off},
@@ -133,6 +136,7 @@ static const FieldTable field_tables[] = {
     {"OpNode", opnode_fields, 1, opnode_off},
     {"InputBuffer", ib_fields, IB_COUNT, ib_off},
     {"GraphRoot", root_fields, 1, root_off},
+    {"VersionCounter", vc_fields, 1, vc_off},
 };
 #define N_FIELD_TABLES ((int)(sizeof(field_tables) / sizeof(field_tables[0])))
 
@@ -553,7 +557,7 @@ add_outstanding(PyObject *gt, long delta)
 static int
 call_method0(PyObject *obj, PyObject *name)
 {
-    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    PyObject *r = call_method_noargs(obj, name);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -799,10 +803,26 @@ new_input_buffer(PyObject *size)
 
 /* t._version_counter.bump(): one in-place write of a gradient the engine made (Note [The version of a
  * summed gradient] in autograd/input_buffer.py); a plain counter's version is added to here, any
- * other's (an inference tensor's) is the method's. Returns -1 on error. */
+ * other's (an inference tensor's) is the method's. A tensor without a counter yet (a sum the loop
+ * has just made) gets one at version 1, as the property would make it (at 0) before the bump;
+ * nothing runs between the look at the slot and the store (See version_counter in _op_call.c).
+ * Returns -1 on error. */
 static int
 bump_version(PyObject *t)
 {
+    if (Py_TYPE(t) == Tensor_type && slot(t, t_off[T_VC]) == Py_None) {
+        PyTypeObject *type = (PyTypeObject *)VersionCounter_cls;
+        PyObject *fresh = type->tp_alloc(type, 0);
+        if (fresh == NULL)
+            return -1;
+        set_slot(fresh, off_version, one_int);
+        if (slot(t, t_off[T_VC]) == Py_None) {  /* allocating may have run other threads */
+            set_slot(t, t_off[T_VC], fresh);
+            Py_DECREF(fresh);
+            return 0;
+        }
+        Py_DECREF(fresh);
+    }
     PyObject *vc = PyObject_GetAttr(t, s_version_counter);
     if (vc == NULL)
         return -1;
@@ -1604,7 +1624,7 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
         /* evaluate_function's routing */
         PyObject *follow_node = NULL, *follow_grads = NULL;
-        PyObject *r = PyObject_CallMethodNoArgs(lock, s_acquire);
+        PyObject *r = call_method_noargs(lock, s_acquire);
         if (r == NULL)
             goto node_error;
         Py_DECREF(r);
@@ -2087,6 +2107,49 @@ done:
     return rc;
 }
 
+/* mark_completed's plain case (no error, no final callbacks, no node left waiting for gradients) done
+ * in the critical section that counted the last task down, with graph_task.lock held: claims the
+ * GraphTask, takes its captured gradients (captured_vars becomes `empty`), stores the outcome
+ * (`outcome`, a fresh (None, None), gets them as its first item) and completed, and gives the future
+ * and the captured list (new references). It allocates nothing. The Python method takes the lock
+ * twice, around the post-processing; with nothing to post-process, both sections at once, right
+ * after the count, are one of its schedules. Returns 1 if it completed the GraphTask; 0, having
+ * changed nothing, where mark_completed must do it (claimed already, or not the plain case); -1 on
+ * error. */
+static int
+complete_plain(PyObject *gt, PyObject *empty, PyObject *outcome, PyObject **future, PyObject **captured)
+{
+    int claimed = GT_TRUE(gt, s_claimed);
+    if (claimed != 0)
+        return claimed < 0 ? -1 : 0;
+    PyObject *callbacks = GT_GET(gt, s_final_callbacks), *not_ready = GT_GET(gt, s_not_ready);
+    int failed = GT_TRUE(gt, s_has_error), plain = -1;
+    if (callbacks != NULL && not_ready != NULL && failed >= 0)
+        plain = !failed && PyList_CheckExact(callbacks) && PyList_GET_SIZE(callbacks) == 0 &&
+                PyDict_CheckExact(not_ready) && PyDict_GET_SIZE(not_ready) == 0;
+    Py_XDECREF(callbacks);
+    Py_XDECREF(not_ready);
+    if (plain <= 0)
+        return plain;
+    PyObject *got = GT_GET(gt, s_captured_vars), *fut = got != NULL ? GT_GET(gt, s_future_slot) : NULL;
+    if (fut == NULL) {
+        Py_XDECREF(got);
+        return -1;
+    }
+    PyObject *old = PyTuple_GET_ITEM(outcome, 0);  /* None; the tuple is fresh and not shared yet */
+    PyTuple_SET_ITEM(outcome, 0, Py_NewRef(got));
+    Py_DECREF(old);
+    if (GT_SET(gt, s_claimed, Py_True) < 0 || GT_SET(gt, s_captured_vars, empty) < 0 ||
+        GT_SET(gt, s_outcome, outcome) < 0 || GT_SET(gt, s_completed, Py_True) < 0) {
+        Py_DECREF(got);
+        Py_DECREF(fut);
+        return -1;
+    }
+    *future = fut;
+    *captured = got;
+    return 1;
+}
+
 /* engine._ready_queue_of_owner(gt): the owner's queue, read directly when the owner is the CPU. */
 static PyObject *
 owner_ready_queue(PyObject *engine, PyObject *gt)
@@ -2181,12 +2244,27 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
             follow_inputs = Py_NewRef(PyTuple_GET_ITEM(next, 1));
         }
         Py_XDECREF(next);
+        /* the last task, likely (read without the lock: only a hint): the completion's objects, made before
+         * taking the lock, so that nothing is allocated under it */
+        PyObject *empty = NULL, *outcome = NULL, *future = NULL, *captured = NULL;
+        PyObject *hint = GT_GET(gt, s_outstanding_tasks);
+        if (hint == NULL)
+            goto out;
+        if (hint == one_int &&  /* the small int 1 is one object */
+            ((empty = PyList_New(0)) == NULL || (outcome = PyTuple_Pack(2, Py_None, Py_None)) == NULL)) {
+            Py_DECREF(hint);
+            Py_XDECREF(empty);
+            goto out;
+        }
+        Py_DECREF(hint);
         PyObject *lock = GT_GET(gt, s_lock);
         if (lock == NULL || call_method0(lock, s_acquire) < 0) {
             Py_XDECREF(lock);
+            Py_XDECREF(empty);
+            Py_XDECREF(outcome);
             goto out;
         }
-        int done = add_outstanding(gt, -1);
+        int done = add_outstanding(gt, -1), completed_here = 0;
         if (done == 0) {
             PyObject *left = GT_GET(gt, s_outstanding_tasks);
             int finished = left == NULL ? -1 : PyObject_RichCompareBool(left, zero_int, Py_EQ);
@@ -2194,14 +2272,30 @@ drive(PyObject *engine, PyObject *graph_task, PyObject *queue, PyObject *first_n
             int completed_elsewhere = finished > 0 ? GT_TRUE(gt, s_completed) : 0;
             done = finished < 0 || completed_elsewhere < 0 ? -1 : finished && !completed_elsewhere;
         }
+        if (done > 0 && outcome != NULL && (completed_here = complete_plain(gt, empty, outcome, &future, &captured)) < 0)
+            done = -1;
         if (call_keeping_error(lock, s_release) < 0)
             done = -1;
         Py_DECREF(lock);
-        if (done < 0)
+        Py_XDECREF(empty);
+        Py_XDECREF(outcome);
+        if (done < 0) {
+            Py_XDECREF(future);
+            Py_XDECREF(captured);
             goto out;
+        }
         if (done) {
-            if (mark_completed(engine, gt) < 0)
+            if (completed_here) {  /* as mark_completed ends: the future, outside the lock */
+                PyObject *r = future == Py_None ? Py_NewRef(Py_None) :
+                    PyObject_CallMethodOneArg(future, s_set_result, captured);
+                Py_XDECREF(r);
+                Py_DECREF(future);
+                Py_DECREF(captured);
+                if (r == NULL)
+                    goto out;
+            } else if (mark_completed(engine, gt) < 0) {
                 goto out;
+            }
             PyObject *owner_queue = owner_ready_queue(engine, gt);
             if (owner_queue == NULL)
                 goto out;

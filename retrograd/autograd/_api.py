@@ -398,6 +398,6 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
     backward(self, gradient, retain_graph, create_graph, inputs=inputs, timeout=timeout)
 
 
-_compiled_backward = interrupts.delivered_on_return(lambda backward, *args: backward(*args))
+_compiled_backward = interrupts.deliver_compiled_backward  # See Note [Interrupts during backward]
 _tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
 Tensor.backward = _tensor_backward

@@ -299,7 +299,7 @@ def validate_outputs(edges, grads, node=None):
             if not _expandable_to(shape, arr.shape):
                 raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - got {list(arr.shape)} but expected "
                                    f"shape compatible with {list(shape)}")
-            grad = grad.sum_to_size(shape)
+            grad = sum_broadcast_gradient(grad, shape)
         if grad._device is not device:
             raise RuntimeError(f"{_prefix(node)}invalid gradient at index {i} - expected device {device} but got "
                                f"{grad._device}")
@@ -307,6 +307,22 @@ def validate_outputs(edges, grads, node=None):
             grad = grad.to(_dtype._BY_NP[np_dtype])  # any dtype, as in PyTorch (an integer gradient too)
         grads[i] = grad
     return grads
+
+
+def _sum_to_size(grad, shape):
+    return grad.sum_to_size(shape)
+
+
+# Note [Summing a broadcast gradient]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A gradient of the shape its input was broadcast to (a bias added to a batch of rows) is summed
+# down to the input's shape by ``validate_outputs``, as PyTorch's engine does, with the op calls of
+# ``sum_to_size``. Where nothing can see those calls (no op call interposer active: no profiler,
+# no forward-mode AD, no vmap) and nothing is recorded (grad mode off), the ops layer sums the array
+# directly instead, with the same reductions in the same order, so the values, dtype and shape are
+# those of the op calls; ``sum_broadcast_gradient`` is what it attaches (ops/copy.py), and the
+# method call is the default.
+sum_broadcast_gradient = _sum_to_size
 
 
 def _prefix(node):

@@ -67,7 +67,7 @@ from concurrent.futures import _base as _futures
 from .graph import node_name
 from .graph_task import NO_DEVICE, GraphTask, local
 
-__all__ = ["delivered_on_return", "install", "state", "BackwardCancelled", "BackwardTimeout", "Watchdog",
+__all__ = ["delivered_on_return", "deliver_compiled_backward", "install", "state", "BackwardCancelled", "BackwardTimeout", "Watchdog",
            "cancel_pass", "describe_pass", "arm", "disarm"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -119,6 +119,22 @@ def delivered_on_return(run):
             raise KeyboardInterrupt
         return result
     return delivering
+
+
+def deliver_compiled_backward(backward, engine, tensor, keep_graph):
+    """``delivered_on_return`` around the compiled ``backward(engine, tensor, keep_graph)``, in one frame: the
+    plainest ``tensor.backward()`` pays no generic wrapper (``*args``) and no adapter around it."""
+    if not state.installed:
+        install()
+    try:
+        result = backward(engine, tensor, keep_graph)
+    except BaseException:
+        state.pending = False  # as delivering
+        raise
+    if state.pending:
+        state.pending = False
+        raise KeyboardInterrupt
+    return result
 
 
 class BackwardCancelled(RuntimeError):

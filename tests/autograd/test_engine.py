@@ -628,3 +628,27 @@ def test_a_broken_internal_invariant_says_it_is_a_bug_in_retrograd():
     with pytest.raises(RuntimeError, match="GraphTask.outcome\\(\\) before the GraphTask completed: an internal "
                                            "invariant failed, which is a bug in retrograd"):
         graph_task.outcome()
+
+
+_BROADCASTS = [((4, 3), (3,)), ((4, 3), (1, 3)), ((4, 3), (4, 1)), ((2, 4, 3), (4, 1)), ((2, 1, 3), (1, 3)),
+               ((5,), (1,)), ((2, 3), ())]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shapes", _BROADCASTS, ids=str)
+def test_a_broadcast_gradient_is_summed_down_as_pytorchs(shapes, dtype):
+    # Note [Summing a broadcast gradient]: the array's own sums where no one sees op calls; the values,
+    # dtype and shape of PyTorch's sum_to_size
+    torch = pytest.importorskip("torch")
+    big, small = shapes
+    values = np.linspace(-1.0, 2.0, int(np.prod(big))).reshape(big) ** 3
+
+    def run(lib):
+        g = lib.tensor(values, dtype=getattr(lib, dtype))
+        b = lib.zeros(small, dtype=getattr(lib, dtype), requires_grad=True)
+        (b + lib.zeros(big, dtype=getattr(lib, dtype))).backward(g)
+        return b.grad
+    ours, theirs = run(rg), run(torch)
+    assert ours.dtype == getattr(rg, dtype) and tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy().astype(np.float64), theirs.numpy().astype(np.float64),
+                               rtol={"float16": 2e-3, "float32": 1e-6, "float64": 1e-15}[dtype])

@@ -146,3 +146,20 @@ def test_backward_formulas_run_through_interposers_when_they_record_a_graph():
         (g,) = rg.autograd.grad(y, x, create_graph=True)
     assert "mul" in rec.names
     np.testing.assert_array_equal(g.detach().numpy(), [2.0, 4.0])
+
+
+def test_the_engines_sum_of_a_broadcast_gradient_is_seen_while_an_interposer_is_active():
+    # validate_outputs sums a bias's (2, 3) gradient down to (3,) on the array where no interposer is active
+    # (Note [Summing a broadcast gradient]); with one, the calls of sum_to_size are seen, as before.
+    x = rg.ones(2, 3)
+    b = rg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (x + b).sum()
+    rec = Recorder()
+    with interposed(rec):
+        loss.backward(retain_graph=True)
+    assert rec.names.count("sum") == 1
+    np.testing.assert_array_equal(b.grad.numpy(), [2.0, 2.0, 2.0])
+    rec.names.clear()
+    loss.backward()  # no interposer: nothing to see, the same gradient
+    assert rec.names == []
+    np.testing.assert_array_equal(b.grad.numpy(), [4.0, 4.0, 4.0])
