@@ -433,10 +433,22 @@ def _addmm_mat1(grad, mat2, alpha):
     return _scaled(grad.mm(mat2.t()), alpha)
 
 
-def _addmm_mat2(grad, mat1, alpha):
+# Note [The layout of a transposed operand's gradient]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``linear`` multiplies by ``weight.t()``, a transposed view. PyTorch's ``mm_mat2_backward`` computes the
+# gradient of such an operand as ``grad.t().mm(mat1).t()``, the same products as ``mat1.t().mm(grad)`` in a
+# transposed layout, so that ``TBackward0``'s transpose hands the weight a row-major gradient. Computed the other
+# way, the weight's gradient arrives column-major and AccumulateGrad must copy it into the weight's layout (Note
+# [The gradient layout contract]), a copy per weight and step. ``addmm``'s formula for ``mat2`` takes PyTorch's
+# choice: a column-major ``mat2`` (the transpose of a row-major matrix) gets its gradient column-major.
+def _addmm_mat2(grad, mat1, alpha, mat2_transposed):
     xp = formula_arrays(grad)
     if xp is not None and alpha == 1:
+        if mat2_transposed:  # See Note [The layout of a transposed operand's gradient]
+            return Tensor._make(xp.matmul(grad._data.T, mat1._data).T, grad._device)
         return Tensor._make(xp.matmul(mat1._data.T, grad._data), grad._device)
+    if mat2_transposed:
+        return _scaled(grad.t().mm(mat1).t(), alpha)
     return _scaled(mat1.t().mm(grad), alpha)
 
 
@@ -452,7 +464,9 @@ def _addmm_input(grad, input_shape, beta):
 
 
 addmm = defop("addmm", _addmm, method=True, inplace=True, promote="binary",
-              input=_addmm_input, mat1=_addmm_mat1, mat2=_addmm_mat2)
+              input=_addmm_input, mat1=_addmm_mat1,
+              mat2=lambda grad, mat1, alpha, mat2_shape, mat2_strides:
+              _addmm_mat2(grad, mat1, alpha, mat2_strides[0] == 1 and mat2_strides[1] == mat2_shape[0]))
 
 
 def _addmv(xp, input, mat, vec, *, beta=1, alpha=1):
