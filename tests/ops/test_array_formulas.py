@@ -36,6 +36,8 @@ CASES = [
     ("softmax_rows", lambda m, x: m.softmax(x, -1), [(2, 4, 3)]),
     ("log_softmax_rows", lambda m, x: m.log_softmax(x, 1), [(8, 3)]),
     ("layer_norm_rows", lambda m, x, w, b: m.nn.functional.layer_norm(x, (3,), w, b), [(2, 4, 3), (3,), (3,)]),
+    ("addmm_transposed_mat2", lambda m, b, x, w: m.addmm(b, x, w.t()), [(4,), (3, 2), (4, 2)]),
+    ("addmm_transposed_mat2_scaled", lambda m, b, x, w: m.addmm(b, x, w.t(), alpha=2.0), [(4,), (3, 2), (4, 2)]),
     ("addmm_one_element_bias", lambda m, b, x, w: m.addmm(b, x, w), [(1,), (3, 2), (2, 4)]),
     ("cat_middle_dim", lambda m, a, b: m.cat([a, b * 2], 1), [(2, 3, 2), (2, 1, 2)]),
     ("view_then_reshape", lambda m, x: x.view(6, 2).reshape(3, 4) * x.reshape(3, 4), [(2, 6)]),
@@ -195,6 +197,22 @@ def test_a_few_rows_times_a_transposed_matrix_matches_torch_and_is_contiguous(dt
     for r, t in zip(rs, ts, strict=True):
         assert r.grad.dtype == r.dtype and r.grad.is_contiguous()
         np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_the_gradient_of_a_transposed_mat2_has_torchs_layout(create_graph):
+    # Note [The layout of a transposed operand's gradient]: linear's weight.t() gets its gradient column-major, so
+    # that the weight's own arrives row-major
+    torch = pytest.importorskip("torch")
+    strides = []
+    for m in (rg, torch):
+        b, x, w = (m.tensor(_rng.standard_normal(s), requires_grad=True) for s in ((5,), (3, 4), (5, 4)))
+        wt = w.t()
+        out = m.addmm(b, x, wt)
+        g_wt, = m.autograd.grad(out.sum(), wt, create_graph=create_graph)
+        g_w, = m.autograd.grad(m.nn.functional.linear(x, w, b).sum(), w, create_graph=create_graph)
+        strides.append((g_wt.stride(), g_w.stride(), out.grad_fn._saved_mat2_sym_strides))
+    assert strides[0] == strides[1] == ((1, 4), (4, 1), (1, 4))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
