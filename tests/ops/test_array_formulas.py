@@ -38,6 +38,8 @@ CASES = [
     ("layer_norm_rows", lambda m, x, w, b: m.nn.functional.layer_norm(x, (3,), w, b), [(2, 4, 3), (3,), (3,)]),
     ("addmm_transposed_mat2", lambda m, b, x, w: m.addmm(b, x, w.t()), [(4,), (3, 2), (4, 2)]),
     ("addmm_transposed_mat2_scaled", lambda m, b, x, w: m.addmm(b, x, w.t(), alpha=2.0), [(4,), (3, 2), (4, 2)]),
+    ("masked_fill_broadcast_mask", lambda m, x: x.masked_fill(m.tensor([[True], [False]]), -0.5) * x, [(2, 2, 3)]),
+    ("masked_fill_of_a_transpose", lambda m, x: x.t().masked_fill(m.tensor([False, True, True]), 2.0), [(3, 4)]),
     ("addmm_one_element_bias", lambda m, b, x, w: m.addmm(b, x, w), [(1,), (3, 2), (2, 4)]),
     ("cat_middle_dim", lambda m, a, b: m.cat([a, b * 2], 1), [(2, 3, 2), (2, 1, 2)]),
     ("view_then_reshape", lambda m, x: x.view(6, 2).reshape(3, 4) * x.reshape(3, 4), [(2, 6)]),
@@ -213,6 +215,22 @@ def test_the_gradient_of_a_transposed_mat2_has_torchs_layout(create_graph):
         g_w, = m.autograd.grad(m.nn.functional.linear(x, w, b).sum(), w, create_graph=create_graph)
         strides.append((g_wt.stride(), g_w.stride(), out.grad_fn._saved_mat2_sym_strides))
     assert strides[0] == strides[1] == ((1, 4), (4, 1), (1, 4))
+
+
+def test_masked_fill_zeroes_a_nonfinite_incoming_gradient_under_the_mask_and_gives_a_row_major_result_as_torch():
+    # Note [masked_fill as a copy]: the forward and the input's formula copy, then write under the mask
+    torch = pytest.importorskip("torch")
+    x = _rng.standard_normal((4, 3))
+    g = np.array([[np.nan, 1.0, np.inf, -2.0], [3.0, np.nan, 0.5, -np.inf], [1.0, 2.0, 3.0, 4.0]])
+    got = []
+    for m in (rg, torch):
+        xt = m.tensor(x, requires_grad=True)
+        out = xt.t().masked_fill(m.tensor([True, False, True, False]), float("-inf"))
+        gx, = m.autograd.grad(out, xt, m.tensor(g))
+        got.append((out.detach().numpy(), out.stride(), gx.numpy()))
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    assert got[0][1] == got[1][1] == (4, 1)  # row-major, whatever the input's layout
+    np.testing.assert_array_equal(got[0][2], got[1][2])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
