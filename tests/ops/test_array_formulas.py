@@ -233,6 +233,29 @@ def test_masked_fill_zeroes_a_nonfinite_incoming_gradient_under_the_mask_and_giv
     np.testing.assert_array_equal(got[0][2], got[1][2])
 
 
+@pytest.mark.parametrize("wanted", [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_gradients_of_any_subset_of_its_inputs_match_torch(wanted, dtype):
+    # Note [layer_norm's gradients from one centred input]: the node's apply computes the wanted edges together
+    torch = pytest.importorskip("torch")
+    arrays = [_rng.standard_normal(s) + 3.0 for s in ((4, 8, 16), (16,), (16,))]
+    seed = _rng.standard_normal((4, 8, 16))
+    got = []
+    for m in (rg, torch):
+        ts = [m.tensor(a, dtype=getattr(m, dtype), requires_grad=k in wanted) for k, a in enumerate(arrays)]
+        out = m.nn.functional.layer_norm(ts[0], (16,), ts[1], ts[2])
+        got.append([g.numpy() for g in m.autograd.grad(out, [ts[k] for k in wanted], m.tensor(seed, dtype=out.dtype))])
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    for r, t in zip(*got, strict=True):
+        np.testing.assert_allclose(r, t, rtol=tol, atol=tol)
+
+
+def test_layer_norm_without_affine_over_many_rows_passes_gradcheck():
+    x = rg.tensor(_rng.standard_normal((3, 4, 5)), requires_grad=True)
+    assert gradcheck(lambda x: rg.nn.functional.layer_norm(x, (5,)), (x,))
+    assert gradgradcheck(lambda x: rg.nn.functional.layer_norm(x, (5,)), (x,))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_softmax_over_many_rows_matches_torch_on_masked_distant_and_nonfinite_rows(dtype):
     # See Note [Row reductions as products]: shifted by the array's maximum, rows far below it computed again
