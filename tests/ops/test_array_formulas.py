@@ -40,6 +40,8 @@ CASES = [
     ("addmm_transposed_mat2_scaled", lambda m, b, x, w: m.addmm(b, x, w.t(), alpha=2.0), [(4,), (3, 2), (4, 2)]),
     ("masked_fill_broadcast_mask", lambda m, x: x.masked_fill(m.tensor([[True], [False]]), -0.5) * x, [(2, 2, 3)]),
     ("masked_fill_of_a_transpose", lambda m, x: x.t().masked_fill(m.tensor([False, True, True]), 2.0), [(3, 4)]),
+    ("matmul_stack_times_transposed", lambda m, a, b: a @ b.t(), [(2, 3, 4), (5, 4)]),
+    ("matmul_strided_stack_times_matrix", lambda m, a, b: a.transpose(0, 1) @ b, [(3, 2, 4), (4, 5)]),
     ("addmm_one_element_bias", lambda m, b, x, w: m.addmm(b, x, w), [(1,), (3, 2), (2, 4)]),
     ("cat_middle_dim", lambda m, a, b: m.cat([a, b * 2], 1), [(2, 3, 2), (2, 1, 2)]),
     ("view_then_reshape", lambda m, x: x.view(6, 2).reshape(3, 4) * x.reshape(3, 4), [(2, 6)]),
@@ -213,8 +215,10 @@ def test_the_gradient_of_a_transposed_mat2_has_torchs_layout(create_graph):
         out = m.addmm(b, x, wt)
         g_wt, = m.autograd.grad(out.sum(), wt, create_graph=create_graph)
         g_w, = m.autograd.grad(m.nn.functional.linear(x, w, b).sum(), w, create_graph=create_graph)
-        strides.append((g_wt.stride(), g_w.stride(), out.grad_fn._saved_mat2_sym_strides))
-    assert strides[0] == strides[1] == ((1, 4), (4, 1), (1, 4))
+        stack = x.reshape(1, 3, 4).expand(2, 3, 4)
+        g_stack_wt, = m.autograd.grad((stack @ wt).sum(), wt, create_graph=create_graph)  # linear without a bias
+        strides.append((g_wt.stride(), g_w.stride(), out.grad_fn._saved_mat2_sym_strides, g_stack_wt.stride()))
+    assert strides[0] == strides[1] == ((1, 4), (4, 1), (1, 4), (1, 4))
 
 
 def test_masked_fill_zeroes_a_nonfinite_incoming_gradient_under_the_mask_and_gives_a_row_major_result_as_torch():
