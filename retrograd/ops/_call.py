@@ -589,13 +589,15 @@ def save_list(seq):
 
 
 def describe(suffix, arg, val, is_list):
-    """What a ``<param>_shape/_dtype/_device`` formula argument receives."""
+    """What a ``<param>_shape/_dtype/_device/_strides`` formula argument receives."""
     if is_list:
         return [describe(suffix, a, v, False) for a, v in zip(arg, val, strict=True)]
     if suffix == "shape":
         return val.shape if isinstance(arg, Tensor) else ()
     if suffix == "dtype":
         return _dtype._BY_NP[val.dtype] if isinstance(arg, Tensor) else None
+    if suffix == "strides":
+        return arg.stride() if isinstance(arg, Tensor) else ()
     return arg._device if isinstance(arg, Tensor) else _cpu
 
 

@@ -10,7 +10,8 @@ Formula parameters, matched by name:
   ``grads``            the gradients of all outputs (undefined ones materialized as zeros)
   ``result``           the forward output (a tuple for several outputs), saved without a cycle
   ``<param>``          a forward argument (tensors are saved as ``SavedTensor``)
-  ``<param>_shape``    only the shape of a forward tensor argument (likewise ``_dtype``, ``_device``)
+  ``<param>_shape``    only the shape of a forward tensor argument (likewise ``_dtype``, ``_device``, and
+                       ``_strides``, its strides in elements: ``Tensor.stride()``)
 
 Note [Forward derivatives]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -156,7 +157,7 @@ class OpInfo:
                 if a in ("grad", "grads", "result") or a in index:
                     continue
                 base, _, suffix = a.rpartition("_")
-                if suffix in ("shape", "dtype", "device") and base in index:
+                if suffix in ("shape", "dtype", "device", "strides") and base in index:
                     continue
                 raise TypeError(f"defop({name!r}): formula for {pname!r} asks for unknown name {a!r}")
             self.formulas.append((index[pname], pname in self.lists, fn, argnames))

@@ -88,6 +88,10 @@ def matmul_backward(grad, input, other, which):
         if input.dim() == 1:
             ga = ga.squeeze(-2)
         return ga
+    if input.dim() > 2 and other.dim() == 2:  # one product over the rows; a transposed other gets its gradient so,
+        a, g = a.reshape(-1, a.shape[-1]), g.reshape(-1, g.shape[-1])  # as PyTorch's mm_mat2_backward
+        d = other._data
+        return g.mT.matmul(a).mT if d.flags.f_contiguous and not d.flags.c_contiguous else a.mT.matmul(g)
     gb = a.mT.matmul(g)
     if other.dim() == 1:
         gb = gb.squeeze(-1)

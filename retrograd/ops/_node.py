@@ -117,8 +117,9 @@ class OpNode(Node):
 # no formula that had to run needed it. A saved tensor itself is ``grad_fn._raw_saved_<name>``, a
 # SavedTensor (PyTorch's ``torch._C._autograd.SavedTensor``, with ``register_hooks``). The names
 # are PyTorch's, from its derivatives.yaml: retrograd's ``input`` is ``self``, ``<param>_shape`` is
-# ``<param>_sym_sizes``, output ``k`` of a multi-output op is ``result<k>``, with the exceptions of
-# _PYTORCH_PARAM_NAMES and _PYTORCH_OUTPUT_NAMES; retrograd's own formula names work too. Values
+# ``<param>_sym_sizes`` (``_strides`` is ``_sym_strides``), output ``k`` of a multi-output op is
+# ``result<k>``, with the exceptions of _PYTORCH_PARAM_NAMES and _PYTORCH_OUTPUT_NAMES; retrograd's
+# own formula names work too. Values
 # are shown as PyTorch shows them where its types differ (_PYTORCH_VALUES: an ``int[]`` is a tuple,
 # a Python number its op took as a tensor, ``x * 2``, is a 0-d tensor; lists are tuples).
 _PYTORCH_PARAM_NAMES = {  # op: {retrograd's parameter: PyTorch's}, where the rule ("input" is "self") differs
@@ -260,7 +261,8 @@ def _names_of(op):
             pytorch = rename.get(name, name)
         else:  # <param>_shape, _dtype or _device
             base, _, suffix = name.rpartition("_")
-            pytorch = f"{rename.get(base, base)}_sym_sizes" if suffix == "shape" else name
+            pytorch = (f"{rename.get(base, base)}_sym_sizes" if suffix == "shape" else
+                       f"{rename.get(base, base)}_sym_strides" if suffix == "strides" else name)
         pytorch = _PYTORCH_SAVED_NAMES.get((op.name, name), pytorch)
         entry = (slot, None, name == "result" or name in differentiable, _PYTORCH_VALUES.get((op.name, name)))
         names[name] = entry

@@ -168,25 +168,23 @@ def layer_norm_rows(input, dims, n, weight, bias, eps):
     return out.reshape(input.shape), mean.reshape(stat), rstd.reshape(stat)
 
 
-def layer_norm_input_rows(g, x, mean, rstd, weight):
-    """layer_norm's input gradient on (rows, n) arrays (``weight`` an array or None), as ``rstd * (g - mean(g)) - xc
-    * (rstd^3 mean(g * xc))`` with ``g`` the gradient times the weight and ``xc = x - mean``: four per-row passes, the
-    row means as products with ones."""
+def layer_norm_input_rows(g, xc, rstd, weight, u):
+    """layer_norm's input gradient on (rows, n) arrays, as ``rstd * (gw - mean(gw)) - xc * (rstd^3 mean(gw * xc))``
+    with ``gw`` the gradient times ``weight`` (a vector, or None), ``xc = x - mean`` (overwritten) and ``u = g * xc``
+    (the product before the weight, which the weight's gradient shares): four per-row passes, the row means as
+    matrix-vector products."""
     inv_n = g.dtype.type(1.0 / g.shape[1])
-    g = g * weight.reshape(-1) if weight is not None else g.copy()
-    xc = np.empty_like(x)
-    rows_apply(np.subtract, x, mean, xc)
-    t = g * xc
-    k = row_sum(t)  # then k = rstd^3 * mean(g * xc), the factor of xc
-    del t
-    k *= inv_n
+    if weight is None:
+        gw, k, gm = g.copy(), row_sum(u), row_sum(g)
+    else:
+        gw, k, gm = g * weight, np.matmul(u, weight)[:, None], np.matmul(g, weight)[:, None]
+    k *= inv_n  # then k = rstd^3 * mean(gw * xc), the factor of xc
     k *= rstd
     k *= rstd
     k *= rstd
-    gm = row_sum(g)
     gm *= inv_n
-    rows_apply(np.subtract, g, gm, g)
-    rows_apply(np.multiply, g, rstd, g)
+    rows_apply(np.subtract, gw, gm, gw)
+    rows_apply(np.multiply, gw, rstd, gw)
     rows_apply(np.multiply, xc, k, xc)
-    g -= xc
-    return g
+    gw -= xc
+    return gw

@@ -345,10 +345,32 @@ index_add = defop("index_add", _index_add, method=True, inplace=True,
                   source=lambda grad, dim, index, alpha: grad.index_select(dim, index) * alpha)
 
 
+# Note [masked_fill as a copy]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``np.where(mask, value, input)`` reads three operands per element; a copy of the input and a masked write of the
+# value (``np.copyto(..., where=mask)``) is the same result at about two thirds of the time (39 against 25 µs for
+# W15's (8, 4, 32, 32) scores and a broadcast (1, 1, 32, 32) mask). masked_fill's forward and its input's formula
+# on arrays take that form wherever the mask broadcasts to the input's shape. The copy is row-major, as PyTorch's
+# masked_fill clones its input contiguous before it fills.
+def _filled_copy(input, mask, value):
+    """``input`` with ``value`` (an array of its dtype) where ``mask`` holds, in a fresh row-major NumPy array; None
+    where the mask does not broadcast to ``input``'s shape. See Note [masked_fill as a copy]."""
+    if mask.ndim > input.ndim or any(m not in (1, n) for m, n in zip(mask.shape[::-1], input.shape[::-1])):
+        return None
+    out = np.array(input, order="C")  # PyTorch's result is row-major whatever the input's layout
+    np.copyto(out, value, where=mask)
+    return out
+
+
 def _masked_fill(xp, input, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {type_meta_name(mask.dtype)}")
-    out = xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
+    value = xp.asarray(value, dtype=input.dtype)
+    if xp is np and value.ndim == 0:
+        out = _filled_copy(input, mask, value)
+        if out is not None:
+            return out
+    out = xp.where(mask, value, input)
     if out.shape != input.shape:
         raise RuntimeError(f"The expanded size of the mask ({list(mask.shape)}) must match the tensor's size "
                            f"({list(input.shape)})")
@@ -358,8 +380,16 @@ def _masked_fill(xp, input, mask, value):
 masked_fill = defop("masked_fill", _masked_fill, method=True, inplace=True, tensor_args=("input", "mask", "value"),
                     node_names={"MaskedFillBackward1": lambda value: isinstance(value, Tensor)},
                     node_edges={"MaskedFillBackward0": ("input",)},
-                    input=lambda grad, mask: grad.masked_fill(mask, 0.),
+                    input=lambda grad, mask: _masked_fill_input(grad, mask),
                     value=lambda grad, mask: grad.masked_fill(mask.logical_not(), 0.).sum())
+
+
+def _masked_fill_input(grad, mask):
+    if formula_arrays(grad) is np and mask._data.dtype == np.bool_:  # See Note [Formulas on arrays]
+        out = _filled_copy(grad._data, mask._data, np.zeros((), grad._data.dtype))
+        if out is not None:
+            return Tensor._make(out, grad._device)
+    return grad.masked_fill(mask, 0.)
 
 
 def _masked_select(xp, input, mask):

@@ -175,7 +175,7 @@ PYTORCH_ONLY = {
     "elu": {"input_scale"},
     "embedding": {"sparse", "weight_sym_argsize_0"}, "gather": {"self", "sparse_grad"},
     "index_add": {"source", "source_dim"}, "index_copy": {"source", "source_dim"},
-    "addmm": {"mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"},
+    "addmm": {"mat1_sym_sizes", "mat1_sym_strides"},
     "linalg_det": {"LU", "pivots"}, "linalg_slogdet": {"LU", "pivots"}, "linalg_solve": {"LU", "pivots"},
     "linalg_svd": {"S_sym_argsize_minus_1"}, "linalg_lstsq": {"solution"}, "layer_norm": {"bias"},
     "masked_select": {"self"}, "max_pool2d_with_indices": {"ceil_mode", "padding"},

@@ -36,6 +36,12 @@ CASES = [
     ("softmax_rows", lambda m, x: m.softmax(x, -1), [(2, 4, 3)]),
     ("log_softmax_rows", lambda m, x: m.log_softmax(x, 1), [(8, 3)]),
     ("layer_norm_rows", lambda m, x, w, b: m.nn.functional.layer_norm(x, (3,), w, b), [(2, 4, 3), (3,), (3,)]),
+    ("addmm_transposed_mat2", lambda m, b, x, w: m.addmm(b, x, w.t()), [(4,), (3, 2), (4, 2)]),
+    ("addmm_transposed_mat2_scaled", lambda m, b, x, w: m.addmm(b, x, w.t(), alpha=2.0), [(4,), (3, 2), (4, 2)]),
+    ("masked_fill_broadcast_mask", lambda m, x: x.masked_fill(m.tensor([[True], [False]]), -0.5) * x, [(2, 2, 3)]),
+    ("masked_fill_of_a_transpose", lambda m, x: x.t().masked_fill(m.tensor([False, True, True]), 2.0), [(3, 4)]),
+    ("matmul_stack_times_transposed", lambda m, a, b: a @ b.t(), [(2, 3, 4), (5, 4)]),
+    ("matmul_strided_stack_times_matrix", lambda m, a, b: a.transpose(0, 1) @ b, [(3, 2, 4), (4, 5)]),
     ("addmm_one_element_bias", lambda m, b, x, w: m.addmm(b, x, w), [(1,), (3, 2), (2, 4)]),
     ("cat_middle_dim", lambda m, a, b: m.cat([a, b * 2], 1), [(2, 3, 2), (2, 1, 2)]),
     ("view_then_reshape", lambda m, x: x.view(6, 2).reshape(3, 4) * x.reshape(3, 4), [(2, 6)]),
@@ -195,6 +201,63 @@ def test_a_few_rows_times_a_transposed_matrix_matches_torch_and_is_contiguous(dt
     for r, t in zip(rs, ts, strict=True):
         assert r.grad.dtype == r.dtype and r.grad.is_contiguous()
         np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_the_gradient_of_a_transposed_mat2_has_torchs_layout(create_graph):
+    # Note [The layout of a transposed operand's gradient]: linear's weight.t() gets its gradient column-major, so
+    # that the weight's own arrives row-major
+    torch = pytest.importorskip("torch")
+    strides = []
+    for m in (rg, torch):
+        b, x, w = (m.tensor(_rng.standard_normal(s), requires_grad=True) for s in ((5,), (3, 4), (5, 4)))
+        wt = w.t()
+        out = m.addmm(b, x, wt)
+        g_wt, = m.autograd.grad(out.sum(), wt, create_graph=create_graph)
+        g_w, = m.autograd.grad(m.nn.functional.linear(x, w, b).sum(), w, create_graph=create_graph)
+        stack = x.reshape(1, 3, 4).expand(2, 3, 4)
+        g_stack_wt, = m.autograd.grad((stack @ wt).sum(), wt, create_graph=create_graph)  # linear without a bias
+        strides.append((g_wt.stride(), g_w.stride(), out.grad_fn._saved_mat2_sym_strides, g_stack_wt.stride()))
+    assert strides[0] == strides[1] == ((1, 4), (4, 1), (1, 4), (1, 4))
+
+
+def test_masked_fill_zeroes_a_nonfinite_incoming_gradient_under_the_mask_and_gives_a_row_major_result_as_torch():
+    # Note [masked_fill as a copy]: the forward and the input's formula copy, then write under the mask
+    torch = pytest.importorskip("torch")
+    x = _rng.standard_normal((4, 3))
+    g = np.array([[np.nan, 1.0, np.inf, -2.0], [3.0, np.nan, 0.5, -np.inf], [1.0, 2.0, 3.0, 4.0]])
+    got = []
+    for m in (rg, torch):
+        xt = m.tensor(x, requires_grad=True)
+        out = xt.t().masked_fill(m.tensor([True, False, True, False]), float("-inf"))
+        gx, = m.autograd.grad(out, xt, m.tensor(g))
+        got.append((out.detach().numpy(), out.stride(), gx.numpy()))
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    assert got[0][1] == got[1][1] == (4, 1)  # row-major, whatever the input's layout
+    np.testing.assert_array_equal(got[0][2], got[1][2])
+
+
+@pytest.mark.parametrize("wanted", [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_gradients_of_any_subset_of_its_inputs_match_torch(wanted, dtype):
+    # Note [layer_norm's gradients from one centred input]: the node's apply computes the wanted edges together
+    torch = pytest.importorskip("torch")
+    arrays = [_rng.standard_normal(s) + 3.0 for s in ((4, 8, 16), (16,), (16,))]
+    seed = _rng.standard_normal((4, 8, 16))
+    got = []
+    for m in (rg, torch):
+        ts = [m.tensor(a, dtype=getattr(m, dtype), requires_grad=k in wanted) for k, a in enumerate(arrays)]
+        out = m.nn.functional.layer_norm(ts[0], (16,), ts[1], ts[2])
+        got.append([g.numpy() for g in m.autograd.grad(out, [ts[k] for k in wanted], m.tensor(seed, dtype=out.dtype))])
+    tol = 1e-4 if dtype == "float32" else 1e-12
+    for r, t in zip(*got, strict=True):
+        np.testing.assert_allclose(r, t, rtol=tol, atol=tol)
+
+
+def test_layer_norm_without_affine_over_many_rows_passes_gradcheck():
+    x = rg.tensor(_rng.standard_normal((3, 4, 5)), requires_grad=True)
+    assert gradcheck(lambda x: rg.nn.functional.layer_norm(x, (5,)), (x,))
+    assert gradgradcheck(lambda x: rg.nn.functional.layer_norm(x, (5,)), (x,))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
