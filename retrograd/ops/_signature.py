@@ -211,12 +211,14 @@ def build_fast_call(op, public_params, names, env, out=False):
         ]
         # A Tensor, then a subclass (which may override the call), then anything else (a tensor-like may): the
         # plain case pays one type check, as before. See Note [Where __torch_function__ is checked].
-        lines += [f"    if type({n}) is _Tensor:"] + [f"        {b}" for b in body] + [
+        lines += [f"    t_{n} = type({n})", f"    if t_{n} is _Tensor:"] + [f"        {b}" for b in body] + [
+            f"    elif t_{n} in _PLAIN:  # a number, None",
+            f"        {a} = {n}",
             f"    elif isinstance({n}, _Tensor):",
-            f"        if type({n}).__torch_function__ is not _disabled_tf and _wants({n}):",
+            f"        if t_{n}.__torch_function__ is not _disabled_tf and _wants({n}):",
             f"            return _dispatch(_public, _op, {args_tuple})"] + [f"        {b}" for b in body] + [
             "    else:",
-            f"        if type({n}) not in _PLAIN and _wants({n}):  # a tensor-like",
+            f"        if _wants({n}):  # a tensor-like",
             f"            return _dispatch(_public, _op, {args_tuple})",
             f"        {a} = {n}",
         ]
