@@ -31,6 +31,8 @@ EDITS = [
     # the generated fast calls: one read of the interposition stack per op call
     ("retrograd/ops/_signature.py",
      '    lines += ["    if _interposition.stack:",\n'
+     '             f"        if _needs_dispatch(_op, {args_tuple}):  # See Note [Where __torch_function__ is checked]",\n'
+     '             f"            return _dispatch(_public, _op, {args_tuple})",\n'
      '             f"        return _call(_op, {args_tuple})  # See Note [Op call interposition]",\n',
      '    lines += [\n', 1),
     # the Python op call

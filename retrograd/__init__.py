@@ -68,6 +68,17 @@ from ._C._configure import is_compiled
 
 _compiled_modules.install()  # See Note [The compiled modules]
 
+from . import overrides
+from . import _C, _overrides
+# torch._C's switches of __torch_function__, and the Tensor methods written in Python that look for it on self
+# (the ops' own look for it in their public functions): Note [Where __torch_function__ is checked].
+_C.DisableTorchFunctionSubclass = _overrides.DisableTorchFunctionSubclass
+_C.DisableTorchFunction = _overrides.DisableTorchFunction
+_C._disabled_torch_function_impl = _overrides.disabled_torch_function_impl
+_overrides.wrap_tensor_methods(("view_as", "reshape_as", "detach_", "requires_grad_", "retain_grad", "register_hook",
+                                "numpy", "tolist", "__setitem__"))
+_overrides.wrap_while_modes(("backward", "detach", "item", "__getitem__"))
+
 clip = clamp
 absolute = abs
 multiply = mul

@@ -816,7 +816,7 @@ def _tensor_new(cls, *args, device=None):
             if n < 0:
                 raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(sizes)}")
         t = empty(sizes, dtype=default, device=device)
-    return t if cls is Tensor else t.as_subclass(cls)
+    return t if cls is Tensor else t._retyped(cls)
 
 
 def _rebuild(array, device, requires_grad):

@@ -89,6 +89,15 @@ def _inference_now() -> bool:
     return modes.threads != 0 and modes.state.inference
 
 
+class _torch_function:
+    """What the methods written here need of the ``__torch_function__`` protocol, which _overrides.py (above the
+    tensor) fills in: how many threads have a TorchFunctionMode active, and ``dispatch_self(func, self)`` (NotImplemented
+    where ``self`` does not override the call)."""
+
+    modes = [0]
+    dispatch_self = None
+
+
 _VIEW_ONLY = frozenset({"_view_fn", "_view_version", "_view_creation", "_view_no_grad"})  # see Tensor.__dir__
 
 
@@ -147,8 +156,9 @@ class Tensor:
     def __init__(self, *args, **kwargs):
         pass  # Tensor(data) is made by __new__, which _creation.py attaches
 
-    def as_subclass(self, cls):
-        """Returns a tensor of class ``cls`` sharing this tensor's array and autograd state."""
+    def _retyped(self, cls):
+        """A tensor of class ``cls`` sharing this tensor's array, version counter and autograd fields (no alias op:
+        what a subclass's constructor makes; ``as_subclass`` is PyTorch's, in ops/shape.py)."""
         t = object.__new__(cls)
         self._version_counter  # noqa: B018 - materialize it, so both objects share one counter
         for name in Tensor.__slots__[:-2]:
@@ -383,6 +393,10 @@ class Tensor:
 
     def detach(self):
         """Returns a tensor sharing this one's data and version counter, outside the graph."""
+        if type(self) is not Tensor:  # See Note [Where __torch_function__ is checked]
+            result = _torch_function.dispatch_self(Tensor.detach, self)
+            if result is not NotImplemented:
+                return result
         return Tensor._alias_of(self)
 
     def detach_(self):
@@ -512,6 +526,10 @@ class Tensor:
 
     def item(self):
         """Returns the value of a one-element tensor as a Python number."""
+        if type(self) is not Tensor:  # See Note [Where __torch_function__ is checked]
+            result = _torch_function.dispatch_self(Tensor.item, self)
+            if result is not NotImplemented:
+                return result
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._host().reshape(()).item()

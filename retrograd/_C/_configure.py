@@ -19,6 +19,7 @@ from .._device import cpu
 from ..backends import numpy_backend
 from ..autograd import (accumulate_grad, anomaly_mode, engine, grad_mode, graph, graph_task, input_buffer,
                         observation, saved_variable, variable)
+from ..nn import parameter
 from ..ops import _call, _compiled, _node
 from . import engine_loop, op_call
 
@@ -29,7 +30,7 @@ def namespace() -> types.SimpleNamespace:
     """The classes, functions and values the C modules bind, by the names their tables use."""
     return types.SimpleNamespace(
         # the tensor and the graph
-        Tensor=_tensor.Tensor, VersionCounter=_tensor.VersionCounter, cpu=cpu,
+        Tensor=_tensor.Tensor, Parameter=parameter.Parameter, VersionCounter=_tensor.VersionCounter, cpu=cpu,
         gradient_edge=variable.gradient_edge, accumulator_lock=variable.accumulator_lock,
         Node=graph._NodeBase, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=accumulate_grad.AccumulateGrad,
         SavedTensor=saved_variable.SavedTensor, saved_hooks_state=graph._saved_hooks_state,

@@ -61,7 +61,7 @@
 
 /* What configure(ns) binds: the Python classes, functions and values the loop works with, each
  * by the name of its attribute in the namespace that retrograd/_C/_configure.py builds. */
-static PyTypeObject *Node_type, *Tensor_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
+static PyTypeObject *Node_type, *Tensor_type, *Parameter_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
     *ReadyQueue_type, *Edge_type;
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
@@ -75,6 +75,7 @@ static ThreadLocal grad_tl, worker_tl;  /* grad_state and worker_state: see Thre
 static const Binding bindings[] = {
     {"Node", (PyObject **)&Node_type, BIND_TYPE},
     {"Tensor", (PyObject **)&Tensor_type, BIND_TYPE},
+    {"Parameter", (PyObject **)&Parameter_type, BIND_TYPE},
     {"AccumulateGrad", (PyObject **)&AccumulateGrad_type, BIND_TYPE},
     {"OpNode", (PyObject **)&OpNode_type, BIND_TYPE},
     {"SavedTensor", (PyObject **)&SavedTensor_type, BIND_TYPE},
@@ -1148,8 +1149,11 @@ unpack_saved(PyObject *saved, PyObject *node)
     if (same != 1)
         return same < 0 ? NULL : PyObject_CallMethodOneArg(saved, s_unpack, saved_for);  /* raises, naming both */
     PyObject *alive = PyWeakref_CheckRef(original) ? PyWeakref_GetObject(original) : Py_None;  /* borrowed */
-    if (alive != Py_None && PyObject_TypeCheck(alive, Tensor_type) && slot(alive, t_off[T_DATA]) == data)
+    if (alive != Py_None && PyObject_TypeCheck(alive, Tensor_type) && slot(alive, t_off[T_DATA]) == data) {
+        if (Py_TYPE(alive) != Tensor_type && Py_TYPE(alive) != Parameter_type)  /* a subclass: Python decides */
+            return PyObject_CallMethodOneArg(saved, s_unpack, saved_for);
         return Py_NewRef(alive);  /* the input itself, as SavedTensor.unpack gives it back */
+    }
     PyObject *owner = is_output == Py_True ? node : edge_node;
     PyObject *t = new_tensor(Tensor_type, t_off, data, device, zero_int);  /* then _from_saved's links */
     if (t == NULL)

@@ -23,7 +23,7 @@
 
 /* What configure(ns) binds: the Python classes, functions and values the call works with, each
  * by the name of its attribute in the namespace that retrograd/_C/_configure.py builds. */
-static PyTypeObject *Tensor_type, *Edge_type, *VersionCounter_type;
+static PyTypeObject *Tensor_type, *Parameter_type, *Edge_type, *VersionCounter_type;
 static PyObject *Node_cls, *OpNode_cls, *np_module, *ndarray_type, *cpu_device, *grad_state, *Anomaly_cls,
     *next_sequence_nr;
 static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_fn, *describe_fn;
@@ -45,6 +45,7 @@ static int interposed = 0;  /* set_interposed(True): interposers are active, eve
 
 static const Binding bindings[] = {
     {"Tensor", (PyObject **)&Tensor_type, BIND_TYPE},
+    {"Parameter", (PyObject **)&Parameter_type, BIND_TYPE},
     {"Node", &Node_cls, BIND_TYPE},
     {"OpNode", &OpNode_cls, BIND_TYPE},
     {"Edge", (PyObject **)&Edge_type, BIND_TUPLE_TYPE},
@@ -81,7 +82,7 @@ static const Binding bindings[] = {
 #define N_BINDINGS ((int)(sizeof(bindings) / sizeof(bindings[0])))
 
 static PyObject *s_dtype, *s_shape, *s_grad_enabled, *s_enabled, *s_forward, *s_version, *s_base,
-    *s_version_counter, *s_hooks, *s_acquire, *s_release, *s_inference, *s_grad_dtype;
+    *s_version_counter, *s_hooks, *s_acquire, *s_release, *s_inference, *s_grad_dtype, *s_torch_function;
 
 /* The attributes the call reads or calls by name, with the objects it reads them on (see the
  * same table in _engine_loop.c). */
@@ -91,7 +92,7 @@ static const Interned interned[] = {
     {&s_forward, "forward", "OpInfo"}, {&s_version, "version", "VersionCounter"},
     {&s_version_counter, "_version_counter", "Tensor"}, {&s_hooks, "hooks", "saved_hooks_state"},
     {&s_acquire, "acquire", "lock"}, {&s_release, "release", "lock"}, {&s_inference, "inference", "grad_state"},
-    {&s_grad_dtype, "_grad_dtype", "Tensor"},
+    {&s_grad_dtype, "_grad_dtype", "Tensor"}, {&s_torch_function, "__torch_function__", "Tensor"},
 };
 #define N_INTERNED ((int)(sizeof(interned) / sizeof(interned[0])))
 
@@ -900,8 +901,17 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
             continue;
         }
         PyObject *a = args[p];
-        if (!PyObject_TypeCheck(a, Tensor_type))
+        PyTypeObject *tp = Py_TYPE(a);
+        if (tp != Tensor_type && tp != Parameter_type) {
+            /* See Note [Where __torch_function__ is checked] in _overrides.py: a subclass, or a tensor-like (not
+             * a number nor None, with a __torch_function__), may override the call, which Python looks at */
+            if (PyObject_TypeCheck(a, Tensor_type))
+                Py_RETURN_NONE;
+            if (a != Py_None && !PyFloat_CheckExact(a) && !PyLong_CheckExact(a) && !PyBool_Check(a) &&
+                !PyTuple_CheckExact(a) && !PyList_CheckExact(a) && _PyType_Lookup(tp, s_torch_function) != NULL)
+                Py_RETURN_NONE;  /* (a lookup in the type's cache, which sets no error) */
             continue;
+        }
         PyObject *data = slot(a, t_off[T_DATA]), *base = slot(a, t_off[T_BASE]);
         if (data == NULL || base == NULL || slot(a, t_off[T_DEVICE]) != cpu_device ||
             Py_TYPE(data) != (PyTypeObject *)ndarray_type)

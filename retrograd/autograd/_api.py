@@ -17,6 +17,7 @@ from .._creation import zeros_like
 from .._device import cpu as _cpu
 from .._dtype import _BY_NP
 from .._errors import warn_once
+from .._overrides import MODES_ACTIVE, handle_torch_function, has_torch_function
 from .._size import Size
 from .._tensor import Tensor
 from . import engine, interrupts
@@ -361,6 +362,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     t_outputs = _as_tuple(outputs, "outputs")
     t_inputs = _as_tuple(inputs, "inputs")
+    overridable = t_outputs + t_inputs  # as PyTorch's: See Note [Where __torch_function__ is checked]
+    if (MODES_ACTIVE[0] or any(type(t) is not Tensor for t in overridable)) and has_torch_function(overridable):
+        return handle_torch_function(grad, overridable, outputs, inputs, grad_outputs=grad_outputs,
+                                     retain_graph=retain_graph, create_graph=create_graph, only_inputs=only_inputs,
+                                     allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+                                     materialize_grads=materialize_grads)
     if not t_inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
@@ -390,6 +397,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, timeout=None):
     """Computes the gradient of this tensor with respect to the graph leaves; see ``autograd.backward``
     (``timeout=`` too)."""
+    if type(self) is not Tensor:  # See Note [Where __torch_function__ is checked]
+        if has_torch_function((self,)):
+            kwargs = dict(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+            if timeout is not None:
+                kwargs["timeout"] = timeout
+            return handle_torch_function(_tensor_backward, (self,), self, **kwargs)
     loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
     if (loop is not None and gradient is None and inputs is None and create_graph is False and timeout is None
             and interrupts.Watchdog.seconds is None  # See Note [Stopping a pass from outside]

@@ -78,7 +78,7 @@ class FunctionCtx:
             raise RuntimeError("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
                                "set on the autograd.Function. Either access saved_tensors only once, or set "
                                "clear_saved_tensors_on_access=False.")
-        unpacked = tuple(None if s is None else s.unpack(self) for s in saved)
+        unpacked = tuple(None if s is None else s.unpack(self, keep_subclass=True) for s in saved)
         if getattr(getattr(self, "_forward_cls", None), "clear_saved_tensors_on_access", False):
             self._saved_variables = _CLEARED_ON_ACCESS  # the caller then holds the only references
         return unpacked

@@ -25,6 +25,7 @@ from __future__ import annotations
 import weakref
 
 from .._dtype import tensor_type_name
+from .._overrides import wants_dispatch
 from .._tensor import Tensor
 from . import grad_mode
 from .accumulate_grad import AccumulateGrad
@@ -184,12 +185,15 @@ class SavedTensor:
         self.array = self.packed = None
         self.released = True
 
-    def unpack(self, saved_for=None):
+    def unpack(self, saved_for=None, keep_subclass=False):
         """Returns the saved value as a Tensor connected to its graph (None if undefined).
 
         ``saved_for`` is the node that saved it: where a saved output is reconnected (it is not
         kept, see Note [Saved tensors and their hooks]); without it, as in PyTorch, unpacking an
-        output raises, and so does unpacking an input that was detached in place since.
+        output raises, and so does unpacking an input that was detached in place since. A saved input
+        whose class overrides ``__torch_function__`` comes back as a plain Tensor of it unless
+        ``keep_subclass`` (a custom Function's ``saved_tensors``): a built-in formula runs as PyTorch's
+        C++ one, which no subclass sees (Note [Where __torch_function__ is checked]).
         """
         if self.released:
             raise RuntimeError(SECOND_TIME)
@@ -213,8 +217,9 @@ class SavedTensor:
         if version != self.saved_version:
             self._raise_modified(version, saved_for)
         original = self.original() if self.original is not None else None
-        if original is not None and original._data is self.array:  # the input itself, as PyTorch gives it back
-            return original
+        if original is not None and original._data is self.array and (
+                type(original) is Tensor or keep_subclass or not wants_dispatch(original)):
+            return original  # the input itself, as PyTorch gives it back
         return _reconnected(self.array, self.device, self.version_counter, node, self.output_nr,
                             self.requires_grad and node is not None)
 

@@ -58,6 +58,7 @@ import threading
 
 import numpy as np
 
+from .._overrides import disabled_torch_function_impl
 from .._tensor import Tensor
 from ..ops._forward import tangent_of, use_batching
 
@@ -198,6 +199,8 @@ class BatchedTensor(Tensor):
     """
 
     __slots__ = ("inner", "level")
+    # vmap's batching is an interposer (Note [Op call interposition]), not a __torch_function__
+    __torch_function__ = disabled_torch_function_impl
 
     def __repr__(self):
         return f"BatchedTensor(lvl={self.level.number}, bdim=0, value=\n{self.inner!r}\n)"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._creation import empty
+from .._overrides import disabled_torch_function_impl
 from .._tensor import Tensor
 
 __all__ = ["Parameter"]
@@ -24,10 +25,13 @@ class Parameter(Tensor):
         tensor([1., 1.], requires_grad=True)
     """
 
+    # As PyTorch's: a Parameter takes part in calls as a plain Tensor (Note [Where __torch_function__ is checked]).
+    __torch_function__ = disabled_torch_function_impl
+
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = empty(0)
-        t = Tensor._alias_of(data).as_subclass(cls)
+        t = Tensor._alias_of(data)._retyped(cls)
         t._requires_grad = False
         if requires_grad:
             if t._data.dtype.kind not in "fV":  # PyTorch's words for a new tensor, not requires_grad_()'s

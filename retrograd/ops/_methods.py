@@ -164,6 +164,7 @@ def attach() -> None:
     T.__invert__ = lambda self: pointwise.bitwise_not(self) if self._data.dtype.kind != "b" else \
         pointwise.logical_not(self)
     T.__getitem__ = getitem
+    getitem.__name__ = "__getitem__"  # the func its __torch_function__ receives is named as PyTorch's
     # In-place forms.
     T.div_ = lambda self, other, *, rounding_mode=DIM_UNSET: apply_inplace(  # See Note [An explicit dim of None]
         REGISTRY["div"] if rounding_mode is DIM_UNSET else REGISTRY["div_mode_none"] if rounding_mode is None

@@ -11,6 +11,8 @@ import numpy as np
 
 from .. import _dtype
 from .._device import cpu as _cpu
+from .._overrides import PLAIN_TYPES, disabled_torch_function_impl, dispatch_list, dispatch_op, mode_listeners, \
+    state as _tf_state, wants_dispatch
 from .._tensor import INFERENCE_COUNTER, Tensor
 from ..autograd import grad_mode
 from ..autograd.anomaly_mode import _Anomaly, record_forward_trace
@@ -20,7 +22,7 @@ from ..autograd.variable import gradient_edge
 from ..backends import get_backend
 from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._call import (NOTHING_SAVED, all_inference, call_op, call_out, describe, device_error, forward_error,
-                    forward_wide, interposition, mark_views, promote, save_list)
+                    forward_wide, interposition, mark_views, pop_interposer, promote, push_interposer, save_list)
 from ._codegen import define, parameter_source
 from ._compiled import compiled_call, eligible
 from ._node import DIM_UNSET
@@ -59,19 +61,64 @@ def _with_out(params):
 
 def _out_line(names):
     """The first line of a public function that takes ``out=``: such a call goes to ``call_out``."""
+    args = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     return (f"    if out is not None:  # See Note [The out= argument]\n"
-            f"        return _call_out(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}), out)\n")
+            f"        if _needs_dispatch(_op, {args}):  # See Note [Where __torch_function__ is checked]\n"
+            f"            return _dispatch(_public, _op, {args})\n"
+            f"        return _call_out(_op, {args}, out)\n")
+
+
+def _needs_dispatch(op, args) -> bool:
+    """Whether a call of ``op`` on ``args`` goes through ``__torch_function__``: an argument in a tensor position
+    overrides it, or a TorchFunctionMode is active (Note [Where __torch_function__ is checked])."""
+    if _tf_state.all_disabled:
+        return False
+    if _tf_state.modes:
+        return True
+    for i in op.tensor_pos:
+        if i < len(args):
+            a = args[i]
+            if type(a) is not Tensor and (wants_dispatch(a) or i in op.index_lists and dispatch_list(a)):
+                return True
+    return False
+
+
+class _ModeInterposer:
+    """Active while a TorchFunctionMode is in some thread: it sends every call down the Python path, where the public
+    functions hand it to the mode (Note [Where __torch_function__ is checked]); it does nothing itself."""
+
+    def interpose(self, op, args, inplace, proceed):
+        return proceed(op, args, inplace)
+
+
+_MODE_INTERPOSER = _ModeInterposer()
+mode_listeners.append(lambda on: (push_interposer if on else pop_interposer)(_MODE_INTERPOSER))
+
+
+def _dispatch_env(env, op):
+    env.update(_op=op, _call_out=call_out, _needs_dispatch=_needs_dispatch, _dispatch=dispatch_op, _Tensor=Tensor,
+               _PLAIN=PLAIN_TYPES, _wants=wants_dispatch, _disabled_tf=disabled_torch_function_impl,
+               _interposition=interposition)
 
 
 def forwarding_function(op, fname, target, env, out=False):
     """Generates ``def fname(<op's params>): return target(_op, (<params>,))`` in ``env`` (with ``out=``
-    going to ``call_out`` where ``out``)."""
+    going to ``call_out`` where ``out``), after the check of Note [Where __torch_function__ is checked]:
+    the call goes through ``__torch_function__`` with ``func`` the generated function itself."""
     params, names = signature_source(op, env)
-    env["_op"], env["_call_out"] = op, call_out
+    _dispatch_env(env, op)
+    args = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+    checks = ["_interposition.stack"] + [
+        f"type({names[i]}) is not _Tensor" for i in op.tensor_pos if i < len(names)]
     src = (f"def {fname}({_with_out(params) if out else params}):\n"
+           f"    if ({' or '.join(checks)}) and _needs_dispatch(_op, {args}):"
+           f"  # See Note [Where __torch_function__ is checked]\n"
+           f"        return _dispatch(_public, _op, {args})\n"
            + (_out_line(names) if out else "")
-           + f"    return {target}(_op, ({', '.join(names)}{',' if len(names) == 1 else ''}))\n")
-    return define(src, f"{op.name}.{fname}", env, fname)
+           + f"    return {target}(_op, {args})\n")
+    fn = define(src, f"{op.name}.{fname}", env, fname)
+    env["_public"] = fn
+    return fn
 
 
 def make_public(op):
@@ -81,9 +128,10 @@ def make_public(op):
         env = {"_op": op}
         params, names = signature_source(op, env)
         fn = define(build_fast_call(op, params, names, env, out), f"{op.name}.call", env, op.name)
+        env["_public"] = fn
         compiled = compiled_call(op, names, fn)  # it binds no `out`: it hands those calls to fn
         if compiled is not None:  # See Note [The compiled op call]
-            fn = compiled
+            fn = env["_public"] = compiled  # the func a __torch_function__ receives
     else:
         fn = forwarding_function(op, op.name, "_call", {"_call": call_op}, out)
     signature = op.signature
@@ -127,11 +175,13 @@ def build_fast_call(op, public_params, names, env, out=False):
                _WIDE=_dtype.WIDE, _bfloat16=_dtype.bfloat16)
     tensor_names = [names[i] for i in op.tensor_pos]
     args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
-    env["_call_out"] = call_out
+    _dispatch_env(env, op)
     lines = [f"def {op.name}({_with_out(public_params) if out else public_params}):"]
     if out:
         lines.append(_out_line(names).rstrip("\n"))
     lines += ["    if _interposition.stack:",
+             f"        if _needs_dispatch(_op, {args_tuple}):  # See Note [Where __torch_function__ is checked]",
+             f"            return _dispatch(_public, _op, {args_tuple})",
              f"        return _call(_op, {args_tuple})  # See Note [Op call interposition]",
              "    device = None",
              "    requires_grad = False",
@@ -143,23 +193,33 @@ def build_fast_call(op, public_params, names, env, out=False):
     for n in tensor_names:
         a = f"a_{n}"
         arr[n] = a
-        lines += [
-            f"    if isinstance({n}, _Tensor):",
-            f"        if {n}._base is not None and ({n}._view_version != {n}._version_counter.version or",
-            f"                                      not {n}._requires_grad and {n}._base._requires_grad):",
-            f"            return _call(_op, {args_tuple})  # a view whose base changed in place, or a dead view",
-            f"        {a} = {n}._data",
-            "        if device is None:",
-            f"            device = {n}._device",
-            f"        elif {n}._device is not device:",
-            f"            raise _device_error(_op, device, {n}._device)",
-            f"        if {n}._requires_grad:",
-            "            requires_grad = True",
-            "        if dt is None:",
-            f"            dt = {a}.dtype",
-            f"        elif {a}.dtype is not dt and {a}.dtype != dt:",
-            "            mixed = True",
+        body = [
+            f"if {n}._base is not None and ({n}._view_version != {n}._version_counter.version or",
+            f"                              not {n}._requires_grad and {n}._base._requires_grad):",
+            f"    return _call(_op, {args_tuple})  # a view whose base changed in place, or a dead view",
+            f"{a} = {n}._data",
+            "if device is None:",
+            f"    device = {n}._device",
+            f"elif {n}._device is not device:",
+            f"    raise _device_error(_op, device, {n}._device)",
+            f"if {n}._requires_grad:",
+            "    requires_grad = True",
+            "if dt is None:",
+            f"    dt = {a}.dtype",
+            f"elif {a}.dtype is not dt and {a}.dtype != dt:",
+            "    mixed = True",
+        ]
+        # A Tensor, then a subclass (which may override the call), then anything else (a tensor-like may): the
+        # plain case pays one type check, as before. See Note [Where __torch_function__ is checked].
+        lines += [f"    t_{n} = type({n})", f"    if t_{n} is _Tensor:"] + [f"        {b}" for b in body] + [
+            f"    elif t_{n} in _PLAIN:  # a number, None",
+            f"        {a} = {n}",
+            f"    elif isinstance({n}, _Tensor):",
+            f"        if t_{n}.__torch_function__ is not _disabled_tf and _wants({n}):",
+            f"            return _dispatch(_public, _op, {args_tuple})"] + [f"        {b}" for b in body] + [
             "    else:",
+            f"        if _wants({n}):  # a tensor-like",
+            f"            return _dispatch(_public, _op, {args_tuple})",
             f"        {a} = {n}",
         ]
     arrays = f"{', '.join(arr[n] for n in names)}{',' if len(names) == 1 else ''}"

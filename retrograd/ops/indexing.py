@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from .._dtype import scalar_type_name, tensor_type_name, type_meta_name
+from .._overrides import dispatch_self
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Error
 from ..autograd.graph import input_metadata
@@ -141,6 +142,10 @@ def _index_tensors(index, indices):
 
 def getitem(self, index):
     """``self[index]``: basic indexing gives a view, advanced indexing a copy, as PyTorch."""
+    if type(self) is not Tensor:  # See Note [Where __torch_function__ is checked]
+        result = dispatch_self(Tensor.__getitem__, self, index)
+        if result is not NotImplemented:
+            return result
     indices, basic = convert_index(index)
     if not basic:
         return _advanced(self, _index_tensors(index, indices))

@@ -12,6 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.function import NotImplementedNode
 from ..autograd.graph import input_metadata
 from ..autograd.variable import gradient_edge, move_retains_grad
+from ._call import call_op
 from ._declarations import defop, passthrough, tensor_method
 from ._inplace import check_inplace
 from .pointwise import formula_arrays
@@ -173,6 +174,32 @@ def _t(xp, input):
 
 
 t = defop("t", _t, method=True, view=True, input=lambda grad: grad.t())
+alias = defop("alias", lambda xp, input: input[...], public=False, view=True, input=lambda grad: grad)
+
+
+@tensor_method
+def as_subclass(self, cls):
+    """A tensor of class ``cls`` that is an alias of this one (a view of all of it): PyTorch's ``as_subclass``.
+
+    It is in the graph as PyTorch's: an ``AliasBackward0`` where this tensor requires grad. It calls no
+    ``__torch_function__``; ``Tensor.__torch_function__`` gives results their subclass with it.
+
+    Raises:
+        TypeError: ``cls`` is not Tensor nor a subclass of it.
+
+    Example::
+        >>> import retrograd as rg
+        >>> class Tagged(rg.Tensor):
+        ...     pass
+        >>> y = rg.ones(2, requires_grad=True).as_subclass(Tagged)
+        >>> type(y).__name__, y.grad_fn.name()
+        ('Tagged', 'AliasBackward0')
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    out = call_op(alias.op, (self,))  # the op call itself, which looks for no __torch_function__
+    return out if cls is Tensor else out._retyped(cls)
 
 
 def _unsqueeze(xp, input, dim):
@@ -1071,7 +1098,8 @@ def _unimplemented_history(self, edges):
 from ._declarations import LINEAR, defjvp  # noqa: E402
 
 defjvp(LINEAR, "as_strided_scatter")
-defjvp(LINEAR, "view", "reshape", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "repeat",
-       "diagonal_backward", "diagonal", "diagonal_copy", "flip", "roll", "tril", "triu", "rot90", "diag_embed", "unfold_backward",
+defjvp(LINEAR, "alias", "view", "reshape", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "repeat",
+       "diagonal_backward", "diagonal", "diagonal_copy", "flip", "roll", "tril", "triu", "rot90", "diag_embed",
+       "unfold_backward",
        "unfold")
 

@@ -337,7 +337,6 @@ def test_a_dirty_view_saved_for_backward_is_freed_with_its_graph():
     assert same_in_both(scenario) == ("ok", True)
 
 
-@pytest.mark.xfail(strict=True, reason="__torch_function__: retrograd has no override protocol for Tensor subclasses")
 def test_custom_function_returning_an_input_as_is_keeps_its_torch_function_subclass():
     def scenario(lib):
         class Custom(lib.Tensor):

@@ -77,6 +77,9 @@ add("as_strided",
     Sample(lambda m, x: x.as_strided((3,), (0,), 2), A(2, 2), ref=lambda x: _as_strided_ref(x, (3,), (0,), 2),
            note="stride 0"),
     Sample(lambda m, x: x.as_strided((0, 2), (1, 1)), A(3), ref=lambda x: np.zeros((0, 2)), note="empty"))
+add("alias",
+    Sample(lambda m, x: x.as_subclass(m.Tensor), A(2, 3), ref=lambda x: x),
+    Sample(lambda m, x: x.t().as_subclass(m.Tensor), A(2, 3), ref=lambda x: x.T, note="a view"))
 add("repeat",
     Sample(lambda m, x: x.repeat(2, 1), A(2, 3), ref=lambda x: np.tile(x, (2, 1))),
     Sample(lambda m, x: x.repeat((2, 1, 3)), A(2, 3), ref=lambda x: np.tile(x, (2, 1, 3)), note="a new leading dim"),

@@ -234,7 +234,7 @@ def test_what_the_arrays_cannot_show_takes_the_op_path(case):
     elif case == "numpy scalar eps":
         kwargs.update(eps=np.float64(1e-8))
     elif case == "subclass":
-        make = lambda p: p.as_subclass(_Marked)  # noqa: E731
+        make = lambda p: p.detach().as_subclass(_Marked).requires_grad_()  # noqa: E731 - a leaf, as PyTorch needs
     elif case == "differentiable":
         kwargs.update(differentiable=True)
         make = lambda p: p.clone()  # noqa: E731 - a differentiable step updates a non-leaf
