@@ -50,17 +50,23 @@ class FactoryCalls:
         other parameters in order (a ``*size`` spread out) as the call's arguments, ``KEYWORDS`` by keyword.
         Each factory starts ``if factory_calls.route is not None and (routed := factory_calls.hand(...))``,
         so that with no interposer it pays one attribute test."""
-        args, kwargs = [], {}
-        for name, param in inspect.signature(factory).parameters.items():
-            if name in self.KEYWORDS:
-                kwargs[name] = given[name]
-            elif param.kind is param.VAR_POSITIONAL:
+        layout = _FACTORY_LAYOUTS.get(factory)
+        if layout is None:
+            params = inspect.signature(factory).parameters.values()
+            layout = _FACTORY_LAYOUTS[factory] = (
+                tuple((p.name, p.kind is p.VAR_POSITIONAL) for p in params if p.name not in self.KEYWORDS),
+                tuple(p.name for p in params if p.name in self.KEYWORDS))
+        positional, keywords = layout
+        args = []
+        for name, spread in positional:
+            if spread:
                 args.extend(given[name])
             else:
                 args.append(given[name])
-        return self.route(factory.__name__, factory, tuple(args), **kwargs)
+        return self.route(factory.__name__, factory, tuple(args), **{name: given[name] for name in keywords})
 
 
+_FACTORY_LAYOUTS: dict = {}  # factory -> ((positional name, spread), ...), (keyword names): FactoryCalls.hand's
 factory_calls = FactoryCalls()
 
 
