@@ -2049,6 +2049,21 @@ done:
     return rc;
 }
 
+/* Whether the GraphTask `gt` completes plainly: no error, no final callbacks, no node left waiting for
+ * gradients (1; 0 otherwise; -1 on error): mark_completed's case with nothing to post-process. */
+static int
+is_plain_completion(PyObject *gt)
+{
+    PyObject *callbacks = GT_GET(gt, s_final_callbacks), *not_ready = GT_GET(gt, s_not_ready);
+    int failed = GT_TRUE(gt, s_has_error), plain = -1;
+    if (callbacks != NULL && not_ready != NULL && failed >= 0)
+        plain = !failed && PyList_CheckExact(callbacks) && PyList_GET_SIZE(callbacks) == 0 &&
+                PyDict_CheckExact(not_ready) && PyDict_GET_SIZE(not_ready) == 0;
+    Py_XDECREF(callbacks);
+    Py_XDECREF(not_ready);
+    return plain;
+}
+
 /* GraphTask.mark_as_completed_and_run_post_processing(): claims the GraphTask under its lock, then,
  * when there is nothing to post-process (no error, no final callbacks, no partial input buffer),
  * sets its outcome to the captured gradients and resolves its future if one was asked for.
@@ -2070,13 +2085,7 @@ mark_completed(PyObject *engine, PyObject *gt)
         Py_DECREF(lock);
         return claimed < 0 ? -1 : 0;
     }
-    PyObject *callbacks = GT_GET(gt, s_final_callbacks), *not_ready = GT_GET(gt, s_not_ready);
-    int failed = GT_TRUE(gt, s_has_error), plain = -1;
-    if (callbacks != NULL && not_ready != NULL && failed >= 0)
-        plain = !failed && PyList_CheckExact(callbacks) && PyList_GET_SIZE(callbacks) == 0 &&
-                PyDict_CheckExact(not_ready) && PyDict_GET_SIZE(not_ready) == 0;
-    Py_XDECREF(callbacks);
-    Py_XDECREF(not_ready);
+    int plain = is_plain_completion(gt);
     if (plain <= 0) {
         Py_DECREF(lock);
         if (plain < 0)
@@ -2126,13 +2135,7 @@ complete_plain(PyObject *gt, PyObject *empty, PyObject *outcome, PyObject **futu
     int claimed = GT_TRUE(gt, s_claimed);
     if (claimed != 0)
         return claimed < 0 ? -1 : 0;
-    PyObject *callbacks = GT_GET(gt, s_final_callbacks), *not_ready = GT_GET(gt, s_not_ready);
-    int failed = GT_TRUE(gt, s_has_error), plain = -1;
-    if (callbacks != NULL && not_ready != NULL && failed >= 0)
-        plain = !failed && PyList_CheckExact(callbacks) && PyList_GET_SIZE(callbacks) == 0 &&
-                PyDict_CheckExact(not_ready) && PyDict_GET_SIZE(not_ready) == 0;
-    Py_XDECREF(callbacks);
-    Py_XDECREF(not_ready);
+    int plain = is_plain_completion(gt);
     if (plain <= 0)
         return plain;
     PyObject *got = GT_GET(gt, s_captured_vars), *fut = got != NULL ? GT_GET(gt, s_future_slot) : NULL;
