@@ -586,19 +586,8 @@ def _p_norms(xp, diff, p):
 
 
 def _cdist_terms(grad, x1, x2, p, result):
-    """grad * d result / d (x1_i - x2_j), of shape (..., P, R, M)."""
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    g = grad.unsqueeze(-1)
-    r = result.unsqueeze(-1)
-    if p == 0:
-        return diff * 0
-    if p == 1:
-        return g * diff.sign()
-    if p == float("inf"):
-        return g * diff.sign() * (diff.abs() == r)
-    if p == 2:
-        return pointwise.where(r == 0, 0., g * diff / r.masked_fill(r == 0, 1.))
-    return pointwise.where(r == 0, 0., g * diff * diff.abs() ** (p - 2) / r.masked_fill(r == 0, 1.) ** (p - 1))
+    """grad * d result / d (x1_i - x2_j), of shape (..., P, R, M): pdist's partials of each pair's difference."""
+    return _pair_partials(grad, x1.unsqueeze(-2) - x2.unsqueeze(-3), p, result)
 
 
 cdist = defop("cdist", _cdist, promote="binary",

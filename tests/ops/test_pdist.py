@@ -49,3 +49,15 @@ def test_pdist_second_derivatives_are_finite_at_equal_rows():
         g, = rg.autograd.grad(rg.pdist(x, p).sum(), x, create_graph=True)
         gg, = rg.autograd.grad((g * g).sum(), x)
         assert np.isfinite(gg.numpy()).all()
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, float("inf")])
+def test_cdist_gradients_where_coordinates_coincide_match_torch(p):
+    # cdist shares pdist's partials: a coordinate difference of 0 gives a finite gradient for every p, as PyTorch's
+    def run(lib):
+        a = lib.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([[0.0, 2.0], [1.0, 3.0], [0.0, 1.0]], dtype=lib.float64, requires_grad=True)
+        lib.cdist(a, b, p=p).backward(lib.arange(1.0, 7.0, dtype=lib.float64).reshape(2, 3))
+        return a.grad.numpy(), b.grad.numpy()
+    for ours, theirs in zip(run(rg), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
