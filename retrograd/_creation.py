@@ -82,11 +82,8 @@ factory_calls = FactoryCalls()
 # TensorIterator does for one input). ``preserve_format`` keeps the strides of a dense non-overlapping
 # input; of any other, it keeps the order of its strides, packed (PyTorch's ``infer_dense_strides``).
 # A leaf's ``.grad`` follows PyTorch's layout contract (autograd/accumulate_grad.py).
-class memory_format:
-    """An order of a tensor's elements in memory, as ``torch.memory_format``; compares by identity.
-
-    See Note [Memory formats].
-    """
+class _NamedConstant:
+    """One of a few constants that are module globals of retrograd: shown, and pickled, by that name."""
 
     __slots__ = ("name",)
 
@@ -98,6 +95,15 @@ class memory_format:
 
     def __reduce__(self):
         return self.name  # pickled as the module's global of that name
+
+
+class memory_format(_NamedConstant):
+    """An order of a tensor's elements in memory, as ``torch.memory_format``; compares by identity.
+
+    See Note [Memory formats].
+    """
+
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -107,19 +113,10 @@ preserve_format = memory_format("preserve_format")
 _CHANNELS_LAST = {channels_last: 4, channels_last_3d: 5}  # the rank each is for
 
 
-class layout:
+class layout(_NamedConstant):
     """How a tensor's elements are stored, as ``torch.layout``: every retrograd tensor is ``strided``."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"retrograd.{self.name}"
-
-    def __reduce__(self):
-        return self.name  # pickled as the module's global of that name
+    __slots__ = ()
 
 
 strided = layout("strided")
