@@ -1033,21 +1033,28 @@ def _erf_array(xp, x):
 # numbers near 1). retrograd's float32 exact gelu and gelu_backward use the same approximation on whole arrays, on
 # ``|x|`` only: with ``Q = Phi(-|x|) = erfc(|x| / sqrt 2) / 2`` (the coefficients halved),
 #
-#     gelu(x) = x Phi(x) = x / 2 + |x| (1/2 - Q)
+#     gelu(x) = x Phi(x) = max(x, 0) - |x| Q = max(x - |x| Q, -|x| Q)
 #     gelu'(x) = Phi(x) + x phi(x) = 1/2 + sign(x) (1/2 - Q + |x| phi(x))
 #
 # and the density ``phi(x) = exp(-x^2 / 2) / sqrt(2 pi)`` the approximation's own exponential. The sign is applied by
 # flipping the sign bit of the float32 bit pattern (an integer xor, one fast pass; NumPy's ``copysign`` costs four
 # passes and a masked write forty). The polynomial is evaluated in ``s = lam t`` with ``lam`` the fifth root of its
 # leading coefficient, so that Horner's scheme starts with an addition (no pass for the leading product), and ``s``
-# is computed as ``(lam / p) / (1 / p + |x|)``, three passes where ``t``'s form takes four. About 20 array passes of
-# NumPy's fast loops, a twentieth of SciPy's erf; the results are within 5e-7 of PyTorch's. float64 keeps SciPy's
-# erf, as PyTorch keeps an accurate erf in double.
+# is computed as ``(lam / p) / (1 / p + |x|)``, three passes where ``t``'s form takes four. The exponential is
+# ``exp2(x^2 * (-1 / (2 ln 2)))``: NumPy's float32 ``exp2`` takes half the time of its ``exp`` (15 against 31 µs on
+# (8, 32, 256)); the scaled exponent's one more rounding moves ``e`` by about ``x^2 / 2`` float32 ulps relative,
+# under 1e-8 of ``Q`` or ``phi`` absolute over all ``x``. The forward's last form is one pass fewer than ``x / 2 +
+# |x| (1/2 - Q)``, has no cancellation for negative ``x`` and gives PyTorch's NaN at +inf and -0.0 far below zero;
+# ``-|x|`` is the sign bit set (one pass), and ``np.maximum`` of two arrays is one fast pass (against a scalar, four
+# times slower). About 19 array
+# passes of NumPy's fast loops, a twentieth of SciPy's erf; the results are within 3.5e-7 of the exact function's,
+# 1.5e-6 of PyTorch's. float64 keeps SciPy's erf, as PyTorch keeps an accurate erf in double.
 _AS_P = 0.3275911 * _SQRT_HALF  # t = 1 / (1 + p |x| / sqrt 2)
 _AS_Q = tuple(0.5 * a for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))  # a5 .. a1, / 2
 _AS_LAM = _AS_Q[0] ** 0.2  # Q = sum of _AS_Q[5 - k] t^k = sum of _AS_S[5 - k] s^k with s = lam t, _AS_S[0] = 1
 _AS_S = tuple(c / _AS_LAM ** (5 - k) for k, c in enumerate(_AS_Q))
 _SIGN_BIT = np.uint32(0x80000000)
+_HALF_LOG2E = -0.5 / math.log(2.0)  # exp(-x^2 / 2) = exp2(x^2 * _HALF_LOG2E)
 
 
 def _gelu_parts_f32(x):
@@ -1056,8 +1063,8 @@ def _gelu_parts_f32(x):
     GELU]."""
     f = np.float32
     e = x * x
-    e *= f(-0.5)
-    np.exp(e, out=e)
+    e *= f(_HALF_LOG2E)
+    np.exp2(e, out=e)  # exp(-x^2 / 2)
     t = np.abs(x)
     t += f(1 / _AS_P)
     np.divide(f(_AS_LAM / _AS_P), t, out=t)  # s = lam t; np.divide is twice as fast as np.reciprocal here
@@ -1086,15 +1093,13 @@ def _gelu(xp, input, approximate="none"):
         out *= input
         out *= _SQRT_2_OVER_PI  # sqrt(2 / pi) * (x + a x^3)
         xp.tanh(out, out=out)
-    elif xp is np and input.dtype == np.float32:  # x / 2 + |x| (1/2 - Q): see Note [float32 GELU]
+    elif xp is np and input.dtype == np.float32:  # max(x - |x| Q, -|x| Q): see Note [float32 GELU]
         t, q, e = _gelu_parts_f32(input)
         q *= e
-        q -= np.float32(0.5)
-        q *= np.abs(input, out=t)  # |x| (Q - 1/2)
+        q *= np.bitwise_or(input.view(np.uint32), _SIGN_BIT, out=t.view(np.uint32)).view(np.float32)  # -|x| Q
         del t
-        out = np.multiply(input, np.float32(0.5), out=e)
-        out -= q
-        return out
+        out = np.add(input, q, out=e)
+        return np.maximum(out, q, out=out)
     else:
         out = input * _SQRT_HALF
         _kernels(xp).erf(out, out=out)
