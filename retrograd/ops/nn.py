@@ -880,14 +880,37 @@ def embedding_backward(grad, weight_shape, indices, padding_idx, scale_grad_by_f
     return _zeros(weight_shape, grad).index_add(0, flat, g)
 
 
+# Note [A small embedding's gradient as a product]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The gradient of an embedding table sums the gradient's rows by index. ``np.add.reduceat`` over the rows sorted by
+# index costs about 0.5 µs per (row, column) segment pair beside the sort and the gather. For a small table the sum is
+# instead one product ``one_hot(indices)^T @ grad`` ((rows, n) times (n, dim)), one BLAS call whose terms are the
+# gradient's rows each times exactly 1 and zeros: W15's token table, (65, 64) from 256 rows, 50 -> 28 µs, its (32, 64)
+# position table 35 -> 13 µs, W14's (65, 32) from 512 rows 41 -> 31 µs (measured side by side). It is taken where the
+# table has no more rows than the gradient and the product is at most _ONE_HOT_UP_TO multiply-adds (past that the
+# product's cost, rows x n x dim, outgrows the segments' cost: (65, 64) from 2,048 rows took 215 against 164 µs). A
+# zero times an infinity or a NaN is NaN, which would spread a non-finite gradient row into every row of the table: a
+# result that is not all finite is computed again by reduceat.
+_ONE_HOT_UP_TO = 2_500_000
+
+
 def _embedding_backward_array(grad, weight_shape, indices, padding_idx):
     """``embedding_backward`` on NumPy arrays: the rows of each index summed in one ``add.reduceat`` over the
-    gradient's rows sorted by index (``np.add.at`` adds row by row, 3 to 5 times slower). See Note [Formulas on
-    arrays]."""
+    gradient's rows sorted by index (``np.add.at`` adds row by row, 3 to 5 times slower), or for a small table by one
+    product (Note [A small embedding's gradient as a product]). See Note [Formulas on arrays]."""
     flat = indices.reshape(-1)
     g = grad.reshape(-1, weight_shape[1])
+    n = flat.size
+    if n and g.dtype in _FUSED_DTYPES and weight_shape[0] <= n and weight_shape[0] * g.size <= _ONE_HOT_UP_TO:
+        hot = np.zeros((weight_shape[0], n), dtype=g.dtype)
+        hot[flat, np.arange(n)] = 1
+        out = np.matmul(hot, g)
+        if np.isfinite(out).all():
+            if padding_idx is not None:
+                out[padding_idx] = 0
+            return out
     out = np.zeros(weight_shape, dtype=grad.dtype)
-    if flat.size:
+    if n:
         order = np.argsort(flat, kind="stable")
         rows = flat[order]
         starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))

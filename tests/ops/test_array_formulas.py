@@ -175,11 +175,12 @@ def test_cat_backward_gives_no_gradient_to_a_legacy_empty_input():
     assert (ge is None) == (tge is None)
 
 
+@pytest.mark.parametrize("rows", [5, 20])  # See Note [A small embedding's gradient as a product]: 5 rows take it
 @pytest.mark.parametrize("padding_idx", [None, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_embedding_gradient_sums_the_rows_of_repeated_indices_as_torch(padding_idx, dtype):
+def test_embedding_gradient_sums_the_rows_of_repeated_indices_as_torch(padding_idx, dtype, rows):
     torch = pytest.importorskip("torch")
-    w = _rng.standard_normal((5, 3))
+    w = _rng.standard_normal((rows, 3))
     idx = np.array([[4, 2, 4, 0], [2, 4, 1, 4]])
     seed = _rng.standard_normal((2, 4, 3))
     x = rg.tensor(w, dtype=getattr(rg, dtype), requires_grad=True)
@@ -192,6 +193,19 @@ def test_embedding_gradient_sums_the_rows_of_repeated_indices_as_torch(padding_i
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
     if dtype == "float64" and padding_idx is None:  # the padding row's zero gradient is not its derivative
         assert gradcheck(lambda v: rg.nn.functional.embedding(rg.tensor(idx), v), [x])
+
+
+def test_a_small_embeddings_non_finite_gradient_stays_in_its_rows_as_torch():
+    # See Note [A small embedding's gradient as a product]: 0 * inf in the product would reach every row
+    torch = pytest.importorskip("torch")
+    idx = np.array([[1, 0, 1], [3, 0, 2]])
+    seed = _rng.standard_normal((2, 3, 4)).astype(np.float32)
+    seed[0, 1, 2], seed[1, 2, 0] = np.inf, np.nan
+    x = rg.zeros(4, 4, requires_grad=True)
+    t = torch.zeros(4, 4, requires_grad=True)
+    rg.nn.functional.embedding(rg.tensor(idx), x).backward(rg.tensor(seed))
+    torch.nn.functional.embedding(torch.tensor(idx), t).backward(torch.tensor(seed))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)  # equal_nan: the same places
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
