@@ -1141,7 +1141,7 @@ def _gelu(xp, input, approximate="none"):
         q *= np.bitwise_or(input.view(np.uint32), _SIGN_BIT, out=t.view(np.uint32)).view(np.float32)  # -|x| Q
         del t
         out = np.add(input, q, out=e)
-        return np.maximum(out, q, out=out)
+        return np.maximum(q, out, out=out)  # at x = +0.0 a tie of -0.0 and +0.0: NumPy returns the second, as PyTorch
     else:
         out = input * _SQRT_HALF
         _kernels(xp).erf(out, out=out)

@@ -147,7 +147,7 @@ def test_float32_gelu_and_its_gradient_are_within_float32_rounding_of_the_exact_
 def test_gelu_at_infinities_nan_and_far_below_zero_matches_torch(dtype):
     # float32 exact gelu is NaN at +inf in PyTorch (x * Phi(x) with its erf), float64 is inf; -0.0 far below zero
     torch = pytest.importorskip("torch")
-    values = [float("-inf"), float("inf"), float("nan"), -50.0, -0.0, 50.0]
+    values = [float("-inf"), float("inf"), float("nan"), -50.0, -0.0, 0.0, 50.0]
     x = rg.tensor(values, dtype=getattr(rg, dtype), requires_grad=True)
     t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
     y, ty = rg.nn.functional.gelu(x), torch.nn.functional.gelu(t)
