@@ -1068,10 +1068,9 @@ def _erf_array(xp, x):
 # time of NumPy's ``exp`` there (15 against 31 µs on (8, 32, 256)); without AVX512 ``exp2`` is libm's, one element at a
 # time, twice as slow as ``exp`` (235 against 110 µs with NumPy's AVX512 dispatch turned off), and ``exp`` is kept. The
 # scaled exponent's one more rounding moves ``e`` by about ``x^2 / 2`` float32 ulps relative, under 1e-8 of ``Q`` or
-# ``phi`` absolute over all ``x``. The forward's last form is one pass fewer than ``x / 2 +
-# |x| (1/2 - Q)``, has no cancellation for negative ``x`` and gives PyTorch's NaN at +inf and -0.0 far below zero;
-# ``-|x|`` is the sign bit set (one pass), and ``np.maximum`` of two arrays is one fast pass (against a scalar, four
-# times slower). About 19 array
+# ``phi`` absolute over all ``x``. The forward's last form is one pass fewer than ``x / 2 + |x| (1/2 - Q)``, has no
+# cancellation for negative ``x``, and gives PyTorch's NaN at +inf and its signed zeros; ``-|x|`` is the sign bit set
+# (one pass), and ``np.maximum`` of two arrays is one fast pass (against a scalar, four times slower). About 19 array
 # passes of NumPy's fast loops, a twentieth of SciPy's erf; the results are within 3.5e-7 of the exact function's,
 # 1.5e-6 of PyTorch's. float64 keeps SciPy's erf, as PyTorch keeps an accurate erf in double.
 _AS_P = 0.3275911 * _SQRT_HALF  # t = 1 / (1 + p |x| / sqrt 2)
