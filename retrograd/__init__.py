@@ -78,6 +78,7 @@ _C._disabled_torch_function_impl = _overrides.disabled_torch_function_impl
 _overrides.wrap_tensor_methods(("view_as", "reshape_as", "detach_", "requires_grad_", "retain_grad", "register_hook",
                                 "numpy", "tolist", "__setitem__"))
 _overrides.wrap_while_modes(("backward", "detach", "item", "__getitem__"))
+detach, detach_ = Tensor.detach, Tensor.detach_  # torch.detach(x) is x.detach(): the methods, once wrapped
 
 clip = clamp
 absolute = abs

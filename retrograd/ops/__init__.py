@@ -8,8 +8,9 @@ their formulas; ``_grad_utils`` holds the helpers formulas call. The public ops'
 """
 from __future__ import annotations
 
+from .. import _tensor
 from . import composite, copy, indexing, joining, linalg, pointwise, random, reduction, searching, shape, sorting
-from . import special
+from . import special, trig, arithmetic
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
 from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
@@ -44,6 +45,15 @@ from .shape import (broadcast_to, diagonal, expand, expand_as, flatten, flip, mo
 _methods.attach()
 _compiled.link_direct_formulas(REGISTRY)
 
+from .trig import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh,  # noqa: E402
+                   cosh, deg2rad, rad2deg, sinh)
+from .arithmetic import (addcdiv, addcmul, exp2, fix, frexp, greater, greater_equal, less, less_equal,  # noqa: E402
+                         ldexp, log2, log10, nextafter, not_equal, positive)
+from ._methods import TOP_LEVEL_INPLACE as _TOP_LEVEL_INPLACE  # noqa: E402
+
+# PyTorch's top-level in-place functions (``torch.exp_(x)`` is ``x.exp_()``): the Tensor methods themselves.
+globals().update({name: getattr(_tensor.Tensor, name) for name in _TOP_LEVEL_INPLACE})
+
 __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "max", "min", "var", "std", "var_mean", "std_mean", "square", "diag", "narrow", "select", "einsum", "flatten",
     "unflatten", "t", "chunk", "broadcast_to", "expand_as", "movedim", "moveaxis", "swapaxes", "concat",
@@ -61,8 +71,8 @@ from .joining import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_
 from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron, pdist,  # noqa: E402
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
-__all__ = sorted(set(__all__) | {
-    "arctan2", "float_power", "allclose", "equal",
+__all__ = sorted(set(__all__) | set(_TOP_LEVEL_INPLACE) | set(trig.ALIASES) | set(arithmetic.ALIASES) | {
+    "frexp", "positive", "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "as_strided", "as_strided_scatter", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile",
     "tril_indices", "triu_indices",
