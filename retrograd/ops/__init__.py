@@ -31,7 +31,7 @@ from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, 
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
                         norm, prod, softmax, std, std_mean, sum, var, var_mean)
-from .special import digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, logit, polygamma, sinc, xlogy
+from .special import digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
@@ -48,7 +48,7 @@ _compiled.link_direct_formulas(REGISTRY)
 from .trig import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh,  # noqa: E402
                    cosh, deg2rad, rad2deg, sinh)
 from .arithmetic import (addcdiv, addcmul, exp2, fix, frexp, greater, greater_equal, less, less_equal,  # noqa: E402
-                         ldexp, log2, log10, nextafter, not_equal, positive)
+                         ldexp, log2, log10, nextafter, not_equal, positive, renorm)
 from ._methods import TOP_LEVEL_INPLACE as _TOP_LEVEL_INPLACE  # noqa: E402
 
 # PyTorch's top-level in-place functions (``torch.exp_(x)`` is ``x.exp_()``): the Tensor methods themselves.

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 
 from .. import _dtype, return_types
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ._declarations import defop, tensor_method, ufunc
 from .pointwise import ge, gt, le, lt, ne, trunc, where
+from .reduction import _norm_backward
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -213,6 +214,73 @@ ALIASES = {"fix": trunc, "greater": gt, "greater_equal": ge, "less": lt, "less_e
 for _alias, _fn in ALIASES.items():
     tensor_method(_fn, name=_alias)
 fix, greater, greater_equal, less, less_equal, not_equal = ALIASES.values()
+
+# -- renorm: slices scaled down to a largest norm -----------------------------------------------------------------
+def _renorm_checks(input, p, dim, maxnorm):
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    d = _wrap_dim(dim, input.ndim)
+    if input.dtype.kind not in "fV":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype.scalar_type_name(input.dtype)}")
+    return tuple(k for k in range(input.ndim) if k != d)
+
+
+def _renorm_factor(xp, norm, maxnorm):
+    """PyTorch's scale of each slice: ``maxnorm / (norm + 1e-7)`` where its norm is over ``maxnorm``, else 1."""
+    return xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(norm.dtype, copy=False)
+
+
+def _renorm(xp, input, p, dim, maxnorm):
+    others = _renorm_checks(input, p, dim, maxnorm)
+    x = xp.abs(input)
+    if p == 2:
+        norm = xp.sqrt(xp.sum(x * x, axis=others, keepdims=True))
+    elif p == math.inf:
+        norm = xp.amax(x, axis=others, keepdims=True)
+    else:
+        norm = xp.power(xp.sum(x ** p, axis=others, keepdims=True), 1.0 / p)
+    return input * _renorm_factor(xp, norm, maxnorm)
+
+
+def _renorm_backward(grad, input, p, dim, maxnorm):
+    # out = input * factor(norm): grad * factor, plus what factor's slope gives the norm, through the norm's own
+    # backward (reduction.py): d factor / d norm = -maxnorm / (norm + 1e-7)^2 where the slice is scaled.
+    others = tuple(d for d in range(input.dim()) if d != _wrap_dim(dim, input.dim()))
+    norm = input.norm(p, others, keepdim=True)
+    over = norm > maxnorm
+    factor = where(over, maxnorm / (norm + 1e-7), 1.)
+    slope = where(over, -maxnorm / ((norm + 1e-7) * (norm + 1e-7)), 0.)
+    through_norm = (grad * input).sum(others, keepdim=True) * slope
+    return grad * factor + _norm_backward(through_norm, input, norm, p, others, True)
+
+
+renorm = defop("renorm", _renorm, method=True, inplace=True, input=_renorm_backward,
+               doc="""Scales each slice of ``input`` along ``dim`` whose ``p``-norm exceeds ``maxnorm`` down to that norm.
+
+    Args:
+        input: a floating tensor.
+        p: the norm's order (positive).
+        dim: the dim whose slices (``input.select(dim, i)``) are renormalized.
+        maxnorm: the largest norm a slice keeps (not negative).
+
+    Returns:
+        A new tensor: slices within ``maxnorm`` as they are, the others times ``maxnorm / (norm + 1e-7)``.
+
+    Raises:
+        RuntimeError: ``p <= 0``, ``maxnorm < 0``, fewer than 2 dims or an integer ``input`` (PyTorch's errors).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.renorm(rg.tensor([[3., 4.], [0.3, 0.4]]), 2, 0, 1.)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """)
+
 
 # -- forward derivatives (Note [Forward derivatives]) ----------------------------------------------------------
 from ._declarations import FROM_BACKWARD, defjvp  # noqa: E402

@@ -42,3 +42,41 @@ def diag(input, diagonal=0):
     if input.dim() == 2:
         return diagonal_copy(input, diagonal)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+
+
+@tensor_method
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fills the main diagonal of ``self`` (2-D, or every dim of one length) with ``fill_value``, in place.
+
+    Recorded as PyTorch's: a fill of a view of the diagonal, so the tensor's node is a ``CopySlices``.
+
+    Args:
+        fill_value: the number to write.
+        wrap: for a 2-D tensor taller than it is wide, start the diagonal again every ``width + 1`` rows,
+            as NumPy's ``fill_diagonal``.
+
+    Returns:
+        ``self``.
+
+    Raises:
+        RuntimeError: fewer than 2 dims, or dims of different lengths beyond 2 (PyTorch's errors).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.zeros(2, 3).fill_diagonal_(5.)
+        tensor([[5., 0., 0.],
+                [0., 5., 0.]])
+    """
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and any(s != shape[0] for s in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step = sum(self.stride())
+    self.as_strided((min(shape),), (step,), self.storage_offset()).fill_(fill_value)
+    height, width = shape[0], shape[-1]
+    if wrap and len(shape) == 2 and height > width + 1:  # the diagonal again from every (width + 1)-th row
+        for row in range(width + 1, height, width + 1):
+            block = self[row:row + width]
+            block.as_strided((min(width, height - row),), (step,), block.storage_offset()).fill_(fill_value)
+    return self

@@ -96,3 +96,13 @@ for _name, _np, _gen in (("acosh", np.arccosh, _in(1.2, 3.)), ("asinh", np.arcsi
     add(f"{_name}_", Sample(lambda m, x, n=_name: getattr(x.clone(), f"{n}_")(), Const(_gen(2, 3)), ref=_np),
         Sample(lambda m, x, n=_name: getattr(m, f"{n}_")(x.clone()), Const(nc(_gen(3))), ref=_np,
                note="top-level, non-contiguous"))
+
+# -- renorm ------------------------------------------------------------------------------------------------------
+# Slices on both sides of maxnorm (the norms of A's rows of 3 are about 2): some are scaled, some kept.
+add("renorm",
+    Sample(lambda m, x: m.renorm(x, 2, 0, 1.5), A(4, 3)),
+    Sample(lambda m, x: x.renorm(1, 1, 2.5), nc(A(3, 4)), note="p = 1, dim 1, method, non-contiguous"),
+    Sample(lambda m, x: m.renorm(x, 3, -1, 1.), A(2, 2, 3), note="p = 3, a negative dim, 3-D"),
+    Sample(lambda m, x: m.renorm(x, float("inf"), 0, 1.), A(3, 2), note="p = inf"),
+    Sample(lambda m, x: (x * 1).renorm_(2, 0, 1.5), A(3, 3), note="in place"),
+    Sample(lambda m, x: m.renorm(x, 2, 0, 1.), A(0, 3), note="empty"))
