@@ -141,6 +141,9 @@ def attach() -> None:
                                           device if isinstance(device, str) else f"cuda:{device}")
     T.new_zeros, T.new_ones, T.new_empty, T.new_full = (_creation.new_zeros, _creation.new_ones,
                                                          _creation.new_empty, _creation.new_full)
+    T.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, requires_grad=False: \
+        _creation.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self._device,
+                                requires_grad=requires_grad)
     T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
     # Operators.

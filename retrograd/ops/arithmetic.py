@@ -12,7 +12,7 @@ from .. import _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from ._declarations import defop, tensor_method, ufunc
 from .pointwise import ge, gt, le, lt, ne, trunc, where
-from .reduction import _norm_backward
+from .reduction import _norm_backward, _norm_forward
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -279,6 +279,42 @@ renorm = defop("renorm", _renorm, method=True, inplace=True, input=_renorm_backw
         >>> rg.renorm(rg.tensor([[3., 4.], [0.3, 0.4]]), 2, 0, 1.)
         tensor([[0.6000, 0.8000],
                 [0.3000, 0.4000]])
+    """)
+
+
+# -- dist: the norm of a difference -------------------------------------------------------------------------------
+def _dist(xp, input, other, p=2):
+    if input.dtype.kind not in "fV" or other.dtype.kind not in "fV":
+        kind = input if input.dtype.kind not in "fV" else other
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{_dtype.scalar_type_name(kind.dtype)} instead.")
+    return _norm_forward(xp, xp.subtract(input, other), p)
+
+
+def _dist_backward(sign):
+    def formula(grad, input, other, p, result):
+        return _norm_backward(grad, input - other, result, p, None, False) * sign
+    return formula
+
+
+dist = defop("dist", _dist, method=True, promote="binary", input=_dist_backward(1), other=_dist_backward(-1),
+             doc="""The ``p``-norm of ``input - other`` (broadcast), as one number.
+
+    Args:
+        input: a floating tensor.
+        other: a floating tensor, broadcast with ``input``.
+        p: the norm's order (default 2; 0 counts the differing elements, ``inf`` takes the largest difference).
+
+    Returns:
+        A 0-d tensor in the promoted dtype.
+
+    Raises:
+        RuntimeError: an integer tensor (PyTorch's error).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.dist(rg.tensor([1., 2.]), rg.tensor([4., 6.]))
+        tensor(5.)
     """)
 
 

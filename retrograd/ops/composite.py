@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from .._tensor import _wrap_dim
 from ._declarations import tensor_method
-from .shape import diag_embed, diagonal_copy
+from .copy import contiguous
+from .shape import diag_embed, diagonal_copy, reshape, view
 
 
 @tensor_method
@@ -80,3 +81,36 @@ def fill_diagonal_(self, fill_value, wrap=False):
             block = self[row:row + width]
             block.as_strided((min(width, height - row),), (step,), block.storage_offset()).fill_(fill_value)
     return self
+
+
+@tensor_method
+def ravel(input):
+    """``input`` as one dim: a view where its elements are contiguous, else a view of a contiguous copy.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.ravel(rg.tensor([[1, 2], [3, 4]]))
+        tensor([1, 2, 3, 4])
+    """
+    return view(contiguous(input), (-1,))  # as PyTorch's: a copy's ViewBackward0, not reshape's _unsafe_view
+
+
+@tensor_method
+def diagflat(input, offset=0):
+    """A square matrix with the elements of ``input`` (flattened) on its ``offset``-th diagonal, zeros elsewhere.
+
+    Args:
+        input: the tensor of diagonal values (any shape: flattened first).
+        offset: the diagonal: 0 the main one, above it positive, below it negative.
+
+    Returns:
+        A new 2-D tensor of side ``input.numel() + abs(offset)`` (``DiagEmbedBackward0``, as PyTorch's).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.diagflat(rg.tensor([[1, 2]]), 1)
+        tensor([[0, 1, 0],
+                [0, 0, 2],
+                [0, 0, 0]])
+    """
+    return diag_embed(reshape(input, (-1,)), offset)
