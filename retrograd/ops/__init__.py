@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import _tensor
 from . import composite, copy, indexing, joining, linalg, pointwise, random, reduction, searching, shape, sorting
-from . import special, trig, arithmetic, queries, view_scatter
+from . import special, trig, arithmetic, queries, view_scatter, cholesky
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
 from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
@@ -51,6 +51,7 @@ from .arithmetic import (addcdiv, addcmul, exp2, fix, frexp, greater, greater_eq
                          dist, ldexp, log2, log10, nextafter, not_equal, positive, renorm)
 from ._methods import TOP_LEVEL_INPLACE as _TOP_LEVEL_INPLACE  # noqa: E402
 from .view_scatter import diagonal_scatter, select_scatter, slice_scatter  # noqa: E402
+from .cholesky import cholesky, cholesky_inverse, cholesky_solve, triangular_solve  # noqa: E402
 from .queries import (conj, get_device, is_conj, is_neg, is_nonzero, is_same_size, is_signed,  # noqa: E402
                       resolve_conj, resolve_neg)
 
@@ -75,7 +76,7 @@ from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, c
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
 __all__ = sorted(set(__all__) | set(_TOP_LEVEL_INPLACE) | set(trig.ALIASES) | set(arithmetic.ALIASES) | {
-    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat",
+    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat", "triangular_solve",
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "as_strided", "as_strided_scatter", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile",

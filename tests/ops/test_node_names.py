@@ -43,6 +43,8 @@ UNMATCHED = {
                      "DivBackward1)" for i in range(2)},
     **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(4)},
     "diff-3": "diff(n=0) is clone() here; PyTorch copies into a new tensor (CopyBackwards)",
+    "pairwise_distance-0": "nn.functional.pairwise_distance ends in linalg.vector_norm here (LinalgVectorNormBackward0); "
+                           "PyTorch's in the legacy norm overload (NormBackward1)",
 }
 
 
