@@ -12,7 +12,11 @@ conventions (``torch.svd`` returns V, not Vh; ``torch.qr(some=)``; ``torch.trian
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
+
+import numpy as np
+import scipy.special
 
 from . import _creation, _dtype, linalg
 from ._size import Size
@@ -363,3 +367,72 @@ def unravel_index(indices, shape):
 
 _export(broadcast_shapes)
 _export(unravel_index)
+
+
+# -- windows and logspace: factories ------------------------------------------------------------------------------------
+def _window(name, shape):
+    """PyTorch's window factory ``name``: ``shape(n, N)`` on the positions ``n`` of a symmetric window of length
+    ``N``; a periodic window is the symmetric one of length + 1 without its last point."""
+    def window(window_length, periodic=True, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        dtype = _dtype.get_default_dtype() if dtype is None else dtype
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+        if window_length < 0:
+            raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+        if window_length <= 1:
+            values = np.ones(window_length)
+        else:
+            length = window_length + 1 if periodic else window_length
+            values = shape(np.arange(length, dtype=np.float64), length, *args, **kwargs)[:window_length]
+        return _creation.tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+    window.__name__ = window.__qualname__ = name
+    return window
+
+
+def _cosine_sum(*coefficients):
+    def shape(n, length):
+        phase = 2 * math.pi * n / (length - 1)
+        return sum(c * np.cos(k * phase) * (-1) ** k for k, c in enumerate(coefficients))
+    return shape
+
+
+hann_window = _window("hann_window", _cosine_sum(0.5, 0.5))
+blackman_window = _window("blackman_window", _cosine_sum(0.42, 0.5, 0.08))
+bartlett_window = _window("bartlett_window", lambda n, length: 1 - np.abs(2 * n / (length - 1) - 1))
+hamming_window = _window("hamming_window", lambda n, length, alpha=0.54, beta=0.46:
+                         alpha - beta * np.cos(2 * math.pi * n / (length - 1)))
+kaiser_window = _window("kaiser_window", lambda n, length, beta=12.0:
+                        scipy.special.i0(beta * np.sqrt(np.clip(1 - (2 * n / (length - 1) - 1) ** 2, 0, None)))
+                        / scipy.special.i0(beta))
+hann_window.__doc__ = """The Hann window: ``0.5 - 0.5 cos(2 pi n / (N - 1))``, periodic (of ``N = window_length + 1``,
+    its last point dropped) by default.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.hann_window(4)
+        tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+hamming_window.__doc__ = "The Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` (``periodic, alpha, beta``)."
+blackman_window.__doc__ = "The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."
+bartlett_window.__doc__ = "The Bartlett (triangular) window ``1 - |2 n / (N - 1) - 1|``."
+kaiser_window.__doc__ = "The Kaiser window ``I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta)`` (``periodic, beta``)."
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` numbers from ``base ** start`` to ``base ** end``, their exponents evenly spaced.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
+    start, end = (float(v.item()) if isinstance(v, Tensor) else v for v in (start, end))
+    values = np.power(float(base), np.linspace(start, end, steps))
+    if dtype is not None and not dtype.is_floating_point:
+        values = np.trunc(values)
+    return _creation.tensor(values, dtype=dtype or _dtype.get_default_dtype(), device=device,
+                            requires_grad=requires_grad)
+
+
+for _fn in (hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window, logspace):
+    _export(_fn)

@@ -22,7 +22,7 @@ from .._ops import aten  # noqa: F401 - torch.ops.aten: PyTorch's op names (Note
 from ._call import call_op
 from ._declarations import REGISTRY, defop
 from ._signature import forwarding_function
-from .composite import diag, diagflat, narrow, ravel, select, square
+from .composite import corrcoef, cov, diag, diagflat, narrow, ravel, select, square
 from .indexing import (convert_index, gather, getitem, index_add, index_put, index_select, masked_fill,
                        masked_select, scatter, scatter_add)
 from .linalg import bmm, dot, einsum, ger, matmul, mm, mv, outer, trace
@@ -76,7 +76,7 @@ from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, c
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
 __all__ = sorted(set(__all__) | set(_TOP_LEVEL_INPLACE) | set(trig.ALIASES) | set(arithmetic.ALIASES) | {
-    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat", "triangular_solve",
+    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat", "triangular_solve", "cov", "corrcoef",
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "as_strided", "as_strided_scatter", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile",

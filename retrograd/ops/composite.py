@@ -1,7 +1,7 @@
 """Composite ops: built from primitives, so their gradients come from the primitives' formulas."""
 from __future__ import annotations
 
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ._declarations import tensor_method
 from .copy import contiguous
 from .shape import diag_embed, diagonal_copy, reshape, view
@@ -114,3 +114,68 @@ def diagflat(input, offset=0):
                 [0, 0, 0]])
     """
     return diag_embed(reshape(input, (-1,)), offset)
+
+
+@tensor_method
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of ``input`` (observations in its columns).
+
+    Args:
+        input: a 1-D (one variable) or 2-D tensor.
+        correction: the difference between the observations' (weighted) count and the divisor (1: Bessel's).
+        fweights: an integer weight per observation (how often it occurs), or None.
+        aweights: a floating weight per observation (its importance), or None.
+
+    Returns:
+        The ``(variables, variables)`` covariances, squeezed (a 0-d tensor for one variable).
+
+    Raises:
+        RuntimeError: ``input`` of more than 2 dims (PyTorch's error).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.cov(rg.tensor([[0., 1., 2.], [2., 1., 0.]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    x = input.reshape((1, -1)) if input.dim() < 2 else input
+    observations = x.shape[1]
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        w_sum = observations
+        avg = x.mean(1)
+        norm_factor = w_sum - correction
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        norm_factor = (w_sum - correction * (w * aweights).sum() / w_sum if aweights is not None and correction
+                       else w_sum - correction)
+    if not isinstance(norm_factor, Tensor):
+        norm_factor = max(norm_factor, 0)
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t())
+    return (c / norm_factor).squeeze()
+
+
+@tensor_method
+def corrcoef(input):
+    """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to [-1, 1].
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.corrcoef(rg.tensor([[0., 1., 2.], [2., 1., 0.]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.unsqueeze(1)
+    c = c / stddev.unsqueeze(0)
+    return c.clamp(-1, 1)

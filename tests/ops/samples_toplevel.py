@@ -92,3 +92,13 @@ add("triangular_solve",
                                               transpose=True).solution, A(2, 2), A(2, 2), note="lower, transposed"),
     Sample(lambda m, b, a: m.triangular_solve(b, a.triu(), unitriangular=True).solution, A(2, 1), A(2, 2),
            note="unit diagonal"))
+
+# -- statistics ----------------------------------------------------------------------------------------------------
+add("cov", Sample(lambda m, x: m.cov(x), A(3, 5), ref=np.cov),
+    Sample(lambda m, x: x.cov(correction=0), A(6), ref=lambda x: np.cov(x, ddof=0), note="1-D, no correction"),
+    Sample(lambda m, x, f: m.cov(x, fweights=f), A(2, 4), np.array([1, 2, 1, 3]),
+           ref=lambda x, f: np.cov(x, fweights=f), note="frequency weights"),
+    Sample(lambda m, x, a: m.cov(x, aweights=a), A(2, 4), Const(P(4)), ref=lambda x, a: np.cov(x, aweights=a),
+           note="analytic weights"))
+add("corrcoef", Sample(lambda m, x: m.corrcoef(x), A(3, 5), ref=np.corrcoef),
+    Sample(lambda m, x: x.corrcoef(), A(4), note="one variable: 1"))

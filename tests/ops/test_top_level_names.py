@@ -101,3 +101,36 @@ def test_triangular_solve_returns_its_coefficient_and_gradients_as_torch():
                       at.grad.numpy()))
     for x, y in zip(*found, strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                                  "kaiser_window"])
+@pytest.mark.parametrize("args", [(7,), (6, False), (1,), (0,)])
+def test_windows_match_torch(name, args):
+    ours, theirs = getattr(rg, name)(*args), getattr(torch, name)(*args)
+    assert ours.dtype is rg.float32 and tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-6, atol=2e-7)  # PyTorch computes in float32
+    wide = getattr(rg, name)(*args, dtype=rg.float64, requires_grad=True)
+    assert wide.requires_grad and wide.is_leaf
+    np.testing.assert_allclose(wide.detach().numpy(), getattr(torch, name)(*args, dtype=torch.float64).numpy(),
+                               atol=1e-14)
+
+
+def test_window_parameters_and_logspace_match_torch():
+    pairs = [(rg.hamming_window(5, False, 0.5, 0.5), torch.hamming_window(5, False, alpha=0.5, beta=0.5)),
+             (rg.kaiser_window(6, True, 5.0), torch.kaiser_window(6, True, 5.0)),
+             (rg.logspace(-1, 2, 4, dtype=rg.float64), torch.logspace(-1, 2, 4, dtype=torch.float64)),
+             (rg.logspace(0, 1, 5, base=2.0), torch.logspace(0, 1, 5, base=2.0)),
+             (rg.logspace(0, 2, 3, dtype=rg.int64), torch.logspace(0, 2, 3, dtype=torch.int64))]
+    for ours, theirs in pairs:
+        assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.hann_window(-1),
+    lambda lib: lib.cov(lib.ones(2, 2, 2)),
+], ids=["negative window", "cov of 3-d"])
+def test_factory_and_statistics_errors_match_torch(call):
+    ours, theirs = _outcome(call, rg), _outcome(call, torch)
+    assert ours[0] is theirs[0] and ours[1] == theirs[1]
