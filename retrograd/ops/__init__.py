@@ -35,7 +35,7 @@ from .special import digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, lo
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
-from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk
+from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, nanquantile, quantile, sort, topk
 from .copy import clone, contiguous, sum_to_size, to
 from .joining import (cat, chunk, concat, concatenate, split, split_with_sizes, stack, unbind, unsafe_chunk,
                       unsafe_split, unsafe_split_with_sizes)
@@ -76,7 +76,8 @@ from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, c
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
 __all__ = sorted(set(__all__) | set(_TOP_LEVEL_INPLACE) | set(trig.ALIASES) | set(arithmetic.ALIASES) | {
-    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat", "triangular_solve", "cov", "corrcoef",
+    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat", "triangular_solve", "cov", "corrcoef", "quantile",
+    "nanquantile",
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "as_strided", "as_strided_scatter", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile",

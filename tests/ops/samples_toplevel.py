@@ -102,3 +102,23 @@ add("cov", Sample(lambda m, x: m.cov(x), A(3, 5), ref=np.cov),
            note="analytic weights"))
 add("corrcoef", Sample(lambda m, x: m.corrcoef(x), A(3, 5), ref=np.corrcoef),
     Sample(lambda m, x: x.corrcoef(), A(4), note="one variable: 1"))
+
+
+def _distinct(*shape):
+    """Values far enough apart that finite differences do not reorder them."""
+    return np.random.default_rng(11).permutation(np.prod(shape)).reshape(shape) * 0.25 - 1.0
+
+
+add("quantile",
+    Sample(lambda m, x: m.quantile(x, 0.3), _distinct(3, 4), ref=lambda x: np.quantile(x, 0.3)),
+    Sample(lambda m, x: x.quantile(0.75, dim=1, keepdim=True), _distinct(3, 4),
+           ref=lambda x: np.quantile(x, 0.75, axis=1, keepdims=True), note="dim, keepdim, method"),
+    Sample(lambda m, x, q: m.quantile(x, q, 0), _distinct(5, 2), Const(np.array([0.1, 0.5, 1.0])),
+           ref=lambda x, q: np.quantile(x, q, axis=0), note="a tensor of q"),
+    Sample(lambda m, x: m.quantile(x, 0.4, -1, interpolation="nearest"), _distinct(2, 5), note="nearest"),
+    Sample(lambda m, x: m.quantile(x, 0.4, interpolation="midpoint"), _distinct(6), note="midpoint"))
+add("nanquantile",
+    Sample(lambda m, x: m.nanquantile(x, 0.3, 1), np.array([[1.0, np.nan, 3.0, 0.5], [2.0, -1.0, 0.25, 4.0]]),
+           ref=lambda x: np.nanquantile(x, 0.3, axis=1), note="a NaN skipped"),
+    Sample(lambda m, x: x.nanquantile(0.6, interpolation="lower"), _distinct(4, 2), note="lower"),
+    Sample(lambda m, x: m.nanquantile(x, 0.6, 0, interpolation="higher"), _distinct(3, 2), note="higher"))

@@ -130,7 +130,14 @@ def test_window_parameters_and_logspace_match_torch():
 @pytest.mark.parametrize("call", [
     lambda lib: lib.hann_window(-1),
     lambda lib: lib.cov(lib.ones(2, 2, 2)),
-], ids=["negative window", "cov of 3-d"])
+    lambda lib: lib.quantile(lib.tensor([]), 0.5),
+    lambda lib: lib.quantile(lib.ones(3), 1.5),
+    lambda lib: lib.quantile(lib.ones(3), lib.ones(2, 2) * 0.5),
+    lambda lib: lib.quantile(lib.tensor([1, 2]), 0.5),
+    lambda lib: lib.nanquantile(lib.ones(3), lib.tensor([0.5], dtype=lib.float64)),
+    lambda lib: lib.quantile(lib.ones(3), 0.5, interpolation="foo"),
+], ids=["negative window", "cov of 3-d", "quantile of none", "q above 1", "2-d q", "integer quantile",
+        "q of another dtype", "unknown interpolation"])
 def test_factory_and_statistics_errors_match_torch(call):
     ours, theirs = _outcome(call, rg), _outcome(call, torch)
     assert ours[0] is theirs[0] and ours[1] == theirs[1]
