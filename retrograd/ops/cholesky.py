@@ -31,7 +31,8 @@ def _solve_factor_grad(grad, input2, upper, result):
 
 
 cholesky_solve = defop("cholesky_solve", _cholesky_solve, method=True, promote="binary",
-                       input=lambda grad, input2, upper: cholesky_solve(grad, input2, upper),
+                       input=lambda grad, input, input2, upper: cholesky_solve(grad, input2, upper),  # keeps
+                       # input, as PyTorch's node
                        input2=_solve_factor_grad,
                        doc="""Solves ``A X = input`` for ``A`` given by its Cholesky factor ``input2``.
 
