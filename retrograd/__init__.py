@@ -49,6 +49,7 @@ from ._lobpcg import lobpcg
 from . import utils
 from . import nn
 from .nn.functional import threshold, threshold_  # noqa: F401 - torch.threshold, torch.threshold_
+from ._top_level import *  # noqa: F401,F403 - torch.conv2d, torch.layer_norm, torch.svd...: Note [Top-level names of functional ops]
 from . import func
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401
@@ -78,6 +79,7 @@ _C._disabled_torch_function_impl = _overrides.disabled_torch_function_impl
 _overrides.wrap_tensor_methods(("view_as", "reshape_as", "detach_", "requires_grad_", "retain_grad", "register_hook",
                                 "numpy", "tolist", "__setitem__"))
 _overrides.wrap_while_modes(("backward", "detach", "item", "__getitem__"))
+detach, detach_ = Tensor.detach, Tensor.detach_  # torch.detach(x) is x.detach(): the methods, once wrapped
 
 clip = clamp
 absolute = abs

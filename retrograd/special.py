@@ -2,7 +2,7 @@
 
 Most are the ops of ``retrograd.ops.special`` (SciPy's kernels, each with its derivative); the
 rest are other names of ops found elsewhere (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``,
-``gammainc`` is ``igamma``).
+``gammainc`` is ``igamma``, ``multigammaln`` is ``mvlgamma``).
 """
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from .ops.special import digamma as psi
 from .ops.special import igamma as gammainc
 from .ops.special import igammac as gammaincc
 from .ops.special import lgamma as gammaln
+from .ops.special import mvlgamma as multigammaln
+from .ops.arithmetic import exp2
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
-           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round",
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
            "sinc", "softmax", "xlog1py", "xlogy"]

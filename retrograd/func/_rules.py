@@ -702,7 +702,9 @@ _ELEMENTWISE = (
     "tanh_backward threshold_backward trunc where digamma erf erfc erfinv i0 lgamma logit polygamma sinc "
     "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtri special_xlog1py "
     "xlogy celu elu gelu gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu mish rrelu_with_noise silu "
-    "softplus softshrink threshold clone _to_copy copy fill zero").split()
+    "softplus softshrink threshold clone _to_copy copy fill zero "
+    "acos asin atan sinh cosh acosh asinh atanh acosh_ asinh_ atanh_ deg2rad rad2deg log10 log2 exp2 ldexp nextafter "
+    "addcmul addcdiv").split()
 
 RULES = dict.fromkeys(_ELEMENTWISE, elementwise)
 RULES["masked_fill"] = RULES["copy"] = elementwise_into_first  # copy: the result has its destination's shape

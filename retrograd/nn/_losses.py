@@ -315,7 +315,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)  # ClampMinBackward0, as PyTorch's
 
 
 @autocast_fp32  # PyTorch's CPU autocast runs it in float32 (Note [CPU autocast] in amp.py)

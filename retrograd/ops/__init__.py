@@ -8,8 +8,9 @@ their formulas; ``_grad_utils`` holds the helpers formulas call. The public ops'
 """
 from __future__ import annotations
 
+from .. import _tensor
 from . import composite, copy, indexing, joining, linalg, pointwise, random, reduction, searching, shape, sorting
-from . import special
+from . import special, trig, arithmetic, queries, view_scatter, cholesky
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
 from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
@@ -21,7 +22,7 @@ from .._ops import aten  # noqa: F401 - torch.ops.aten: PyTorch's op names (Note
 from ._call import call_op
 from ._declarations import REGISTRY, defop
 from ._signature import forwarding_function
-from .composite import diag, narrow, select, square
+from .composite import corrcoef, cov, diag, diagflat, narrow, ravel, select, square
 from .indexing import (convert_index, gather, getitem, index_add, index_put, index_select, masked_fill,
                        masked_select, scatter, scatter_add)
 from .linalg import bmm, dot, einsum, ger, matmul, mm, mv, outer, trace
@@ -30,11 +31,11 @@ from .pointwise import (abs, add, clamp, div, eq, exp, ge, gt, le, lt, maximum, 
                         remainder, floor_divide, sub, where)
 from .reduction import (amax, amin, argmax, argmin, cumprod, cumsum, log_softmax, logsumexp, max, mean, min,
                         norm, prod, softmax, std, std_mean, sum, var, var_mean)
-from .special import digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, logit, polygamma, sinc, xlogy
+from .special import digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
 from .searching import (all, any, argwhere, bincount, bucketize, count_nonzero, histc, isin, nonzero,  # noqa: A004
                         searchsorted, unique, unique_consecutive)
 from .random import bernoulli, multinomial, normal, poisson
-from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk
+from .sorting import argsort, kthvalue, median, mode, msort, nanmedian, nanquantile, quantile, sort, topk
 from .copy import clone, contiguous, sum_to_size, to
 from .joining import (cat, chunk, concat, concatenate, split, split_with_sizes, stack, unbind, unsafe_chunk,
                       unsafe_split, unsafe_split_with_sizes)
@@ -43,6 +44,19 @@ from .shape import (broadcast_to, diagonal, expand, expand_as, flatten, flip, mo
 
 _methods.attach()
 _compiled.link_direct_formulas(REGISTRY)
+
+from .trig import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh,  # noqa: E402
+                   cosh, deg2rad, rad2deg, sinh)
+from .arithmetic import (addcdiv, addcmul, exp2, fix, frexp, greater, greater_equal, less, less_equal,  # noqa: E402
+                         dist, ldexp, log2, log10, nextafter, not_equal, positive, renorm)
+from ._methods import TOP_LEVEL_INPLACE as _TOP_LEVEL_INPLACE  # noqa: E402
+from .view_scatter import diagonal_scatter, select_scatter, slice_scatter  # noqa: E402
+from .cholesky import cholesky, cholesky_inverse, cholesky_solve, triangular_solve  # noqa: E402
+from .queries import (conj, get_device, is_conj, is_neg, is_nonzero, is_same_size, is_signed,  # noqa: E402
+                      resolve_conj, resolve_neg)
+
+# PyTorch's top-level in-place functions (``torch.exp_(x)`` is ``x.exp_()``): the Tensor methods themselves.
+globals().update({name: getattr(_tensor.Tensor, name) for name in _TOP_LEVEL_INPLACE})
 
 __all__ = sorted({op.name for op in REGISTRY.values() if op.public} | {
     "max", "min", "var", "std", "var_mean", "std_mean", "square", "diag", "narrow", "select", "einsum", "flatten",
@@ -57,11 +71,13 @@ from .indexing import (index_copy, index_fill, index_reduce, masked_scatter, put
                        take_along_dim)
 from .shape import repeat_interleave, tile, tril_indices, triu_indices  # noqa: E402
 from .joining import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, cartesian_prod,  # noqa: E402
-                      combinations, dstack, hstack, meshgrid, row_stack, vstack)
+                      combinations, dsplit, dstack, hsplit, hstack, meshgrid, row_stack, tensor_split, vsplit, vstack)
 from .linalg import (addbmm, addmm, addmv, addr, baddbmm, cdist, chain_matmul, cross, inner, kron, pdist,  # noqa: E402
                      logdet, matrix_power, slogdet, tensordot, vander, vdot)
 
-__all__ = sorted(set(__all__) | {
+__all__ = sorted(set(__all__) | set(_TOP_LEVEL_INPLACE) | set(trig.ALIASES) | set(arithmetic.ALIASES) | {
+    "frexp", "positive", *queries.__all__, "tensor_split", "hsplit", "vsplit", "dsplit", "ravel", "diagflat", "triangular_solve", "cov", "corrcoef", "quantile",
+    "nanquantile",
     "arctan2", "float_power", "allclose", "equal",
     "cummax", "cummin", "nanmean", "aminmax", "diff", "trapezoid",
     "as_strided", "as_strided_scatter", "fliplr", "flipud", "swapdims", "take_along_dim", "repeat_interleave", "tile",

@@ -26,7 +26,16 @@ from .pointwise import (abs, add, clamp, div, eq, floor_divide, ge, gt, le, lt, 
 from .shape import broadcast_to, expand, expanded_shape, flip, permute, repeat, reshape, shape_arg, transpose, view
 from .copy import sum_to_size, to
 
-__all__ = ["attach"]
+__all__ = ["attach", "TOP_LEVEL_INPLACE"]
+
+# PyTorch's top-level in-place functions (``torch.exp_(x)`` is ``x.exp_()``), which ops/__init__.py exports: the
+# Tensor methods themselves (``detach_``, which retrograd/__init__.py wraps for __torch_function__, is exported there).
+TOP_LEVEL_INPLACE = tuple("""
+    abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ as_strided_ asin_ asinh_ atan_ atanh_ ceil_ clamp_
+    clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ i0_
+    index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ resize_as_ round_ rsqrt_
+    sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_
+""".split())
 
 
 def _imag(self):
@@ -132,6 +141,9 @@ def attach() -> None:
                                           device if isinstance(device, str) else f"cuda:{device}")
     T.new_zeros, T.new_ones, T.new_empty, T.new_full = (_creation.new_zeros, _creation.new_ones,
                                                          _creation.new_empty, _creation.new_full)
+    T.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, requires_grad=False: \
+        _creation.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self._device,
+                                requires_grad=requires_grad)
     T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
     # Operators.
@@ -170,6 +182,14 @@ def attach() -> None:
         REGISTRY["div"] if rounding_mode is DIM_UNSET else REGISTRY["div_mode_none"] if rounding_mode is None
         else REGISTRY["div_rounding"], (self, other) if rounding_mode is DIM_UNSET else (self, other, rounding_mode))
     T.clip_ = T.clamp_
+    # PyTorch's alias names of in-place methods: the same methods.
+    T.absolute_, T.negative_, T.fix_ = T.abs_, T.neg_, T.trunc_
+    T.greater_, T.greater_equal_, T.less_, T.less_equal_, T.not_equal_ = T.gt_, T.ge_, T.lt_, T.le_, T.ne_
+    for alias, name in (("arccos", "acos"), ("arcsin", "asin"), ("arctan", "atan"), ("arccosh", "acosh"),
+                        ("arcsinh", "asinh"), ("arctanh", "atanh")):
+        setattr(T, f"{alias}_", getattr(T, f"{name}_"))
+    T.square_ = lambda self: T.pow_(self, 2)  # as PyTorch's: a PowBackward0 node
+    T.cumsum_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumsum"], (self, dim, dtype))
     T.arctan2_ = T.atan2_
     T.cumprod_ = lambda self, dim, *, dtype=None: apply_inplace(REGISTRY["cumprod"], (self, dim, dtype))
     T.copy_ = lambda self, src, non_blocking=False: apply_inplace(copy._copy.op, (self, src))

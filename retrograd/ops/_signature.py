@@ -38,6 +38,7 @@ OUT_OPS = frozenset("""
     logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp lt masked_select matmul maximum mean
     minimum mm mul mv nan_to_num nansum ne neg outer polygamma pow prod reciprocal remainder round rsqrt
     searchsorted sgn sigmoid sign signbit sin sinc sqrt stack sub sum tan tanh tril triu trunc vdot where xlogy
+    acos acosh addcdiv addcmul asin asinh atan atanh cosh deg2rad exp2 ldexp log10 log2 nextafter rad2deg sinh
 """.split())
 
 

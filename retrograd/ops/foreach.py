@@ -6,8 +6,7 @@ Note [Foreach ops]
 PyTorch's names, arguments and list checks; ``_foreach_<op>_`` calls the Tensor's in-place method
 on each and returns the list it was given. The other argument of a binary op is a scalar, a list
 of scalars, a list of tensors or a 0-dim tensor, as PyTorch's overloads. The in-place forms record
-what the per-tensor in-place op records, as PyTorch's (``MulBackward0``...), but ``addcmul_`` and
-``addcdiv_``, which are an ``add_`` here (``AddBackward0``, PyTorch's ``AddcmulBackward0``).
+what the per-tensor in-place op records, as PyTorch's (``MulBackward0``, ``AddcmulBackward0``...).
 
 An out-of-place form that records (grad mode on, an input that requires grad) records ONE node
 for the whole call, as PyTorch's: every output's ``grad_fn`` is that node, output ``i`` its
@@ -32,6 +31,7 @@ import inspect
 from .._errors import _internal_assert
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from . import arithmetic, trig  # noqa: F401 - their ops exist before the forms are built
 from . import pointwise, reduction
 from ._call import all_inference, record_outputs
 from ._declarations import REGISTRY, OpInfo, _camel, _node_class
@@ -375,7 +375,7 @@ def _addc(name, combine, inplace: bool):
         values = _scalars(value, len(tensors))
         if inplace:
             for t, a, b, v in zip(tensors, t1, t2, values):
-                t.add_(combine(a, b), alpha=v)
+                getattr(t, f"{name}_")(a, b, value=v)
             return self
 
         def compute():

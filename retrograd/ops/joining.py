@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 
+from .. import _dtype
 from .._size import ints
 from .._tensor import Tensor, _wrap_dim
 from ._declarations import defop, tensor_method
@@ -490,6 +491,90 @@ def _broadcast_shape(a, b):
                                f"dimension {i}")
         out.append(y if x == 1 else x)
     return tuple(out)
+
+
+# -- tensor_split and the NumPy-style splits --------------------------------------------------------------------
+def _split_points(input, indices_or_sections, d):
+    """The start of each piece of ``tensor_split`` along ``d``, and the end of the last."""
+    n = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t.dtype is not _dtype.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_dtype.scalar_type_name(t._data.dtype)}")
+        if t.dim() > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {t.dim()} dims")
+        indices_or_sections = t.tolist()  # a 0-d tensor: a number of sections
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(n, sections)  # the first ``extra`` pieces one element longer
+        starts = [k * size + min(k, extra) for k in range(sections)]
+        return starts, n
+    indices = [int(i) for i in indices_or_sections]
+    return [0] + indices, n
+
+
+@tensor_method
+def tensor_split(input, indices_or_sections, dim=0):
+    """Splits ``input`` along ``dim`` into views: ``sections`` pieces as equal as they can be, or at ``indices``.
+
+    Args:
+        input: the tensor (at least 1-d).
+        indices_or_sections: an int, the number of pieces (the first ``size % n`` one longer); or a sequence (or
+            an int64 tensor of at most 1 dim; a 0-d one is a number of sections) of indices to split before, as
+            NumPy's ``array_split``.
+        dim: the dim to split.
+
+    Returns:
+        A tuple of views of ``input`` (``SliceBackward0`` each).
+
+    Raises:
+        RuntimeError: a 0-d ``input``, a number of sections below 1, or an index tensor that is not int64 or has
+            more than 1 dim (PyTorch's errors).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.tensor_split(rg.arange(7), 3)
+        (tensor([0, 1, 2]), tensor([3, 4]), tensor([5, 6]))
+    """
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _wrap_dim(dim, input.dim())
+    starts, n = _split_points(input, indices_or_sections, d)
+    lead = (slice(None),) * d
+    pieces = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else n
+        start, end = min(max(start + n if start < 0 else start, 0), n), min(max(end + n if end < 0 else end, 0), n)
+        pieces.append(input[lead + (slice(start, max(start, end)),)])
+    return tuple(pieces)
+
+
+def _numpy_split(name, dim_of, least):
+    def split_fn(input, indices_or_sections):
+        if input.dim() < least:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor "
+                               f"with {input.dim()} dimensions!")
+        d = dim_of(input.dim())
+        if isinstance(indices_or_sections, int):
+            n = input.shape[d]
+            if indices_or_sections != 0 and n % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                                   f"dimension {n} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    split_fn.__name__ = split_fn.__qualname__ = name
+    where = {"hsplit": "dim 1 (dim 0 of a 1-d tensor)", "vsplit": "dim 0", "dsplit": "dim 2"}[name]
+    split_fn.__doc__ = (f"``tensor_split`` of ``input`` along {where}, as NumPy's ``{name}``: a number of "
+                        f"sections must divide that dim.")
+    return tensor_method(split_fn)
+
+
+hsplit = _numpy_split("hsplit", lambda ndim: 1 if ndim > 1 else 0, 1)
+vsplit = _numpy_split("vsplit", lambda ndim: 0, 2)
+dsplit = _numpy_split("dsplit", lambda ndim: 2, 3)
 
 
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------

@@ -1260,7 +1260,7 @@ leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
 elu = defop("elu", lambda xp, input, alpha=1.0, scale=1.0:
             (scale * xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0)))).astype(input.dtype,
                                                                                                  copy=False),
-            public=False,
+            public=False, inplace_node_name="EluBackward1",
             input=lambda grad, input, alpha, scale:
             where(input > 0, grad * scale, grad * (scale * alpha) * input.exp()))
 
@@ -1303,7 +1303,8 @@ hardswish = defop("hardswish", lambda xp, input: _cast(xp, input * xp.clip(input
                   public=False, input=_hardswish_grad)
 celu = defop("celu", lambda xp, input, alpha=1.0:
              _cast(xp, xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0) / alpha)), input),
-             public=False, input=lambda grad, input, alpha: where(input > 0, grad, grad * (input / alpha).exp()))
+             public=False, inplace_node_name="CeluBackward1",
+             input=lambda grad, input, alpha: where(input > 0, grad, grad * (input / alpha).exp()))
 
 
 def _mish_grad(grad, input):

@@ -245,13 +245,13 @@ exp = defop("exp", ufunc("exp", "input"), method=True, inplace=True, promote="fl
             input=op_call("mul", "grad", "result"))
 log = defop("log", ufunc("log", "input"), method=True, inplace=True, promote="float",
             input=op_call("div", "grad", "input"))
-log1p = defop("log1p", ufunc("log1p", "input"), method=True, promote="float",
+log1p = defop("log1p", ufunc("log1p", "input"), method=True, inplace=True, promote="float",
               input=lambda grad, input: grad / (input + 1))
-expm1 = defop("expm1", ufunc("expm1", "input"), method=True, promote="float",
+expm1 = defop("expm1", ufunc("expm1", "input"), method=True, inplace=True, promote="float",
               input=lambda grad, result: grad * (result + 1))
 sqrt = defop("sqrt", ufunc("sqrt", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, result: grad / (result * 2))
-rsqrt = defop("rsqrt", lambda xp, input: 1 / xp.sqrt(input), method=True, promote="float",
+rsqrt = defop("rsqrt", lambda xp, input: 1 / xp.sqrt(input), method=True, inplace=True, promote="float",
               input=lambda grad, result: grad * result ** 3 * -0.5)
 reciprocal = defop("reciprocal", lambda xp, input: xp.reciprocal(input.astype(xp.result_type(input, 1.0))),
                    method=True, inplace=True, promote="float",
@@ -262,7 +262,7 @@ sin = defop("sin", ufunc("sin", "input"), method=True, inplace=True, promote="fl
             input=lambda grad, input: grad * input.cos())
 cos = defop("cos", ufunc("cos", "input"), method=True, inplace=True, promote="float",
             input=lambda grad, input: -grad * input.sin())
-tan = defop("tan", ufunc("tan", "input"), method=True, promote="float",
+tan = defop("tan", ufunc("tan", "input"), method=True, inplace=True, promote="float",
             input=lambda grad, result: grad * (result * result + 1))
 # tanh and sigmoid have their own backward ops, as in PyTorch (TanhBackward0 runs tanh_backward):
 # under create_graph, one recorded op instead of three for the first derivative.
@@ -335,7 +335,7 @@ relu = defop("relu", _relu, method=True, inplace=True,  # zero gradient at 0, as
              input=op_call("threshold_backward", "grad", "result"))
 abs = defop("abs", ufunc("abs", "input"), method=True, inplace=True,  # noqa: A001
             input=lambda grad, input: grad * input.sign())
-sign = defop("sign", ufunc("sign", "input"), method=True,
+sign = defop("sign", ufunc("sign", "input"), method=True, inplace=True,
              input=lambda grad: grad * 0)  # piecewise constant: zero gradient, as PyTorch
 
 
@@ -448,7 +448,7 @@ def _remainder(xp, input, other):
     return xp.remainder(input, other)
 
 
-floor_divide = defop("floor_divide", _floor_divide, method=True,
+floor_divide = defop("floor_divide", _floor_divide, method=True, inplace=True,
                      promote="binary")
 remainder = defop("remainder", _remainder, method=True, inplace=True, promote="binary",
                   node_names={"RemainderBackward1": lambda other: isinstance(other, Tensor)},

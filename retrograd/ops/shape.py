@@ -708,9 +708,9 @@ def _neg_shifts(shifts):
 
 
 roll = defop("roll", _roll, method=True, input=lambda grad, shifts, dims: grad.roll(_neg_shifts(shifts), dims))
-tril = defop("tril", lambda xp, input, diagonal=0: xp.tril(input, diagonal), method=True,
+tril = defop("tril", lambda xp, input, diagonal=0: xp.tril(input, diagonal), method=True, inplace=True,
              input=lambda grad, diagonal: grad.tril(diagonal))
-triu = defop("triu", lambda xp, input, diagonal=0: xp.triu(input, diagonal), method=True,
+triu = defop("triu", lambda xp, input, diagonal=0: xp.triu(input, diagonal), method=True, inplace=True,
              input=lambda grad, diagonal: grad.triu(diagonal))
 
 

@@ -7,9 +7,9 @@ the largest value, as PyTorch's CPU kernels order them.
 """
 from __future__ import annotations
 
-from .. import return_types
+from .. import _dtype, return_types
 from .._creation import zeros
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ._declarations import defop, tensor_method
 from .pointwise import where
 from .reduction import _evenly_distribute
@@ -267,6 +267,108 @@ def mode(input, dim=-1, keepdim=False):
     return return_types.mode(*_mode_op(input, dim, keepdim))
 
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
+# -- quantile, nanquantile ------------------------------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(input, q, interpolation):
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if isinstance(q, Tensor) and q.dim() > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor) and q.dtype is not input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    values = q.reshape(-1).tolist() if isinstance(q, Tensor) else [q]
+    for v in values:
+        if not 0 <= v <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v:g}")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    """PyTorch's quantile: the sorted values along ``dim`` (all of them for None), each q's fractional rank among
+    them, and the values at the ranks around it, interpolated (``lerp_``: LerpBackward1, as PyTorch's)."""
+    _quantile_checks(input, q, interpolation)
+    scalar_q = not isinstance(q, Tensor) or q.dim() == 0
+    qs = (q if isinstance(q, Tensor) else input.new_tensor(q)).reshape(-1)
+    if dim is None:
+        flat = input.reshape(-1)
+        reduced = (1,) * input.dim() if keepdim else ()
+    else:
+        d = _wrap_dim(dim, input.dim())
+        flat = input if d == input.dim() - 1 else input.unsqueeze(-1).transpose(d, -1)
+        reduced = tuple(1 if k == d else n for k, n in enumerate(input.shape)) if keepdim else tuple(
+            n for k, n in enumerate(input.shape) if k != d)
+    ordered = sort(flat, -1).values.reshape(reduced + (flat.shape[-1],))
+    nans = ordered.isnan()
+    if ignore_nan:
+        counts = nans.logical_not().sum(-1, keepdim=True)
+    else:
+        counts = zeros(reduced + (1,), dtype=_dtype.int64) + ordered.shape[-1]
+    ranks = qs * (counts - 1)
+    if not ignore_nan:  # a NaN anywhere: the last (NaN) value
+        ranks = ranks.masked_fill(nans.any(-1, keepdim=True), ordered.shape[-1] - 1)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    ranks = ranks.clamp(min=0)  # a row of only NaNs: rank -q, as PyTorch's, read as 0
+    below = ranks.long()
+    values = ordered.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = ranks.new_full(tuple(ranks.shape), 0.5) if interpolation == "midpoint" else ranks - below
+        values.lerp_(ordered.gather(-1, ranks.ceil().long()), weights)
+    if scalar_q:
+        return values.squeeze(-1)
+    return values.unsqueeze(0).transpose(0, -1).squeeze(-1)
+
+
+@tensor_method
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-th quantiles of ``input`` along ``dim`` (of all its elements for None).
+
+    Args:
+        input: a float32 or float64 tensor.
+        q: a number in [0, 1], or a 0-d or 1-D tensor of them, of ``input``'s dtype.
+        dim: the dim to reduce, or None.
+        keepdim: keep ``dim`` with size 1.
+        interpolation: between the two values around a quantile: 'linear', 'lower', 'higher', 'midpoint' or
+            'nearest'.
+
+    Returns:
+        The quantiles: ``input``'s reduced shape, after a leading dim of ``len(q)`` for a 1-D ``q``. A row holding
+        NaN gives NaN.
+
+    Raises:
+        RuntimeError: an empty or integer ``input``, ``q`` outside [0, 1] or of another dtype or more than 1 dim,
+            an unknown interpolation (PyTorch's errors).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.quantile(rg.tensor([1., 2., 3., 4.]), 0.5)
+        tensor(2.5000)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+@tensor_method
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaN values: as if they were not there (NaN for a row of only NaN).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nanquantile(rg.tensor([1., float("nan"), 3.]), 0.5)
+        tensor(2.)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
 from ._declarations import REDUCED_FROM_BACKWARD, defjvp  # noqa: E402
 from .reduction import _gather_reduced  # noqa: E402
 

@@ -14,7 +14,8 @@ import scipy.special
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._declarations import defop, tensor_method
+from ._declarations import REGISTRY, defop, tensor_method
+from ._inplace import apply_inplace
 from .pointwise import add_scalar, mul_scalar, where
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -72,6 +73,60 @@ polygamma = defop("polygamma", _polygamma, promote="float", tensor_args=("input"
 def _polygamma_method(self, n):
     """``polygamma(n, self)``: the ``n``-th derivative of the digamma function."""
     return polygamma(n, self)
+
+
+# ``x.polygamma_(n)``: the input first, as PyTorch's in-place form, recorded as its PolygammaBackward1.
+_polygamma_inplace = defop("polygamma_", lambda xp, input, n: _polygamma(xp, n, input), public=False,
+                           promote="float", node_name="PolygammaBackward1",
+                           input=lambda grad, input, n: grad * polygamma(n + 1, input))
+
+
+@tensor_method
+def polygamma_(self, n):
+    """In-place version of ``polygamma``: ``self`` becomes ``polygamma(n, self)``."""
+    return apply_inplace(REGISTRY["polygamma_"], (self, n))
+
+
+# -- the multivariate log-gamma function -----------------------------------------------------------------------
+def _mvlgamma(xp, input, p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    kernels = _kernels(xp)
+    x = input.astype(xp.result_type(input, xp.float32), copy=False)
+    out = kernels.gammaln(x)
+    for i in range(1, p):
+        out = out + kernels.gammaln(x - i / 2)
+    return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def _mvlgamma_backward(grad, input, p):
+    total = digamma(input)
+    for i in range(1, p):
+        total = total + digamma(input - i / 2)
+    return grad * total
+
+
+mvlgamma = defop("mvlgamma", _mvlgamma, method=True, inplace=True, promote="float", input=_mvlgamma_backward,
+                 doc="""The multivariate log-gamma function of dimension ``p`` of each element of ``input``.
+
+    ``sum(lgamma(input - i / 2) for i in range(p)) + p * (p - 1) / 4 * log(pi)``.
+
+    Args:
+        input: the tensor (defined for elements above ``(p - 1) / 2``; below, as PyTorch's, the sum of
+            ``log|gamma|``, and ``inf`` at the poles).
+        p: the dimension (at least 1).
+
+    Returns:
+        A new tensor of ``input``'s shape (integers give the default float dtype).
+
+    Raises:
+        RuntimeError: ``p < 1`` (PyTorch's error).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.mvlgamma(rg.tensor([2.5, 3.]), 2)
+        tensor([0.8570, 1.5502])
+    """)
 
 
 # -- regularized incomplete gamma functions ------------------------------------------------------
@@ -221,6 +276,6 @@ xlog1py = defop("special_xlog1py", lambda xp, input, other: _kernels(xp).xlog1py
 # -- forward derivatives (Note [Forward derivatives]) ---------------------------------------------------
 from ._declarations import FROM_BACKWARD, defjvp  # noqa: E402
 
-defjvp(FROM_BACKWARD, "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "xlogy", "logit", "special_ndtri",
+defjvp(FROM_BACKWARD, "polygamma_", "mvlgamma", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "xlogy", "logit", "special_ndtri",
        "special_log_ndtr", "i0", "special_i1", "special_entr", "sinc", "special_i0e", "special_i1e", "special_erfcx",
        "special_xlog1py")

@@ -190,11 +190,13 @@ PYTORCH_ONLY = {
     "embedding_bag": {"result2", "result3", "scale_grad_by_freq", "sparse", "weight_sym_argsize_0"},
     "rrelu_with_noise": {"lower", "noise", "training", "upper"},
     "take": {"self"},  # the backward needs only its shape, as gather's
+    "frexp": {"exponent"}, "triangular_solve": {"solution"},  # retrograd's formulas read them from the result
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
 SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"},
                       **{op: {"alpha", "beta"} for op in ("addmm", "addmv", "baddbmm", "addr")},
-                      "addbmm": {"alpha", "beta", "batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"}}
+                      "addbmm": {"alpha", "beta", "batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"},
+                      "ldexp": {"result"}}
 # Names both save, with other values: retrograd's op does it in other steps (indexing keeps NumPy
 # indices, max_pool2d its resolved stride, nll_loss a 1-d target).
 OTHER_VALUES = {"index": {"indices", "self_sym_sizes"}, "index_put": {"indices"}, "max_pool2d_with_indices": {"stride"},

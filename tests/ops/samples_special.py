@@ -79,3 +79,17 @@ for _name in ("igamma", "igammac"):
         Sample(lambda m, a, x, n=_name: getattr(a, n)(x), Const(_A_POS), _X_POS[0], ref=_ref, note="broadcasting"),
         Sample(lambda m, a, x, n=_name: getattr(m.special, "gammainc" if n == "igamma" else "gammaincc")(a, x),
                Const(np.array(2.0)), np.array(1.3), ref=_ref, note="0-d, the torch.special name"))
+add("polygamma_",  # x.polygamma_(n), PyTorch's PolygammaBackward1; on a copy, which requires grad
+    Sample(lambda m, x: (x * 1).polygamma_(1), P(2, 3), ref=lambda x: sp.polygamma(1, x)),
+    Sample(lambda m, x: (x * 1).polygamma_(0), nc(P(3)), ref=sp.psi, note="n = 0, non-contiguous"))
+_gammaln_sum = lambda x, p: sum(sp.gammaln(x - i / 2) for i in range(p)) + p * (p - 1) / 4 * np.log(np.pi)  # noqa: E731
+add("mvlgamma",
+    Sample(lambda m, x: m.mvlgamma(x, 2), A(2, 3, low=0.7, high=3.), ref=lambda x: _gammaln_sum(x, 2)),
+    Sample(lambda m, x: x.mvlgamma(p=3), nc(A(3, low=1.2, high=3.)), ref=lambda x: _gammaln_sum(x, 3),
+           note="method, non-contiguous"),
+    Sample(lambda m, x: m.special.multigammaln(x, 1), A(low=0.5, high=3.), ref=lambda x: _gammaln_sum(x, 1),
+           note="special.multigammaln, p = 1 is lgamma, 0-d"),
+    Sample(lambda m, x: (x * 1).mvlgamma_(2), A(2, low=0.7, high=3.), ref=lambda x: _gammaln_sum(x, 2),
+           note="in place"),
+    Sample(lambda m, x: m.mvlgamma(x, 2), I(5, 3, low=1), ref=lambda x: _gammaln_sum(x, 2).astype(np.float32),
+           note="integers give float32"))

@@ -43,6 +43,11 @@ UNMATCHED = {
                      "DivBackward1)" for i in range(2)},
     **{f"kron-{i}": "kron ends in a reshape here; PyTorch's in an _unsafe_view" for i in range(4)},
     "diff-3": "diff(n=0) is clone() here; PyTorch copies into a new tensor (CopyBackwards)",
+    **{f"{name}-{i}": "PyTorch's quantile squeezes its result in place (squeeze_: SqueezeBackward4); retrograd "
+                      "squeezes out of place (SqueezeBackward1)" for name, n in (("quantile", 5), ("nanquantile", 3))
+       for i in range(n)},
+    "pairwise_distance-0": "nn.functional.pairwise_distance ends in linalg.vector_norm here (LinalgVectorNormBackward0); "
+                           "PyTorch's in the legacy norm overload (NormBackward1)",
 }
 
 
