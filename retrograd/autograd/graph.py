@@ -26,6 +26,7 @@ from __future__ import annotations
 import abc
 import itertools
 import sys
+import threading
 from collections import namedtuple
 
 from .. import _dtype
@@ -135,6 +136,9 @@ class NodeExtras:
         self.pre_hooks = self.post_hooks = self.tensor_pre_hooks = self.retains_grad_hooks = self.metadata = None
 
 
+_EXTRAS_LOCK = threading.Lock()  # makes a node's NodeExtras: See _NodeBase._made_extras
+
+
 def _extras_field(name: str, doc: str) -> property:
     """A node's ``_<name>`` read through its NodeExtras: None while it has none, made on the first value set."""
 
@@ -143,12 +147,8 @@ def _extras_field(name: str, doc: str) -> property:
         return None if extras is None else getattr(extras, name)
 
     def set_(node, value):
-        extras = node._extras
-        if extras is None:
-            if value is None:
-                return
-            extras = node._extras = NodeExtras()
-        setattr(extras, name, value)
+        if value is not None or node._extras is not None:
+            setattr(node._made_extras(), name, value)
 
     return property(get, set_, doc=doc)
 
@@ -200,10 +200,17 @@ class _NodeBase:
     _metadata = _extras_field("metadata", "The dict of ``metadata``, or None before it is first read.")
 
     def _made_extras(self) -> NodeExtras:
-        """The node's NodeExtras, made on demand: See Note [A node's hooks and metadata]."""
+        """The node's NodeExtras, made on demand: See Note [A node's hooks and metadata].
+
+        Made under a lock, so that two threads registering different kinds of hooks on a fresh node
+        at once do not each make one and lose the other's (once made, it is only read here).
+        """
         extras = self._extras
         if extras is None:
-            extras = self._extras = NodeExtras()
+            with _EXTRAS_LOCK:
+                extras = self._extras
+                if extras is None:
+                    extras = self._extras = NodeExtras()
         return extras
 
     def apply(self, grads):
