@@ -385,10 +385,7 @@ class Tensor:
                 t._grad = grad.clone() if t._grad is None else t._grad + grad
             return grad
 
-        fn = self._node
-        if fn._retains_grad_hooks is None:
-            fn._retains_grad_hooks = {}
-        fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
+        self._node._made_retains_grad_hooks()[self._output_nr] = retain_grad_hook
         self._retains_grad = True
 
     def detach(self):

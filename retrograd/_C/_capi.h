@@ -143,12 +143,10 @@ static const char *const tensor_fields[T_COUNT] = {
     "_data", "_device", "_requires_grad", "_node", "_output_nr", "_vc", "_base", "_grad", "_grad_accumulator",
     "_hooks", "_retains_grad", "_view_version", "_view_fn", "_view_creation"};
 
-/* The slots Node.__init__ (autograd/graph.py) sets, by name. */
-enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_PRE_HOOKS, N_POST_HOOKS, N_TENSOR_PRE_HOOKS,
-       N_RETAINS_GRAD_HOOKS, N_METADATA, N_COUNT };
-static const char *const node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_pre_hooks",
-                                                 "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks",
-                                                 "_metadata"};
+/* The slots Node.__init__ (autograd/graph.py) sets, by name; _extras is None or a NodeExtras
+ * (Note [A node's hooks and metadata] in autograd/graph.py). */
+enum { N_NEXT_EDGES, N_SEQUENCE_NR, N_INPUT_METADATA, N_EXTRAS, N_COUNT };
+static const char *const node_fields[N_COUNT] = {"next_edges", "sequence_nr", "input_metadata", "_extras"};
 
 /* SavedTensor's slots (autograd/saved_variable.py) that the modules set or read, by name. */
 enum { ST_ARRAY, ST_PACKED, ST_RELEASED, ST_VERSION_COUNTER, ST_SAVED_VERSION, ST_EDGE_NODE, ST_OUTPUT_NR,
@@ -328,7 +326,7 @@ read_slot_py(PyObject *module, PyObject *args)
 }
 
 /* The fields Node.__init__ sets, on a node made by tp_alloc (`off` of node_fields): its
- * edges, sequence number and input metadata (left unset when NULL), no hooks, no metadata. */
+ * edges, sequence number and input metadata (left unset when NULL), no hooks or metadata (_extras None). */
 static inline void
 set_node_fields(PyObject *node, const Py_ssize_t *off, PyObject *next_edges, PyObject *sequence_nr, PyObject *metas)
 {
@@ -336,11 +334,7 @@ set_node_fields(PyObject *node, const Py_ssize_t *off, PyObject *next_edges, PyO
     set_slot(node, off[N_SEQUENCE_NR], sequence_nr);
     if (metas != NULL)
         set_slot(node, off[N_INPUT_METADATA], metas);
-    set_slot(node, off[N_PRE_HOOKS], Py_None);
-    set_slot(node, off[N_POST_HOOKS], Py_None);
-    set_slot(node, off[N_TENSOR_PRE_HOOKS], Py_None);
-    set_slot(node, off[N_RETAINS_GRAD_HOOKS], Py_None);
-    set_slot(node, off[N_METADATA], Py_None);
+    set_slot(node, off[N_EXTRAS], Py_None);
 }
 
 /* For a declared shortcut `entry` = (what, with, n, when): a formula's direct form in the

@@ -32,7 +32,7 @@ def namespace() -> types.SimpleNamespace:
         # the tensor and the graph
         Tensor=_tensor.Tensor, Parameter=parameter.Parameter, VersionCounter=_tensor.VersionCounter, cpu=cpu,
         gradient_edge=variable.gradient_edge, accumulator_lock=variable.accumulator_lock,
-        Node=graph._NodeBase, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=accumulate_grad.AccumulateGrad,
+        Node=graph._NodeBase, NodeExtras=graph.NodeExtras, Edge=graph.Edge, GraphRoot=graph.GraphRoot, AccumulateGrad=accumulate_grad.AccumulateGrad,
         SavedTensor=saved_variable.SavedTensor, saved_hooks_state=graph._saved_hooks_state,
         next_sequence_nr=graph._next_sequence_nr, MAX_SEQUENCE_NR=graph.MAX_SEQUENCE_NR, node_name=graph.node_name,
         validate_outputs=graph.validate_outputs, call_post_hooks=graph.call_post_hooks, grad_state=grad_mode.state, Anomaly=anomaly_mode._Anomaly,

@@ -62,7 +62,7 @@
 /* What configure(ns) binds: the Python classes, functions and values the loop works with, each
  * by the name of its attribute in the namespace that retrograd/_C/_configure.py builds. */
 static PyTypeObject *Node_type, *Tensor_type, *Parameter_type, *AccumulateGrad_type, *OpNode_type, *SavedTensor_type,
-    *ReadyQueue_type, *Edge_type;
+    *ReadyQueue_type, *Edge_type, *NodeExtras_type;
 static PyObject *heappush_fn, *heappop_fn, *task_kind, *numpy_module;
 static PyObject *InputBuffer_cls, *cpu_device, *grad_state, *Anomaly_cls, *Observation_cls, *worker_state;
 static PyObject *validate_outputs_fn, *node_name_fn, *opnode_release_fn, *node_release_fn, *call_post_hooks_fn;
@@ -74,6 +74,7 @@ static ThreadLocal grad_tl, worker_tl;  /* grad_state and worker_state: see Thre
 
 static const Binding bindings[] = {
     {"Node", (PyObject **)&Node_type, BIND_TYPE},
+    {"NodeExtras", (PyObject **)&NodeExtras_type, BIND_TYPE},
     {"Tensor", (PyObject **)&Tensor_type, BIND_TYPE},
     {"Parameter", (PyObject **)&Parameter_type, BIND_TYPE},
     {"AccumulateGrad", (PyObject **)&AccumulateGrad_type, BIND_TYPE},
@@ -116,6 +117,11 @@ static Py_ssize_t opnode_off[1];
 enum { IB_BUFFER, IB_OWNED, IB_DEVICE, IB_COUNT };
 static const char *const ib_fields[IB_COUNT] = {"buffer", "owned", "device"};
 static Py_ssize_t ib_off[IB_COUNT];
+/* NodeExtras's slots: a node's hooks and metadata (Note [A node's hooks and metadata] in autograd/graph.py). */
+enum { EX_PRE_HOOKS, EX_POST_HOOKS, EX_TENSOR_PRE_HOOKS, EX_RETAINS_GRAD_HOOKS, EX_COUNT };
+static const char *const extras_fields[EX_COUNT] = {"pre_hooks", "post_hooks", "tensor_pre_hooks",
+                                                    "retains_grad_hooks"};
+static Py_ssize_t ex_off[EX_COUNT];
 static const char *const root_fields[] = {"outputs"};
 static Py_ssize_t root_off[1];
 static const char *const vc_fields[] = {"version"};
@@ -131,6 +137,7 @@ static Py_ssize_t vc_off[1];
 
 static const FieldTable field_tables[] = {
     {"Node", node_fields, N_COUNT, n_off},
+    {"NodeExtras", extras_fields, EX_COUNT, ex_off},
     {"Tensor", tensor_fields, T_COUNT, t_off},
     {"SavedTensor", st_fields, ST_COUNT, st_off},
     {"AccumulateGrad", acc_fields, ACC_COUNT, acc_off},
@@ -445,12 +452,17 @@ handled(PyObject *node, int keep_graph)
         if (plain <= 0)
             return plain;
     }
-    PyObject *edges = slot(node, n_off[N_NEXT_EDGES]);
-    PyObject *tph = slot(node, n_off[N_TENSOR_PRE_HOOKS]), *rgh = slot(node, n_off[N_RETAINS_GRAD_HOOKS]);
-    PyObject *pre = slot(node, n_off[N_PRE_HOOKS]), *post = slot(node, n_off[N_POST_HOOKS]);
-    if (edges == NULL || !PyTuple_CheckExact(edges) || tph != Py_None || rgh != Py_None ||
-        pre == NULL || !no_hooks(pre) || post == NULL || !no_hooks(post))
+    PyObject *edges = slot(node, n_off[N_NEXT_EDGES]), *extras = slot(node, n_off[N_EXTRAS]);
+    if (edges == NULL || !PyTuple_CheckExact(edges) || extras == NULL)
         return 0;
+    if (extras != Py_None) {  /* hooks or metadata: runs here if it has no hooks, metadata alone */
+        if (Py_TYPE(extras) != NodeExtras_type)
+            return 0;
+        PyObject *tph = slot(extras, ex_off[EX_TENSOR_PRE_HOOKS]), *rgh = slot(extras, ex_off[EX_RETAINS_GRAD_HOOKS]);
+        PyObject *pre = slot(extras, ex_off[EX_PRE_HOOKS]), *post = slot(extras, ex_off[EX_POST_HOOKS]);
+        if (tph != Py_None || rgh != Py_None || pre == NULL || !no_hooks(pre) || post == NULL || !no_hooks(post))
+            return 0;
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(edges); i++) {  /* edges the routing reads as it is */
         PyObject *edge = PyTuple_GET_ITEM(edges, i);
         if (edge != Py_None && (!PyTuple_Check(edge) || PyTuple_GET_SIZE(edge) != 2 ||
@@ -464,6 +476,26 @@ handled(PyObject *node, int keep_graph)
             return r < 0 ? -1 : 0;
     }
     return 1;
+}
+
+/* Whether call_function would run post-hooks after the node: `extras = node._extras; extras is not
+ * None and extras.post_hooks` (1, 0, or -1 on error). */
+static int
+has_post_hooks(PyObject *node)
+{
+    PyObject *extras = slot(node, n_off[N_EXTRAS]);
+    if (extras == NULL || extras == Py_None)
+        return 0;
+    if (Py_TYPE(extras) == NodeExtras_type) {
+        PyObject *post = slot(extras, ex_off[EX_POST_HOOKS]);
+        return post == NULL || no_hooks(post) ? 0 : PyObject_IsTrue(post);
+    }
+    PyObject *post = PyObject_GetAttrString(extras, "post_hooks");  /* something else set there: read it so */
+    if (post == NULL)
+        return -1;
+    int r = PyObject_IsTrue(post);
+    Py_DECREF(post);
+    return r;
 }
 
 /* Passes the pending exception to graph_task.set_exception(exc, node), as the Python
@@ -1598,25 +1630,22 @@ run_task(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         /* post-hooks registered while the node ran (handled() saw none before): call_function runs them with no
          * grad_outputs, as PyTorch does */
-        PyObject *post = slot(node, n_off[N_POST_HOOKS]);
-        if (post != NULL && !no_hooks(post)) {
-            int nonempty = PyObject_IsTrue(post);
-            if (nonempty < 0)
+        int post_hooks = has_post_hooks(node);
+        if (post_hooks < 0)
+            goto node_error;
+        if (post_hooks) {
+            PyObject *none = PyTuple_New(0);
+            if (none == NULL)
                 goto node_error;
-            if (nonempty) {
-                PyObject *none = PyTuple_New(0);
-                if (none == NULL)
+            PyObject *hooked = PyObject_CallFunctionObjArgs(call_post_hooks_fn, node, outputs, none, NULL);
+            Py_DECREF(none);
+            if (hooked == NULL)
+                goto node_error;
+            Py_SETREF(outputs, hooked);
+            if (!PyList_CheckExact(outputs)) {
+                Py_SETREF(outputs, PySequence_List(outputs));
+                if (outputs == NULL)
                     goto node_error;
-                PyObject *hooked = PyObject_CallFunctionObjArgs(call_post_hooks_fn, node, outputs, none, NULL);
-                Py_DECREF(none);
-                if (hooked == NULL)
-                    goto node_error;
-                Py_SETREF(outputs, hooked);
-                if (!PyList_CheckExact(outputs)) {
-                    Py_SETREF(outputs, PySequence_List(outputs));
-                    if (outputs == NULL)
-                        goto node_error;
-                }
             }
         }
         if (!keep_graph && release_variables(node) < 0)

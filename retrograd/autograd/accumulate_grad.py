@@ -51,7 +51,8 @@ class AccumulateGrad(Node):
         if var._node is not None:
             raise RuntimeError("leaf variable has been moved into the graph interior")
         with self.lock:
-            accumulate_grad(var, grad, 1 + (self._post_hooks is not None))
+            extras = self._extras  # the engine keeps the gradients a post-hook is to see
+            accumulate_grad(var, grad, 1 + (extras is not None and extras.post_hooks is not None))
             hooks = var._post_accumulate_grad_hooks
             if hooks:
                 call_post_accumulate_grad_hooks(var, hooks)

@@ -412,13 +412,17 @@ class Engine(EngineThreads):
             prev_checkpoint_valid = local.checkpoint_valid
             local.checkpoint_valid = False
         try:
-            if node._tensor_pre_hooks is not None or node._retains_grad_hooks is not None or node._leaf_hooks:
+            extras = node._extras  # each kind read at its turn: See Note [A node's hooks and metadata] in graph.py
+            if extras is not None and (extras.tensor_pre_hooks is not None or extras.retains_grad_hooks is not None) \
+                    or node._leaf_hooks:
                 grads = call_tensor_pre_hooks(node, grads, graph_task)
-            if node._pre_hooks:
+                extras = node._extras
+            if extras is not None and extras.pre_hooks:
                 grads = call_pre_hooks(node, grads)
             if not graph_task.keep_graph and node._will_release:
                 node.will_release_variables()
-            had_post_hooks = bool(node._post_hooks)
+            extras = node._extras
+            had_post_hooks = extras is not None and bool(extras.post_hooks)
             if had_post_hooks:
                 inputs = tuple(grads)
                 grads = list(grads)
@@ -429,7 +433,9 @@ class Engine(EngineThreads):
         finally:
             if pruned:
                 local.checkpoint_valid = prev_checkpoint_valid
-        if node._post_hooks:  # also the hooks registered while the node ran: as in PyTorch, they get no grad_outputs
+        extras = node._extras
+        if extras is not None and extras.post_hooks:  # also those registered while the node ran: as in PyTorch,
+            # they get no grad_outputs
             outputs = call_post_hooks(node, outputs, inputs if had_post_hooks else ())
         return outputs
 

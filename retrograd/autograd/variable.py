@@ -112,14 +112,13 @@ def move_retains_grad(tensor, old_fn, old_nr: int) -> None:
     """
     if not tensor._retains_grad or old_fn is None or old_fn is tensor._node:
         return
-    hooks = old_fn._retains_grad_hooks
+    extras = old_fn._extras
+    hooks = None if extras is None else extras.retains_grad_hooks
     hook = hooks.pop(old_nr, None) if hooks else None
     new_fn = tensor._node
     if hook is None or new_fn is None:
         return
-    if new_fn._retains_grad_hooks is None:
-        new_fn._retains_grad_hooks = {}
-    new_fn._retains_grad_hooks[tensor._output_nr] = hook
+    new_fn._made_retains_grad_hooks()[tensor._output_nr] = hook
 
 
 # -- views ----------------------------------------------------------------------------------------

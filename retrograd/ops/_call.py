@@ -519,8 +519,7 @@ def _make_node(op, args, vals, inplace):
     keep = cls.edge_formulas
     node.next_edges = tuple(edges) if keep is None else tuple(edges[k] for k in keep)
     node.sequence_nr = _next_sequence_nr()
-    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None
-    node._metadata = None
+    node._extras = None  # See Note [A node's hooks and metadata] in autograd/graph.py
     if _Anomaly.enabled:
         record_forward_trace(node)
     names = op.all_saves if all(needed) else dict.fromkeys(

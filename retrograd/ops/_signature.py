@@ -309,8 +309,7 @@ def build_fast_call(op, public_params, names, env, out=False):
                       f"        node.next_edges = ({kept}{',' if len(keep) == 1 else ''})"]
         lines += ["    else:", f"        node.next_edges = {all_edges}"]
     lines += ["    node.sequence_nr = _seq()",
-              "    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad_hooks = None",
-              "    node._metadata = None",
+              "    node._extras = None",
               "    if _Anomaly.enabled:",
               "        _record_trace(node)",
               "    node.input_metadata = ((out.shape, out.dtype, None if device is _cpu else device),)"]
