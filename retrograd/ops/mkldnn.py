@@ -11,9 +11,11 @@ copy made by ``to_mkldnn``). What differs from a strided tensor is what may be d
 - Ops. Every call of a public op with an MKL-DNN argument reaches ``MkldnnTensor.__torch_function__``
   (the C op call declines subclasses: Note [Where __torch_function__ is checked]), which looks the
   op up in ``MKLDNN_OPS`` (ops/_mkldnn_ops.py, written by scripts/mkldnn_op_table.py from what
-  PyTorch does with MKL-DNN float32 inputs): an op PyTorch refuses raises PyTorch's error; one it
-  runs runs on the arrays, its Tensor results made MKL-DNN where PyTorch's are. Plain tensors never
-  come here, so they pay nothing for the layout.
+  PyTorch does with MKL-DNN float32 inputs on the op sweep's samples): an op PyTorch refuses raises
+  PyTorch's error; one it runs runs on the arrays, its Tensor results made MKL-DNN where PyTorch's
+  are, and refuses strided tensors among its arguments where PyTorch's kernel does. An in-place
+  method follows its op; a name the table lacks (a Tensor method that is no op) runs as on a strided
+  tensor. Plain tensors never come here, so they pay nothing for the layout.
 - The methods that read memory are refused as PyTorch refuses them (``view``, indexing, ``numpy``,
   ``tolist``, ``item``, ``data_ptr``), and ``stride()`` is PyTorch's placeholder, ``(1, 0, ...)``.
 - retrograd's own code (formulas, gradcheck) reads the array, as PyTorch's C++ reads the buffer:
@@ -23,8 +25,16 @@ copy made by ``to_mkldnn``). What differs from a strided tensor is what may be d
   its leaf's layout: where an op's formula gave a strided gradient to an MKL-DNN leaf, ``.grad``
   gives it the leaf's class (sharing the array), as PyTorch's engine would have required it.
 
-One difference remains: ``type(x)`` of an MKL-DNN tensor is ``MkldnnTensor`` where PyTorch's is
-``torch.Tensor`` (``isinstance(x, retrograd.Tensor)`` holds, and ``x.layout`` says which it is).
+Where it differs from PyTorch (tests/test_mkldnn_layout.py pins the ops of the table that differ):
+- ``type(x)`` is ``MkldnnTensor`` where PyTorch's is ``torch.Tensor`` (``isinstance(x, retrograd.Tensor)``
+  holds, and ``x.layout`` says which it is);
+- the table has one verdict per op, not per overload: PyTorch's ``sum()`` and ``sum(dim)`` refuse an
+  MKL-DNN tensor with two messages, retrograd's with the one its samples met; a Python number among
+  the arguments is taken where some of PyTorch's kernels refuse it (``x + 1``, not ``x * 2``);
+- a function composed of other public ops (``nn.functional.conv2d``, ``kron``, ``diff``...) reaches the
+  table under the names of those ops, where PyTorch's is an op of its own;
+- the ``*_like`` factories and ``copy_`` into a strided tensor take an MKL-DNN argument, which
+  PyTorch's refuse; a hook on an MKL-DNN tensor that is not a leaf may see a strided gradient.
 """
 from __future__ import annotations
 
@@ -40,8 +50,8 @@ __all__ = ["MkldnnTensor", "to_mkldnn", "to_dense"]
 
 # The dtypes an MKL-DNN tensor may have (PyTorch's dense_to_mkldnn), as NumPy dtypes.
 _MKLDNN_DTYPES = frozenset(d.np for d in (_dtype.float32, _dtype.bfloat16, _dtype.float16, _dtype.uint8, _dtype.int8))
-_NO_KERNEL = ("Could not run '{}' with arguments from the 'MkldnnCPU' backend. retrograd's MKL-DNN layout runs the "
-              "ops PyTorch's MKL-DNN kernels run; call to_dense() first.")
+_NO_KERNEL_HINT = (" retrograd's MKL-DNN layout runs the ops that PyTorch runs on MKL-DNN tensors; call to_dense() "
+                   "first.")
 
 
 def _copy_as(xp, input, dtype=None):
@@ -54,7 +64,8 @@ _to_dense = defop("to_dense", _copy_as, public=False, wide=False,
                   input=lambda grad, input: grad.to_mkldnn(input.dtype))
 
 
-_ERRORS = {"RuntimeError": RuntimeError, "TypeError": TypeError, "ValueError": ValueError, "IndexError": IndexError}
+_ERRORS = {"RuntimeError": RuntimeError, "TypeError": TypeError, "ValueError": ValueError, "IndexError": IndexError,
+           "NotImplementedError": NotImplementedError}
 
 
 def _as_mkldnn(t):
@@ -64,7 +75,7 @@ def _as_mkldnn(t):
 
 
 def _no_kernel(name):
-    return NotImplementedError(_NO_KERNEL.format(name))
+    return NotImplementedError(f"Could not run '{name}' with arguments from the 'MkldnnCPU' backend.{_NO_KERNEL_HINT}")
 
 
 @tensor_method
@@ -115,7 +126,12 @@ class MkldnnTensor(Tensor):
             verdict = MKLDNN_OPS.get(name[:-1])
         if verdict is not None and verdict[0] != "ok":
             kind, message = verdict
-            raise _no_kernel(message) if kind == "NotImplementedError" else _ERRORS.get(kind, RuntimeError)(message)
+            if message.startswith("Could not run"):
+                message += _NO_KERNEL_HINT
+            raise _ERRORS.get(kind, RuntimeError)(message)
+        if verdict is not None and len(verdict) == 3 and _any_strided(args, kwargs):
+            kind, message = verdict[2]  # PyTorch's MKL-DNN kernels take MKL-DNN tensors only
+            raise _ERRORS.get(kind, RuntimeError)(message)
         with DisableTorchFunctionSubclass():
             ret = func(*args, **(kwargs or {}))
         if verdict is not None and verdict[1] == "mkldnn":
@@ -136,6 +152,12 @@ class MkldnnTensor(Tensor):
 
     def view(self, *shape):
         raise RuntimeError("Currently Mkldnn tensor does not support view. Change to use reshape instead")
+
+    def view_as(self, other):
+        raise RuntimeError("Currently Mkldnn tensor does not support view. Change to use reshape instead")
+
+    def as_subclass(self, cls):
+        raise NotImplementedError("Cannot access storage of OpaqueTensorImpl")
 
     def __getitem__(self, index):
         raise _no_kernel("aten::as_strided")
@@ -164,6 +186,11 @@ class MkldnnTensor(Tensor):
     def untyped_storage(self):
         raise NotImplementedError("Cannot access storage of OpaqueTensorImpl")
 
+    def copy_(self, src, non_blocking=False):
+        if not src.is_mkldnn:  # PyTorch's words, which name the types as it does
+            raise RuntimeError(MKLDNN_OPS["copy"][2][1])
+        return Tensor.copy_(self, src, non_blocking)
+
     # -- what keeps the layout ------------------------------------------------------------------------------
     @property
     def data(self):
@@ -184,6 +211,17 @@ class MkldnnTensor(Tensor):
     @grad.deleter
     def grad(self):
         Tensor.grad.fdel(self)
+
+
+def _any_strided(args, kwargs) -> bool:
+    """Whether a strided Tensor is among the arguments (in a list of them too)."""
+    for a in (*args, *(kwargs or {}).values()):
+        if type(a) in (list, tuple):
+            if _any_strided(a, None):
+                return True
+        elif isinstance(a, Tensor) and not a.is_mkldnn:
+            return True
+    return False
 
 
 def _results_as_mkldnn(ret, args, kwargs):
