@@ -69,8 +69,10 @@ _ERRORS = {"RuntimeError": RuntimeError, "TypeError": TypeError, "ValueError": V
 
 
 def _as_mkldnn(t):
-    """``t``, made an MKL-DNN tensor in place: a Tensor that an op has just made, whose array it owns."""
-    t.__class__ = MkldnnTensor
+    """``t``, made an MKL-DNN tensor in place: a Tensor that an op has just made, whose array it owns. Another
+    class of tensor (vmap's batched tensors) stays as it is: its per-sample results are stacked strided."""
+    if type(t) is Tensor:
+        t.__class__ = MkldnnTensor
     return t
 
 
