@@ -77,7 +77,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 _raise_shape_mismatch(outputs, grads, out, grad, out.shape)
             if grad._data.dtype.kind in "biu" and out._data.dtype.kind in "fV":
                 grad = Tensor._make(grad._data.astype(out._data.dtype), grad._device)
-            if grad.is_mkldnn is not out.is_mkldnn and isinstance(out, Tensor):  # Note [The MKL-DNN layout]
+            if isinstance(out, Tensor) and grad.is_mkldnn is not out.is_mkldnn:  # Note [The MKL-DNN layout]
                 oi = next(i for i, o in enumerate(outputs) if o is out)
                 names = ("Strided", "Mkldnn")
                 raise RuntimeError(f"invalid gradient at index {oi} - expected layout {names[out.is_mkldnn]} but got "

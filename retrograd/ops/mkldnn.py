@@ -48,8 +48,9 @@ from ._mkldnn_ops import MKLDNN_OPS
 
 __all__ = ["MkldnnTensor", "to_mkldnn", "to_dense"]
 
-# The dtypes an MKL-DNN tensor may have (PyTorch's dense_to_mkldnn), as NumPy dtypes.
-_MKLDNN_DTYPES = frozenset(d.np for d in (_dtype.float32, _dtype.bfloat16, _dtype.float16, _dtype.uint8, _dtype.int8))
+# The dtypes an MKL-DNN tensor may have (PyTorch's dense_to_mkldnn), by name: bfloat16's NumPy dtype is made
+# only once a bfloat16 tensor is (Note [bfloat16 arrays] in _dtype.py).
+_MKLDNN_DTYPES = frozenset({"float32", "bfloat16", "float16", "uint8", "int8"})
 _NO_KERNEL_HINT = (" retrograd's MKL-DNN layout runs the ops that PyTorch runs on MKL-DNN tensors; call to_dense() "
                    "first.")
 
@@ -90,9 +91,9 @@ def to_mkldnn(self, dtype=None):
     """
     if self.is_mkldnn:
         raise _no_kernel("aten::to_mkldnn")
-    if self._data.dtype not in _MKLDNN_DTYPES:
+    if self.dtype.name not in _MKLDNN_DTYPES:
         raise RuntimeError("dense_to_mkldnn expects float, bfloat16, half, uint8, int8 tensor input")
-    if dtype is not None and dtype.np not in _MKLDNN_DTYPES:
+    if dtype is not None and dtype.name not in _MKLDNN_DTYPES:
         raise RuntimeError("cpu tensor only can be converted to be a float, bfloat16, half, uint8, int8 mkldnn tensor")
     if self._data.ndim == 0:  # oneDNN has no 0-d memory
         raise RuntimeError("could not create a primitive descriptor for the reorder primitive.")
@@ -105,7 +106,7 @@ def to_dense(self, dtype=None, *, masked_grad=None):
     MKL-DNN tensor. ``masked_grad`` is for sparse tensors in PyTorch; it changes nothing here."""
     if not self.is_mkldnn:
         return self if dtype is None or dtype is self.dtype else self.to(dtype)
-    if dtype is not None and dtype.np not in _MKLDNN_DTYPES:  # PyTorch's assertion, with its words
+    if dtype is not None and dtype.name not in _MKLDNN_DTYPES:  # PyTorch's assertion, with its words
         raise RuntimeError(f"Unsupported dtype for ideep public tensor: {_dtype.scalar_type_name(dtype)}")
     return call_op(_to_dense.op, (self, dtype))
 
