@@ -20,7 +20,7 @@ from ._creation import (tensor, as_tensor, from_numpy, zeros, ones, full, empty,
                         full_like, empty_like, arange, linspace, eye, rand, randn, randint, rand_like, randn_like,
                         randperm, scalar_tensor)
 from ._creation import (empty_strided, memory_format, contiguous_format, channels_last, channels_last_3d,
-                        preserve_format, layout, strided)
+                        preserve_format, layout, strided, _mkldnn)
 from . import _format  # noqa: F401 - prints tensors
 from ._random import Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import autograd

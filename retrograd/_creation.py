@@ -114,13 +114,17 @@ _CHANNELS_LAST = {channels_last: 4, channels_last_3d: 5}  # the rank each is for
 
 
 class layout(_NamedConstant):
-    """How a tensor's elements are stored, as ``torch.layout``: every retrograd tensor is ``strided``."""
+    """How a tensor's elements are stored, as ``torch.layout``: ``strided``, or ``_mkldnn`` (Note [The MKL-DNN
+    layout] in ops/mkldnn.py)."""
 
     __slots__ = ()
 
 
 strided = layout("strided")
-Tensor.layout = property(lambda self: strided, doc="The tensor's layout: always ``retrograd.strided``.")
+_mkldnn = layout("_mkldnn")
+Tensor.layout = property(lambda self: strided, doc="The tensor's layout: ``retrograd.strided`` (an MKL-DNN tensor's "
+                                                   "class says ``retrograd._mkldnn``).")
+Tensor.is_mkldnn = False  # an MKL-DNN tensor's class says True
 _ENUM_NAMES = {contiguous_format: "Contiguous", channels_last: "ChannelsLast", channels_last_3d: "ChannelsLast3d",
                preserve_format: "Preserve"}  # PyTorch's names of them in its messages
 

@@ -61,6 +61,8 @@ def format_tensor(t) -> str:
     dt = t.dtype
     if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool) or (arr.size == 0 and dt is not _dtype.get_default_dtype()):
         extras.append(f"dtype={dt!r}")
+    if t.is_mkldnn:
+        extras.append(f"layout={t.layout!r}")
     try:
         fn = t.grad_fn  # a view's, regenerated if its base changed in place
         fn_name = None if fn is None else fn.name().rpartition("::")[2]  # PyTorch prints a C++ node unqualified
@@ -77,6 +79,9 @@ def format_tensor(t) -> str:
     return _closed("tensor(" + body, extras)
 
 
+_LONGER = len("retrograd.") - len("torch.")
+
+
 def _closed(text, suffixes):
     """``text``, then ``, suffix`` for each suffix, then ``)``, as PyTorch lays them out: a suffix that would take
     its line past the width (counting two more for the separator and two for the parenthesis's side) starts a
@@ -84,12 +89,13 @@ def _closed(text, suffixes):
     parts = [text]
     used = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if used + len(suffix) + 2 > _WIDTH:
+        width = len(suffix) - suffix.count("retrograd.") * _LONGER  # laid out as PyTorch's, which says "torch."
+        if used + width + 2 > _WIDTH:
             parts.append(",\n" + " " * _INDENT + suffix)
-            used = _INDENT + len(suffix)
+            used = _INDENT + width
         else:
             parts.append(", " + suffix)
-            used += len(suffix) + 2
+            used += width + 2
     return "".join(parts) + ")"
 
 

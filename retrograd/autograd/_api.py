@@ -77,6 +77,11 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 _raise_shape_mismatch(outputs, grads, out, grad, out.shape)
             if grad._data.dtype.kind in "biu" and out._data.dtype.kind in "fV":
                 grad = Tensor._make(grad._data.astype(out._data.dtype), grad._device)
+            if isinstance(out, Tensor) and grad.is_mkldnn is not out.is_mkldnn:  # Note [The MKL-DNN layout]
+                oi = next(i for i, o in enumerate(outputs) if o is out)
+                names = ("Strided", "Mkldnn")
+                raise RuntimeError(f"invalid gradient at index {oi} - expected layout {names[out.is_mkldnn]} but got "
+                                   f"{names[grad.is_mkldnn]}")
             new_grads.append(grad)
         elif grad is None:
             if isinstance(out, Tensor) and (out._requires_grad or out.requires_grad):  # a view: through its base
@@ -391,6 +396,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
         result = [r if r is not None else zeros_like(inp, requires_grad=create_graph) for r, inp in
                   zip(result, t_inputs, strict=True)]
+    if any(getattr(inp, "is_mkldnn", False) for inp in t_inputs):  # its layout, as PyTorch's engine requires it
+        result = [r._retyped(type(inp)) if type(r) is Tensor and getattr(inp, "is_mkldnn", False) else r
+                  for r, inp in zip(result, t_inputs, strict=True)]  # See Note [The MKL-DNN layout] in ops/mkldnn.py
     return tuple(result)
 
 

@@ -93,8 +93,9 @@ def _check_inputs(inputs) -> None:
             warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", stacklevel=4)
-        arr = inp._data
-        if arr.size and any(st == 0 and sz > 1 for st, sz in zip(arr.strides, arr.shape, strict=True)):
+        arr = inp._data  # an MKL-DNN input has no strides to check (Note [The MKL-DNN layout] in ops/mkldnn.py)
+        if not inp.is_mkldnn and arr.size and any(st == 0 and sz > 1 for st, sz in zip(arr.strides, arr.shape,
+                                                                                        strict=True)):
             raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs that "
                                "are non-overlapping to be able to compute the numerical gradients correctly. You "
                                "should call .contiguous on the input before passing it to gradcheck.")
@@ -104,7 +105,26 @@ def _check_inputs(inputs) -> None:
                          "requires_grad=True.")
 
 
+def _check_outputs(outputs) -> None:
+    """PyTorch's refusal of outputs gradcheck cannot compare: MKL-DNN ones (raised even without raise_exception)."""
+    if any(o.is_mkldnn for o in outputs):
+        raise ValueError("MKLDNN output is not supported at gradcheck yet. Please call to_dense(masked_grad=...) on "
+                         "the output of fn for gradcheck.")
+
+
 # -- numerical: central differences on the inputs' arrays ---------------------------------------------
+def _perturbed(inputs, inp):
+    """The array to perturb for the input ``inp``, and a function giving the inputs to evaluate ``fn`` at.
+
+    A strided input's own array is perturbed (in place, restored after). An MKL-DNN input, as in
+    PyTorch, is perturbed as a dense copy, converted back to MKL-DNN for each evaluation."""
+    if not inp.is_mkldnn:
+        return inp._data, lambda: inputs
+    dense = inp._data.copy()
+    k = next(i for i, a in enumerate(inputs) if a is inp)
+    return dense, lambda: (*inputs[:k], Tensor._make(dense, inp.device).to_mkldnn(), *inputs[k + 1:])
+
+
 def _evaluate(fn, inputs):
     """``fn(*inputs)``'s floating-point outputs: (shape, dtype, float64 copy of the values)."""
     return [(o.shape, o.dtype, _host64(o)) for o in _as_tuple(fn(*inputs)) if _is_float_tensor(o)]
@@ -129,15 +149,15 @@ def _numerical_jacobian(fn, inputs, inp, float_outputs, eps):
 
     The input's array is changed in place and restored, without a version bump (as PyTorch
     perturbs ``input.data``)."""
-    data = inp._data
+    data, at = _perturbed(inputs, inp)
     rows = []
     for idx in np.ndindex(*data.shape):
         orig = data[idx].item()
         try:
             data[idx] = orig - eps
-            lo = _evaluate(fn, inputs)
+            lo = _evaluate(fn, at())
             data[idx] = orig + eps
-            hi = _evaluate(fn, inputs)
+            hi = _evaluate(fn, at())
         finally:
             data[idx] = orig
         rows.append(_difference(lo, hi, eps, f"on index {idx} "))
@@ -146,14 +166,14 @@ def _numerical_jacobian(fn, inputs, inp, float_outputs, eps):
 
 def _numerical_jvp(fn, inputs, inp, u, eps):
     """Per float output, ``J u`` by central differences along the unit vector ``u`` (fast mode)."""
-    data = inp._data
+    data, at = _perturbed(inputs, inp)
     orig = data.copy()
     delta = inp._device.backend.xp.asarray((u * eps).reshape(data.shape), dtype=data.dtype)
     try:
         data[...] = orig - delta
-        lo = _evaluate(fn, inputs)
+        lo = _evaluate(fn, at())
         data[...] = orig + delta
-        hi = _evaluate(fn, inputs)
+        hi = _evaluate(fn, at())
     finally:
         data[...] = orig
     return _difference(lo, hi, eps, "")
@@ -256,6 +276,8 @@ def _check_forward_ad(func, func_out, inputs, eps, rtol, atol, fast_mode):
     float_outputs = [o for o in _as_tuple(func_out) if _is_float_tensor(o)]
     rng = np.random.default_rng(0)
     diff = [(k, a) for k, a in enumerate(inputs) if isinstance(a, Tensor) and a.requires_grad]
+    if any(a.is_mkldnn for _, a in diff):
+        raise ValueError("MKLDNN inputs are not support for forward AD gradcheck.")
     for j, (position, inp) in enumerate(diff):
         if fast_mode:
             u = _random_unit(rng, inp.numel())
@@ -562,6 +584,7 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, 
     _check_inputs(inputs)
     func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
+    _check_outputs(outputs)
     if check_backward_ad:
         check = _fast_gradcheck if fast_mode else _slow_gradcheck
         check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)

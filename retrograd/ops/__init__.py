@@ -16,6 +16,7 @@ from . import attention  # noqa: F401 - registers scaled dot-product attention (
 from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
 from . import bfloat16  # noqa: F401 - the ops PyTorch refuses for bfloat16 (Note [bfloat16 arrays] in _dtype.py)
 from . import factories  # noqa: F401 - the factories as op calls while an interposer is active
+from . import mkldnn  # noqa: F401 - the MKL-DNN layout (Note [The MKL-DNN layout])
 from . import _docs  # noqa: F401 - the public ops' docstrings, before _methods copies some of them
 from . import _compiled, _methods
 from .._ops import aten  # noqa: F401 - torch.ops.aten: PyTorch's op names (Note [PyTorch's op names])

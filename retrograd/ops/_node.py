@@ -304,10 +304,10 @@ def _where_saved(node, name):
 
 def _shown(node, value, tensor_like, shown_as):
     """``grad_fn._saved_<name>``: see Note [PyTorch's names of saved values]."""
-    if type(value) is SavedTensor:
-        return value.unpack(node)
+    if type(value) is SavedTensor:  # a saved input is given back as itself, subclass and all, as PyTorch's
+        return value.unpack(node, keep_subclass=True)
     if type(value) in (list, tuple) and any(type(v) is SavedTensor for v in value):
-        value = tuple(v.unpack(node) if type(v) is SavedTensor else v for v in value)
+        value = tuple(v.unpack(node, keep_subclass=True) if type(v) is SavedTensor else v for v in value)
         if shown_as in _OF_NODE:
             return shown_as(node, value)
         return value

@@ -342,20 +342,27 @@ def test_batched_gradients_refuse_a_random_backward_with_pytorchs_words():
 
 
 # -- MKL-DNN ----------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason="retrograd's tensors are strided NumPy arrays: there "
-                                                               "is no MKL-DNN layout (to_mkldnn)")
-def test_gradcheck_of_mkldnn_inputs_and_outputs():
+@MODES
+def test_gradcheck_of_mkldnn_inputs_and_outputs(fast_mode):
     def scenario(lib):
         a = randn(lib, 10).float().requires_grad_()
         b = randn(lib, 10, seed=1).float().to_mkldnn().requires_grad_()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # float32 inputs
-            return (lib.autograd.gradcheck(lambda x, y: x + y.to_dense(), (a, b), atol=1e-1, check_batched_grad=False),
+        c = randn(lib, 10, seed=2).float().to_mkldnn().requires_grad_()
+        root = randn(lib, 4, 5, seed=3).float().requires_grad_()
+        check = dict(check_batched_grad=False, fast_mode=fast_mode)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return (lib.autograd.gradcheck(lambda x, y: x + y.to_dense(), (a, b), atol=1e-1, **check),
+                    lib.autograd.gradcheck(lambda x, y: x.to_dense() + y.to_dense(), (b, c), atol=1e-1, **check),
                     raised(lambda: lib.autograd.gradcheck(lambda x: x.to_dense(), (b,), raise_exception=False,
-                                                          check_forward_ad=True, atol=1e-1, rtol=1e-1)),
-                    raised(lambda: lib.autograd.gradcheck(lambda x: x.to_mkldnn(), (a,), check_batched_grad=False,
-                                                          raise_exception=False)))
-    assert rg.ones(1).to_mkldnn() is not None  # what is missing
-    assert same_in_both(scenario) == ("ok", (True, ("ValueError", "MKLDNN inputs are not support for forward AD "
-                                                                  "gradcheck."),
-                                             ("ValueError", "MKLDNN output is not supported at gradcheck yet")))
+                                                          check_forward_ad=True, atol=1e-1, rtol=1e-1,
+                                                          fast_mode=fast_mode)),
+                    raised(lambda: lib.autograd.gradcheck(lambda x: x.to_mkldnn(), (root,), raise_exception=False,
+                                                          **check)),
+                    sorted(set(messages(caught))))
+    float32 = ("UserWarning", "Input #0 requires gradient and is not a double precision floating point or complex")
+    assert same_in_both(scenario) == ("ok", (True, True, ("ValueError", "MKLDNN inputs are not support for forward AD "
+                                                                        "gradcheck."),
+                                             ("ValueError", "MKLDNN output is not supported at gradcheck yet."),
+                                             [float32, ("UserWarning", "Input #1 requires gradient and is not a "
+                                                                       "double precision floating point or complex")]))

@@ -153,6 +153,12 @@ add("clone",
     Sample(lambda m, x: x.clone(), A(), ref=lambda x: x),
     Sample(lambda m, x: x.contiguous(), nc(A(2, 2)), ref=lambda x: x),
     Sample(lambda m, x: x.clone(), I(3, 2), ref=lambda x: x))
+add("to_mkldnn",  # MKL-DNN has no float64: through float32, as _to_copy's first sample
+    Sample(lambda m, x: x.float().to_mkldnn().to_dense().double(), A(2, 3), eps=1e-2, atol=1e-4,
+           ref=lambda x: x.astype(np.float32).astype(np.float64)))
+add("to_dense",
+    Sample(lambda m, x: x.float().to_mkldnn().to_dense().double(), A(3), eps=1e-2, atol=1e-4,
+           ref=lambda x: x.astype(np.float32).astype(np.float64)))
 add("_to_copy",
     Sample(lambda m, x: x.to(m.float32).to(m.float64), A(2, 3), eps=1e-2, atol=1e-4,
            ref=lambda x: x.astype(np.float32).astype(np.float64)),
