@@ -9,9 +9,12 @@ Usage::
 
 Within one workload, every framework is built and run once (warm-up, and the cross-framework
 check of its result against the NumPy floor), then the timed samples go round the frameworks
-in turn, the starting framework rotating from one round to the next, so that drifts of the
-machine hit all columns alike. Each column reports the median sample, and its ratio to the
-median of PyTorch with 1 thread from the same run.
+in turn, the starting framework rotating from one round to the next and the direction reversed
+every other round (so that no framework always runs right after the same other one), so that
+drifts of the machine hit all columns alike. Each sample is timed twice: wall time, and the
+process's CPU time (``time.process_time``: the threads of the framework measured, and none of
+the waits of a machine shared with other jobs). Each column reports the median sample, and its
+ratio to the median of PyTorch with 1 thread from the same run, by wall time and by CPU time.
 """
 from __future__ import annotations
 
@@ -43,8 +46,15 @@ TARGETS.update({"persample_vmap": 1.00, "jacrev": 1.00, "jacfwd": 1.00, "hvp_fwd
 
 
 def _rotate(seq, r):
+    """Round ``r``'s order: ``seq`` rotated by ``r``, reversed on odd rounds.
+
+    A rotation alone keeps the cyclic order, so each framework would always follow the same
+    one (retrograd always ran right after JAX); reversing every other round gives each two
+    neighbours.
+    """
     k = r % len(seq) if seq else 0
-    return seq[k:] + seq[:k]
+    out = seq[k:] + seq[:k]
+    return out[::-1] if r % 2 else out
 
 
 def _check(value, ref, rtol, atol) -> str:
@@ -90,22 +100,26 @@ def run_workload(w, frameworks, quick, repeats, log=print) -> dict:
             log(f"  {fw}: skipped ({entry['notes'][fw]})")
     ref = values.get("numpy", values.get(fws.REFERENCE))
     samples = {fw: [] for fw in steps}
+    cpu = {fw: [] for fw in steps}
     for r in range(repeats):
         for fw in _rotate(list(steps), r):
             fws.enter(fw)
             if not quick:  # a smoke test's timings mean nothing, and a full collection costs 0.1 s or more
                 gc.collect()
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             steps[fw]()
             samples[fw].append(time.perf_counter() - t0)
+            cpu[fw].append(time.process_time() - c0)
     for fw in steps:
         med = float(np.median(samples[fw]))
         entry["results"][fw] = {"median_s": med, "min_s": float(min(samples[fw])), "samples_s": samples[fw],
-                                "per_unit_s": med / units,
-                                "check": _check(values[fw], ref, w.rtol, w.atol)}
+                                "per_unit_s": med / units, "cpu_median_s": float(np.median(cpu[fw])),
+                                "cpu_samples_s": cpu[fw], "check": _check(values[fw], ref, w.rtol, w.atol)}
     base = entry["results"].get(fws.REFERENCE)
     for res in entry["results"].values():
         res["ratio"] = None if base is None else res["median_s"] / base["median_s"]
+        res["cpu_ratio"] = None if base is None or not base["cpu_median_s"] else \
+            res["cpu_median_s"] / base["cpu_median_s"]
     return entry
 
 
@@ -205,8 +219,10 @@ def targets(report) -> list:
                          "note": note})
             continue
         ratio = {"deep": res.get("backward_ratio"), "deep_rss": res.get("graph_rss_ratio")}.get(key, res["ratio"])
+        cpu_ratio = res.get("cpu_ratio") if key not in ("deep", "deep_rss") else None
         rows.append({"key": key, "title": entry["title"], "what": what, "target": target, "ratio": ratio,
-                     "off_by": None if ratio is None else ratio / target, "note": "no reference value"})
+                     "cpu_ratio": cpu_ratio, "off_by": None if ratio is None else ratio / target,
+                     "note": "no reference value"})
     return rows
 
 

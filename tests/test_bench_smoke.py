@@ -37,6 +37,27 @@ def test_ratios_are_absent_without_the_pytorch_reference(report):
             assert res["ratio"] is None
 
 
+def test_each_sample_is_timed_by_wall_and_cpu_time(report):
+    for key, entry in report["workloads"].items():
+        if key == "deep":
+            continue
+        for fw, res in entry["results"].items():
+            assert len(res["cpu_samples_s"]) == len(res["samples_s"]) == 1, (key, fw)
+            assert res["cpu_median_s"] >= 0 and res["cpu_ratio"] is None, (key, fw)
+
+
+def test_the_rounds_give_each_framework_two_neighbours():
+    # A rotation alone keeps the cyclic order: retrograd would always run right after the same
+    # framework, and whatever that one leaves behind would land on retrograd's samples alone.
+    fws = ["retrograd", "torch1", "torch", "numpy", "jaxjit"]
+    before = {fw: set() for fw in fws}
+    order = [fw for r in range(4) for fw in bench_run._rotate(fws, r)]
+    for prev, fw in zip(order, order[1:]):
+        before[fw].add(prev)
+    assert all(sorted(bench_run._rotate(fws, r)) == sorted(fws) for r in range(6))
+    assert all(len(prevs - {fw}) >= 2 for fw, prevs in before.items()), before
+
+
 def test_writes_json_and_markdown(report, tmp_path):
     json_path, md_path = bench_run.write(report, str(tmp_path))
     assert json_path.endswith("bench-quick.json") and md_path.endswith("bench-quick.md")

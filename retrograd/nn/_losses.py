@@ -45,7 +45,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                              f"({tshape[0] if tshape else 0}).")
     c = input._data.shape[1 if input.dim() > 1 else 0]
     tdata = target._data if target._device.type == "cpu" else target._host()
-    if tdata.size and not (0 <= tdata.min() and tdata.max() < c):  # in range, or out of it, or ignored
+    if tdata.size and not _nn.class_indices_below(tdata, c):  # in range, or out of it, or ignored
         vd = tdata[tdata != ignore_index]
         if vd.size and (vd.min() < 0 or vd.max() >= c):
             raise IndexError(f"Target {int(vd.max() if vd.max() >= c else vd.min())} is out of bounds.")
@@ -94,10 +94,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
     logp = _log_softmax(input, class_dim)
+    probabilities = target._data.shape == input._data.shape  # as PyTorch tells them: by the shape
+    if not probabilities and weight is None and label_smoothing <= 0:  # class indices: nll_loss alone
+        return nll_loss(logp, target, None, ignore_index=ignore_index, reduction=reduction)
     c = input.shape[class_dim]
     wshape = [1] * input.dim()
     wshape[class_dim] = c
-    if tuple(target.shape) == tuple(input.shape):  # class probabilities, as PyTorch tells them: by the shape
+    if probabilities:
         if not target.is_floating_point():
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{_dtype.scalar_type_name(target.dtype)}")

@@ -1455,10 +1455,29 @@ def _nll_weights(xp, target, weight, ignore_index, dtype):
     return safe, weight[safe].astype(dtype, copy=False) * valid, valid
 
 
-def _plain_targets(xp, target, weight, ignore_index, rows):
-    """Whether nll_loss over (N, C) has no weight and no ignored target (N > 0): then every weight is 1 and the
-    forward and backward skip the weight arrays, the masks and the ``errstate`` (the same numbers)."""
-    return xp is np and weight is None and rows and target.ndim == 1 and not (target == ignore_index).any()
+def class_indices_below(target, classes) -> bool:
+    """Whether every index of the non-empty int64 or uint8 array ``target`` is in [0, classes): a few as Python
+    ints (a NumPy reduction costs some 8,000 instructions, whatever the size), else by one reduction: read as
+    unsigned, a negative index is above every class count."""
+    if target.size <= 16:
+        values = target.ravel().tolist()
+        return min(values) >= 0 and max(values) < classes
+    if target.dtype == np.int64:
+        target = target.view(np.uint64)
+    return bool(np.maximum.reduce(target, axis=None) < classes)
+
+
+def _plain_targets(xp, target, weight, ignore_index, shape):
+    """Whether nll_loss over (N, C) (``shape``) has no weight and no ignored target (N > 0): then every weight is
+    1 and the forward and backward skip the weight arrays, the masks and the ``errstate`` (the same numbers).
+
+    With an ``ignore_index`` that is no class (PyTorch's -100), targets that are all classes are none of
+    them ignored: one reduction instead of a comparison and ``any``."""
+    if not (xp is np and weight is None and shape[0] and target.ndim == 1):
+        return False
+    if not 0 <= ignore_index < shape[1] and target.dtype in (np.int64, np.uint8):
+        return class_indices_below(target, shape[1])
+    return not (target == ignore_index).any()
 
 
 def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-100):
@@ -1467,7 +1486,7 @@ def _nll_loss(xp, input, target, weight=None, reduction="mean", ignore_index=-10
         out = _nll_loss(xp, input[None], target.reshape(1), weight, reduction, ignore_index)
         return out.reshape(()) if reduction == "none" else out
     n = input.shape[0]
-    if input.ndim == 2 and reduction != "none" and _plain_targets(xp, target, weight, ignore_index, n):
+    if input.ndim == 2 and reduction != "none" and _plain_targets(xp, target, weight, ignore_index, input.shape):
         total = -np.add.reduce(input[np.arange(n), target])
         return total if reduction == "sum" else (total / input.dtype.type(n)).astype(input.dtype, copy=False)
     safe, w, _ = _nll_weights(xp, target, weight, ignore_index, input.dtype)
@@ -1493,7 +1512,7 @@ def _nll_loss_backward_fwd(xp, grad_output, input, target, weight, reduction, ig
                                       ignore_index).reshape(input.shape)
     input_shape = input.shape  # only the input's shape is read
     n = input_shape[0]
-    if len(input_shape) == 2 and _plain_targets(xp, target, weight, ignore_index, n):
+    if len(input_shape) == 2 and _plain_targets(xp, target, weight, ignore_index, input_shape):
         coef = -grad_output
         if reduction == "mean":
             coef = coef / grad_output.dtype.type(n)

@@ -110,3 +110,34 @@ def test_smooth_l1_loss_warns_on_broadcasting_shapes():
 def test_logsigmoid_does_not_overflow():
     out = RF.logsigmoid(rg.tensor([-1000.0, 0.0, 1000.0], dtype=rg.float64))
     np.testing.assert_allclose(out.numpy(), [-1000.0, -np.log(2.0), 0.0], rtol=1e-12)
+
+
+# nll_loss tells targets that are all classes from ignored or out-of-range ones as Python ints up to 16
+# targets, by one unsigned reduction above; PyTorch's ignore_index (-100) is no class, 0 and 2 are.
+@pytest.mark.parametrize("n", [3, 20])
+@pytest.mark.parametrize("ignore_index", [-100, 0, 2])
+@pytest.mark.parametrize("ignored", [False, True])
+@pytest.mark.parametrize("dtype", ["int64", "uint8"])
+def test_cross_entropy_targets_classes_and_ignored_as_torch(n, ignore_index, ignored, dtype):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, 4))
+    y = rng.integers(0, 4, n)
+    if ignored:
+        y[1] = ignore_index
+        if dtype == "uint8" and ignore_index < 0:
+            pytest.skip("a uint8 target holds no negative ignore_index")
+    grads = []
+    for lib, F in ((rg, RF), (torch, TF)):
+        xt = lib.tensor(x, requires_grad=True)
+        loss = F.cross_entropy(xt, lib.tensor(y.astype(dtype)), ignore_index=ignore_index)
+        grads.append((loss.detach().numpy(), lib.autograd.grad(loss, xt)[0].numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [3, 20])
+@pytest.mark.parametrize("bad", [-1, 4])
+def test_nll_loss_target_out_of_bounds_as_torch(n, bad):
+    y = np.zeros(n, dtype=np.int64)
+    y[-1] = bad
+    _same_error(lambda lib, F: F.nll_loss(lib.zeros(n, 4), lib.tensor(y)))
