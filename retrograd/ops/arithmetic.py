@@ -13,25 +13,10 @@ from .._tensor import Tensor, _wrap_dim
 from ._declarations import defop, tensor_method, ufunc
 from .pointwise import ge, gt, le, lt, ne, trunc, where
 from .reduction import _norm_backward, _norm_forward
+from .trig import unary_doc as _unary_doc
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-
-
-def _unary_doc(summary, call, shown):
-    return f"""{summary}
-
-    Args:
-        input: the tensor (integers give the default float dtype).
-
-    Returns:
-        A new tensor of ``input``'s shape.
-
-    Example::
-        >>> import retrograd as rg
-        >>> {call}
-        {shown}
-    """
 
 
 # -- base-2 and base-10 logarithms and powers ------------------------------------------------------------------

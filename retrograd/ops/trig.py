@@ -16,7 +16,8 @@ _DEG2RAD = math.pi / 180.0
 _RAD2DEG = 180.0 / math.pi
 
 
-def _doc(summary, call, shown):
+def unary_doc(summary, call, shown):
+    """The docstring of a one-tensor elementwise op: ``summary``, then an example ``call`` that shows ``shown``."""
     return f"""{summary}
 
     Args:
@@ -35,37 +36,37 @@ def _doc(summary, call, shown):
 # -- inverse trigonometric functions ---------------------------------------------------------------------------
 acos = defop("acos", ufunc("arccos", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, input: -grad * (1 - input * input).rsqrt(),
-             doc=_doc("The arccosine of each element of ``input``, in radians.",
+             doc=unary_doc("The arccosine of each element of ``input``, in radians.",
                       "rg.acos(rg.tensor([1., 0.]))", "tensor([0.0000, 1.5708])"))
 asin = defop("asin", ufunc("arcsin", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, input: grad * (1 - input * input).rsqrt(),
-             doc=_doc("The arcsine of each element of ``input``, in radians.",
+             doc=unary_doc("The arcsine of each element of ``input``, in radians.",
                       "rg.asin(rg.tensor([0., 1.]))", "tensor([0.0000, 1.5708])"))
 atan = defop("atan", ufunc("arctan", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, input: grad / (input * input + 1),
-             doc=_doc("The arctangent of each element of ``input``, in radians.",
+             doc=unary_doc("The arctangent of each element of ``input``, in radians.",
                       "rg.atan(rg.tensor([0., 1.]))", "tensor([0.0000, 0.7854])"))
 
 # -- hyperbolic functions and their inverses -------------------------------------------------------------------
 sinh = defop("sinh", ufunc("sinh", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, input: grad * input.cosh(),
-             doc=_doc("The hyperbolic sine of each element of ``input``.",
+             doc=unary_doc("The hyperbolic sine of each element of ``input``.",
                       "rg.sinh(rg.tensor([0., 1.]))", "tensor([0.0000, 1.1752])"))
 cosh = defop("cosh", ufunc("cosh", "input"), method=True, inplace=True, promote="float",
              input=lambda grad, input: grad * input.sinh(),
-             doc=_doc("The hyperbolic cosine of each element of ``input``.",
+             doc=unary_doc("The hyperbolic cosine of each element of ``input``.",
                       "rg.cosh(rg.tensor([0., 1.]))", "tensor([1.0000, 1.5431])"))
 acosh = defop("acosh", ufunc("arccosh", "input"), method=True, promote="float",
               input=lambda grad, input: grad * (input * input - 1).rsqrt(),
-              doc=_doc("The inverse hyperbolic cosine of each element of ``input`` (NaN below 1).",
+              doc=unary_doc("The inverse hyperbolic cosine of each element of ``input`` (NaN below 1).",
                        "rg.acosh(rg.tensor([1., 2.]))", "tensor([0.0000, 1.3170])"))
 asinh = defop("asinh", ufunc("arcsinh", "input"), method=True, promote="float",
               input=lambda grad, input: grad * (input * input + 1).rsqrt(),
-              doc=_doc("The inverse hyperbolic sine of each element of ``input``.",
+              doc=unary_doc("The inverse hyperbolic sine of each element of ``input``.",
                        "rg.asinh(rg.tensor([0., 1.]))", "tensor([0.0000, 0.8814])"))
 atanh = defop("atanh", ufunc("arctanh", "input"), method=True, promote="float",
               input=lambda grad, input: grad / (1 - input * input),
-              doc=_doc("The inverse hyperbolic tangent of each element of ``input`` (NaN outside [-1, 1]).",
+              doc=unary_doc("The inverse hyperbolic tangent of each element of ``input`` (NaN outside [-1, 1]).",
                        "rg.atanh(rg.tensor([0., 0.5]))", "tensor([0.0000, 0.5493])"))
 
 
@@ -89,12 +90,12 @@ for _name, _ufunc in (("acosh", "arccosh"), ("asinh", "arcsinh"), ("atanh", "arc
 deg2rad = defop("deg2rad", ufunc("deg2rad", "input"),
                 method=True, inplace=True, promote="float",
                 input=lambda grad: grad * _DEG2RAD,
-                doc=_doc("Each element of ``input`` converted from degrees to radians.",
+                doc=unary_doc("Each element of ``input`` converted from degrees to radians.",
                          "rg.deg2rad(rg.tensor([180., 90.]))", "tensor([3.1416, 1.5708])"))
 rad2deg = defop("rad2deg", ufunc("rad2deg", "input"),
                 method=True, inplace=True, promote="float",
                 input=lambda grad: grad * _RAD2DEG,
-                doc=_doc("Each element of ``input`` converted from radians to degrees.",
+                doc=unary_doc("Each element of ``input`` converted from radians to degrees.",
                          "rg.rad2deg(rg.tensor([3.141592653589793]))", "tensor([180.])"))
 
 # -- PyTorch's NumPy-style spellings: the same functions, as torch.arccos is torch.acos's alias ----------------
