@@ -368,22 +368,7 @@ def run_op(op, args, inplace=None):
             mark_views(op, args, results)
 
     if record:
-        metadata = []
-        for j, t in enumerate(results):
-            arr = t._data
-            metadata.append(input_metadata(arr, device))
-            if arr.dtype.kind in "fV" and (j not in op.nondiff_outputs or inplace is not None):  # Note [bfloat16 arrays]
-                t._node = node
-                t._output_nr = j
-                t._requires_grad = True
-        node.input_metadata = tuple(metadata)
-        if saved_inputs:
-            slot = op.save_index.get("result")
-            if slot is not None and saved_inputs[slot] is _PENDING:
-                saved_inputs[slot] = (
-                    tuple(SavedTensor(t, is_output=t._node is node) for t in results) if op.multi_output
-                    else SavedTensor(results[0], is_output=True))
-            node._saved = tuple(saved_inputs)
+        _attach_outputs(op, node, saved_inputs, results, inplace is not None)
         if inplace is not None:
             inplace._view_version = inplace._version_counter.version
             if inplace._retains_grad:
@@ -563,11 +548,18 @@ def record_outputs(op, args, vals, results):
     node, saved_inputs = _make_node(op, args, vals, None)
     if node is None:
         return None
+    _attach_outputs(op, node, saved_inputs, results, False)
+    return node
+
+
+def _attach_outputs(op, node, saved_inputs, results, inplace):
+    """Makes ``node`` the history of each differentiable tensor of ``results`` (all of them after an in-place op),
+    records their metadata on it, and saves them where its formulas take ``result``."""
     metadata = []
     for j, t in enumerate(results):
         arr = t._data
         metadata.append(input_metadata(arr, t._device))
-        if arr.dtype.kind in "fV":  # Note [bfloat16 arrays]
+        if arr.dtype.kind in "fV" and (inplace or j not in op.nondiff_outputs):  # Note [bfloat16 arrays]
             t._node = node
             t._output_nr = j
             t._requires_grad = True
@@ -575,9 +567,10 @@ def record_outputs(op, args, vals, results):
     if saved_inputs:
         slot = op.save_index.get("result")
         if slot is not None and saved_inputs[slot] is _PENDING:
-            saved_inputs[slot] = tuple(SavedTensor(t, is_output=t._node is node) for t in results)
+            saved_inputs[slot] = (
+                tuple(SavedTensor(t, is_output=t._node is node) for t in results) if op.multi_output
+                else SavedTensor(results[0], is_output=True))
         node._saved = tuple(saved_inputs)
-    return node
 
 
 def save_list(seq):
