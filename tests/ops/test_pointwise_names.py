@@ -4,10 +4,10 @@ names, top-level in-place functions, errors and ``out=``, against torch on the s
 The ops' values and derivatives (gradcheck, gradgradcheck, PyTorch's first and second derivatives, node names) are
 swept with the rest of the op table from tests/ops/samples_trig.py.
 """
-import re
 
 import numpy as np
 import pytest
+from errors_like_torch import first_sentence, same_error
 
 import retrograd as rg
 from retrograd.ops._methods import TOP_LEVEL_INPLACE
@@ -70,7 +70,7 @@ def _inplace_run(lib, name):
     try:
         (y * _t(lib, Z)).sum().backward()
     except NotImplementedError as exc:  # PyTorch has no derivative for the in-place acosh, asinh and atanh
-        return y.detach().numpy(), y._version - before, node, _first_sentence(exc)
+        return y.detach().numpy(), y._version - before, node, first_sentence(exc)
     return y.detach().numpy(), y._version - before, node, x.grad.numpy()
 
 
@@ -122,20 +122,7 @@ def test_positive_returns_its_input_and_refuses_bools():
     x = rg.tensor([1.0, -2.0], requires_grad=True)
     assert rg.positive(x) is x and x.positive() is x
     assert rg.positive(rg.tensor([1, 2])).tolist() == [1, 2]
-    _same_error(lambda lib: lib.positive(lib.tensor([True])))
-
-
-def _first_sentence(exc):
-    return re.split(r"(?<=\.)\s", str(exc), maxsplit=1)[0]
-
-
-def _same_error(call):
-    raised = []
-    for lib in (rg, torch):
-        with pytest.raises(Exception) as info:  # noqa: PT011 - the type is compared with PyTorch's
-            call(lib)
-        raised.append((type(info.value), _first_sentence(info.value)))
-    assert raised[0] == raised[1]
+    same_error(lambda lib: lib.positive(lib.tensor([True])))
 
 
 @pytest.mark.parametrize("call", [
@@ -155,7 +142,7 @@ def _same_error(call):
         "renorm maxnorm < 0", "renorm 1-D", "renorm dim", "renorm integers", "mvlgamma p 0",
         "fill_diagonal_ 1-D", "fill_diagonal_ unequal dims"])
 def test_errors_match_torch(call):
-    _same_error(call)
+    same_error(call)
 
 
 def test_frexp_returns_torchs_named_tuple():

@@ -2,25 +2,21 @@
 what the op sweep (tests/ops/samples_toplevel.py) cannot show, against torch on the same numbers: the names PyTorch
 keeps only to raise, random and shape-only results, and errors.
 """
-import re
 
 import numpy as np
 import pytest
+from errors_like_torch import first_sentence
 
 import retrograd as rg
 
 torch = pytest.importorskip("torch")
 
 
-def _first_sentence(exc):
-    return re.split(r"(?<=\.)\s", str(exc), maxsplit=1)[0]
-
-
 def _outcome(call, lib):
     try:
         return ("ok", call(lib))
     except Exception as exc:  # noqa: BLE001 - compared with PyTorch's
-        return (type(exc), _first_sentence(exc))
+        return (type(exc), first_sentence(exc))
 
 
 @pytest.mark.parametrize("call", [
