@@ -12,27 +12,9 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from errors_like_torch import outcome, same_in_both
 
 torch = pytest.importorskip("torch")
-
-
-def _first_sentence(msg):
-    return re.split(r"(?<=\.)\s", str(msg).replace("torch.", "retrograd."), maxsplit=1)[0]
-
-
-def outcome(scenario, lib):
-    """What ``scenario(lib)`` returned, or the type and first sentence of what it raised."""
-    try:
-        return ("ok", scenario(lib))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
-
-
-def same_in_both(scenario):
-    """Runs ``scenario`` with retrograd and with torch, asserts the outcomes agree, returns retrograd's."""
-    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
-    assert ours == theirs
-    return ours
 
 
 def leaf(lib, values=(1.0, 2.0, 3.0)):

@@ -2,33 +2,16 @@
 
 Each scenario runs with retrograd and with torch on the same numbers. See Note [In-place view ops] in ops/shape.py.
 """
-import re
 
 import numpy as np
 import pytest
 
 import retrograd as rg
+from errors_like_torch import same_in_both
 
 torch = pytest.importorskip("torch")
 
 VALUES = np.arange(1.0, 7.0).reshape(2, 3)
-
-
-def _first_sentence(msg):
-    return re.split(r"(?<=\.)\s", str(msg).replace("torch.", "retrograd."), maxsplit=1)[0]
-
-
-def outcome(scenario, lib):
-    try:
-        return ("ok", scenario(lib))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
-
-
-def same_in_both(scenario):
-    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
-    assert ours == theirs
-    return ours
 
 
 def leaf(lib, shape=(2, 3)):

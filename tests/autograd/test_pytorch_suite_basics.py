@@ -4,6 +4,7 @@ Each scenario takes the library (``rg`` or ``torch``) and returns what it observ
 nested lists); both libraries must observe the same, and raise the same error type and first
 sentence. The numbers come from a seeded NumPy generator, the same for both.
 """
+import functools
 import gc
 import re
 import warnings
@@ -13,12 +14,10 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+import errors_like_torch
+from errors_like_torch import first_sentence
 
 torch = pytest.importorskip("torch")
-
-
-def _first_sentence(msg):
-    return re.split(r"(?<=\.)\s", str(msg).replace("torch.", "retrograd."), maxsplit=1)[0]
 
 
 def _plain(value):
@@ -32,17 +31,7 @@ def _plain(value):
     return value
 
 
-def outcome(scenario, lib):
-    try:
-        return ("ok", _plain(scenario(lib)))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
-
-
-def same_in_both(scenario):
-    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
-    assert ours == theirs
-    return ours
+same_in_both = functools.partial(errors_like_torch.same_in_both, plain=_plain)
 
 
 def randn(lib, *shape, requires_grad=False, seed=0):
@@ -340,7 +329,7 @@ def test_grad_of_unreachable_inputs():
         try:
             lib.autograd.grad(x * 2, [x, y], allow_unused=False)
         except RuntimeError as e:
-            return first, second, _first_sentence(e)
+            return first, second, first_sentence(e)
     same_in_both(scenario)
 
 

@@ -1,5 +1,4 @@
 """vmap against torch.func.vmap: the same scenario on the same numbers, results and errors (type, first sentence)."""
-import re
 
 import numpy as np
 import pytest
@@ -7,6 +6,7 @@ import pytest
 import retrograd as rg
 from retrograd.func import vmap
 from retrograd.ops._call import interposition
+from errors_like_torch import outcome
 
 torch = pytest.importorskip("torch")
 _rng = np.random.default_rng(7)
@@ -23,10 +23,6 @@ def _no_level_left():
     assert interposition.stack == ()
 
 
-def _first_sentence(msg):
-    return re.split(r"(?<=\.)\s", str(msg).replace("torch.", "retrograd."), maxsplit=1)[0]
-
-
 def _numpy(out):
     if isinstance(out, (tuple, list)):
         return type(out)(_numpy(o) for o in out)
@@ -35,13 +31,6 @@ def _numpy(out):
     if hasattr(out, "detach"):
         return np.asarray(out.detach().numpy())
     return out
-
-
-def outcome(scenario, lib):
-    try:
-        return ("ok", _numpy(scenario(lib)))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
 
 
 def _same(a, b):
@@ -61,7 +50,7 @@ def _same(a, b):
 
 
 def check(scenario):
-    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
+    ours, theirs = outcome(scenario, rg, _numpy), outcome(scenario, torch, _numpy)
     assert ours[0] == theirs[0], (ours, theirs)
     if ours[0] == "ok":
         _same(ours[1], theirs[1])

@@ -4,25 +4,14 @@
 Each scenario runs with retrograd and with torch on the same numbers.
 """
 import pickle
-import re
 
 import numpy as np
 import pytest
 
 import retrograd as rg
+from errors_like_torch import outcome
 
 torch = pytest.importorskip("torch")
-
-
-def _first_sentence(msg):
-    return re.split(r"(?<=\.)\s", str(msg), maxsplit=1)[0]
-
-
-def outcome(scenario, lib):
-    try:
-        return ("ok", scenario(lib))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
 
 
 def _same(ours, theirs):

@@ -2,30 +2,13 @@
 
 Each scenario runs with retrograd and with torch on the same numbers.
 """
-import re
 
 import pytest
 
 import retrograd as rg
+from errors_like_torch import first_sentence, outcome, same_in_both
 
 torch = pytest.importorskip("torch")
-
-
-def _first_sentence(msg):
-    return re.split(r"(?<=\.)\s", str(msg), maxsplit=1)[0]
-
-
-def outcome(scenario, lib):
-    try:
-        return ("ok", scenario(lib))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
-
-
-def same_in_both(scenario):
-    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
-    assert ours == theirs
-    return ours
 
 
 def grid(lib, n):
@@ -200,7 +183,7 @@ def test_a_backward_pass_through_set_raises_and_the_engine_keeps_working(into):
         try:
             lib.autograd.grad((b * b).sum(), s)
         except RuntimeError as e:
-            error = _first_sentence(e)
+            error = first_sentence(e)
         (g,) = lib.autograd.grad((s * s).sum(), s)  # a pass that does not reach the node
         return error, g.tolist()
     assert same_in_both(scenario)[1][0] == "derivative for set_ is not implemented"

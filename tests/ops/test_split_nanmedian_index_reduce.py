@@ -1,7 +1,7 @@
 """split_with_sizes and the unsafe splits, nanmedian, index_reduce, as_strided_scatter and div(out=), against
 PyTorch on the same numbers: node names, errors (type and first sentence), what the outputs are, and the gradients
 the op sweep (test_op_table.py) does not reach."""
-import re
+import functools
 import subprocess
 import sys
 import warnings
@@ -11,14 +11,12 @@ import pytest
 
 import retrograd as rg
 from retrograd.autograd import gradcheck, gradgradcheck
+import errors_like_torch
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 
 NAN = float("nan")
-
-
-def _first_sentence(msg):
-    return re.split(r"(?<=[a-z]\.)\s", str(msg).replace("torch.", "retrograd."), maxsplit=1)[0]
 
 
 def _plain(value):
@@ -30,19 +28,7 @@ def _plain(value):
     return value
 
 
-def outcome(scenario, lib):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # PyTorch's "index_reduce() is in beta"
-            return "ok", _plain(scenario(lib))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return type(e).__name__, _first_sentence(e)
-
-
-def same_in_both(scenario):
-    ours, theirs = outcome(scenario, rg), outcome(scenario, torch)
-    assert ours == theirs
-    return ours
+same_in_both = functools.partial(errors_like_torch.same_in_both, plain=_plain)
 
 
 def f64(lib, values, requires_grad=False):
