@@ -43,6 +43,7 @@ def namespace() -> types.SimpleNamespace:
         INFERENCE_COUNTER=_tensor.INFERENCE_COUNTER, InferenceVersionCounter=_tensor.InferenceVersionCounter,
         VIEW_DEFAULT=variable.CreationMeta.DEFAULT, VIEW_NO_GRAD_MODE=variable.CreationMeta.NO_GRAD_MODE,
         VIEW_INFERENCE_MODE=variable.CreationMeta.INFERENCE_MODE,
+        VIEW_MULTI_OUTPUT_NODE=variable.CreationMeta.MULTI_OUTPUT_NODE,
         # the engine
         Engine=engine.Engine, GraphTask=graph_task.GraphTask, ReadyQueue=graph_task.ReadyQueue,
         InputBuffer=input_buffer.InputBuffer,

@@ -5,6 +5,8 @@
  * function does: it checks the tensor arguments, runs the op's NumPy forward, wraps the result,
  * and when grad mode records it, builds the node with its edges, input metadata and saved
  * values. spec is the OpSpec tuple ops/_compiled.py (compiled_spec) builds from the op's tables.
+ * An op of several outputs (spec's multi_output) runs the same checks and forward, then
+ * call_multi, which re-states run_op in ops/_call.py for a tuple of results.
  *
  * View ops link their result to its base as _mark_views does (mark_view below; anything but
  * the plain case goes to _mark_views itself). It handles only the plain case: every tensor
@@ -30,7 +32,7 @@ static PyObject *SavedTensor_cls, *gradient_edge_fn, *record_trace_fn, *promote_
 static PyObject *nothing_saved, *float_dtypes, *asarray_fn, *zero, *mark_views_fn, *empty_tuple;
 static PyObject *saved_hooks_state, *AccumulateGrad_cls, *accumulator_lock, *rlock_fn, *max_sequence_nr;
 static PyObject *InferenceCensus_cls, *census, *inference_counter, *InferenceVC_cls, *view_default, *view_no_grad,
-    *view_inference;
+    *view_inference, *view_multi;
 static PyObject *fp_state, *fp_quiet;  /* See Note [NumPy's floating-point warnings] in backends/numpy_backend.py */
 static int fp_contextvar = 0;  /* fp_state is a ContextVar, which this code sets; else every call goes to Python */
 static int configured = 0;
@@ -76,6 +78,7 @@ static const Binding bindings[] = {
     {"VIEW_DEFAULT", &view_default, BIND_ANY},
     {"VIEW_NO_GRAD_MODE", &view_no_grad, BIND_ANY},
     {"VIEW_INFERENCE_MODE", &view_inference, BIND_ANY},
+    {"VIEW_MULTI_OUTPUT_NODE", &view_multi, BIND_ANY},
     {"FP_STATE", &fp_state, BIND_ANY},
     {"FP_QUIET", &fp_quiet, BIND_ANY},
 };
@@ -126,10 +129,10 @@ static const FieldTable field_tables[] = {
 
 /* The spec tuple's fields, in the order of OpSpec in ops/_compiled.py. */
 enum { S_OP, S_TENSOR_POS, S_PROMOTE, S_DIFFERENTIABLE, S_NODE_CLS, S_FORMULA_POS, S_SAVES,
-       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_UFUNC, S_NODE_EDGES, S_COUNT };
+       S_NONDIFF_OUTPUT, S_VIEW, S_KERNEL, S_UFUNC, S_NODE_EDGES, S_MULTI_OUTPUT, S_COUNT };
 static const char *const spec_fields[S_COUNT] = {
     "op", "tensor_pos", "promote", "differentiable", "node_cls", "formula_pos", "saves", "nondiff_output", "view",
-    "kernel", "ufunc", "node_edges"};
+    "kernel", "ufunc", "node_edges", "multi_output"};
 /* The fields of the other tuples the call reads by position. */
 static const char *const save_fields[] = {"kind", "position", "users", "suffix"};
 static const char *const kernel_fields[] = {"forward", "kernel", "kwonly"};
@@ -698,6 +701,12 @@ spec_is_plain(PyObject *spec)
             }
         }
     }
+    PyObject *multi = PyTuple_GET_ITEM(spec, S_MULTI_OUTPUT);  /* None, or the indices of nondiff outputs */
+    if (multi != Py_None && !PyTuple_CheckExact(multi))
+        return 0;
+    for (Py_ssize_t i = 0; multi != Py_None && i < PyTuple_GET_SIZE(multi); i++)
+        if (!PyLong_Check(PyTuple_GET_ITEM(multi, i)))
+            return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saves); i++) {
         PyObject *save = PyTuple_GET_ITEM(saves, i);
         if (!PyTuple_Check(save) || PyTuple_GET_SIZE(save) != 4 || !PyLong_Check(PyTuple_GET_ITEM(save, 0)) ||
@@ -865,6 +874,340 @@ fp_restore(PyObject *token)
     return rc;
 }
 
+/* The node of a recorded call, as the first half of _make_node in ops/_call.py makes it: an edge
+ * per formula input, the node class the op names, a sequence number, nothing saved yet and the
+ * anomaly trace; the caller sets its input metadata and saved values. Returns a new reference;
+ * Py_None (a new reference) where no formula input has an edge; NULL on error. `present_out`
+ * gets bit k set for each formula input k with an edge. */
+static PyObject *
+new_node(PyObject *spec, PyObject *const *args, Py_ssize_t nargs, unsigned long *present_out)
+{
+    PyObject *formula_pos = PyTuple_GET_ITEM(spec, S_FORMULA_POS);
+    Py_ssize_t n_edges = PyTuple_GET_SIZE(formula_pos);
+    PyObject *edges = PyTuple_New(n_edges), *node = NULL;  /* at most MAX_EDGES: spec_is_plain checked */
+    if (edges == NULL)
+        return NULL;
+    unsigned long present = 0;
+    for (Py_ssize_t k = 0; k < n_edges; k++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(formula_pos, k));
+        PyObject *edge = p >= 0 && p < nargs ? edge_of(args[p]) : Py_NewRef(Py_None);
+        if (edge == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(edges, k, edge);
+        if (edge != Py_None)
+            present |= 1UL << k;
+    }
+    if (!present) {
+        Py_DECREF(edges);
+        return Py_NewRef(Py_None);
+    }
+    /* The node class, or OpInfo.node_class where the op names its node per call (Note [Node names
+     * per call] in ops/_declarations.py): called as call_op calls it, on all the arguments. */
+    PyObject *node_entry = PyTuple_GET_ITEM(spec, S_NODE_CLS), *chosen = NULL;
+    if (!PyType_Check(node_entry)) {
+        chosen = PyObject_Vectorcall(node_entry, args, nargs, NULL);
+        if (chosen == NULL)
+            goto fail;
+        if (!PyType_Check(chosen)) {
+            PyErr_Format(PyExc_TypeError, "node_class() returned %.100s, not a type", Py_TYPE(chosen)->tp_name);
+            Py_DECREF(chosen);
+            goto fail;
+        }
+    }
+    PyTypeObject *node_cls = (PyTypeObject *)(chosen != NULL ? chosen : node_entry);
+    PyObject *node_edges = PyTuple_GET_ITEM(spec, S_NODE_EDGES);
+    if (chosen != NULL && node_edges != Py_None) {  /* a class that records some of the edges: those */
+        PyObject *keep = PyDict_GetItemWithError(node_edges, chosen);  /* indices in range: spec_is_plain */
+        PyObject *kept = keep == NULL ? NULL : PyTuple_New(PyTuple_GET_SIZE(keep));
+        if (kept != NULL) {
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keep); i++) {
+                Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(keep, i));
+                PyTuple_SET_ITEM(kept, i, Py_NewRef(PyTuple_GET_ITEM(edges, k)));
+            }
+            Py_SETREF(edges, kept);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(chosen);
+            goto fail;
+        }
+    }
+    node = node_cls->tp_alloc(node_cls, 0);
+    Py_XDECREF(chosen);  /* the node holds its (heap) type; the op holds its classes */
+    if (node == NULL)
+        goto fail;
+    PyObject *seq = PyObject_CallNoArgs(next_sequence_nr);
+    if (seq == NULL)
+        goto fail;
+    set_node_fields(node, n_off, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
+    Py_DECREF(seq);
+    set_slot(node, off_saved, nothing_saved);
+    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
+    if (anomaly < 0)
+        goto fail;
+    if (anomaly) {
+        PyObject *r = PyObject_CallOneArg(record_trace_fn, node);
+        if (r == NULL)
+            goto fail;
+        Py_DECREF(r);
+    }
+    Py_DECREF(edges);
+    *present_out = present;
+    return node;
+fail:
+    Py_XDECREF(node);
+    Py_DECREF(edges);
+    return NULL;
+}
+
+/* mark_views(op, args, results) for a view op of several outputs (split, unbind): as mark_view
+ * above, for each output NumPy made as a view of the first argument's array (or of that array's
+ * base), with the output's index in its view step and the creation new_view_creation gives a
+ * multi-output op. Where any output's memory is related to the argument's some other way, or the
+ * argument is not the plain case, mark_views itself links them all. Returns -1 on error. */
+static int
+mark_views_multi(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *results, int inference)
+{
+    PyObject *src = args[0], *src_data = PyObject_TypeCheck(src, Tensor_type) ? slot(src, t_off[T_DATA]) : NULL;
+    PyObject *base = src_data == NULL ? NULL : slot(src, t_off[T_BASE]), *src_owner = NULL;
+    PyObject *chain = base == NULL || base == Py_None ? empty_tuple : slot(src, t_off[T_VIEW_FN]);
+    PyObject *prev = base == NULL || base == Py_None ? view_default : slot(src, t_off[T_VIEW_CREATION]);
+    PyObject *vc = NULL, *version = NULL, *rest = NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(results);
+    int rc = -1, plain = src_data != NULL && base != NULL && chain != NULL && PyTuple_CheckExact(chain) &&
+                         prev != NULL;
+    if (plain && (src_owner = array_base(src_data)) == NULL)
+        return -1;
+    for (Py_ssize_t j = 0; plain && j < n; j++) {
+        PyObject *owner = array_base(slot(PyTuple_GET_ITEM(results, j), t_off[T_DATA]));
+        if (owner == NULL)
+            goto done;
+        if (owner != Py_None && owner != src_data && owner != src_owner)
+            plain = 0;  /* related some other way: the Python function decides */
+        Py_DECREF(owner);
+    }
+    if (!plain) {
+        PyObject *call_args = args_tuple(args, nargs), *r = NULL;
+        if (call_args != NULL)
+            r = PyObject_CallFunctionObjArgs(mark_views_fn, op, call_args, results, NULL);
+        Py_XDECREF(call_args);
+        rc = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+        goto done;
+    }
+    int src_inference = is_inference(src), grad_on = 0;
+    if (!src_inference) {
+        if ((vc = version_counter(src)) == NULL || (version = version_of(vc)) == NULL ||
+            (rest = args_tuple(args + 1, nargs - 1)) == NULL)
+            goto done;
+        if (!inference && (grad_on = thread_local_true(&grad_tl, s_grad_enabled)) < 0)
+            goto done;
+    }
+    /* new_view_creation(src, True): inference mode's, else (a view of a view made in inference mode keeps
+     * that) a multi-output node's with grad mode on, else no_grad's */
+    PyObject *creation = inference ? view_inference : base != Py_None && prev == view_inference ? prev :
+                         grad_on ? view_multi : view_no_grad;
+    Py_ssize_t n_chain = PyTuple_GET_SIZE(chain);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *res = PyTuple_GET_ITEM(results, j), *owner = array_base(slot(res, t_off[T_DATA]));
+        if (owner == NULL)
+            goto done;
+        Py_DECREF(owner);  /* only compared */
+        if (owner == Py_None)
+            continue;  /* NumPy copied: not a view */
+        if (src_inference) {  /* a view of an inference tensor: one too, not linked */
+            set_slot(res, t_off[T_VC], inference_counter);
+            continue;
+        }
+        PyObject *index = PyLong_FromSsize_t(j), *entry = index ? PyTuple_Pack(3, op, rest, index) : NULL;
+        Py_XDECREF(index);
+        PyObject *view_fn = entry ? PyTuple_New(n_chain + 1) : NULL;
+        if (view_fn == NULL) {
+            Py_XDECREF(entry);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n_chain; i++)
+            PyTuple_SET_ITEM(view_fn, i, Py_NewRef(PyTuple_GET_ITEM(chain, i)));
+        PyTuple_SET_ITEM(view_fn, n_chain, entry);  /* steals it */
+        set_slot(res, t_off[T_BASE], base == Py_None ? src : base);
+        set_slot(res, t_off[T_VC], vc);
+        set_slot(res, t_off[T_VIEW_FN], view_fn);
+        set_slot(res, t_off[T_VIEW_VERSION], version);
+        set_slot(res, t_off[T_VIEW_CREATION], creation);
+        Py_DECREF(view_fn);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(src_owner);
+    Py_XDECREF(vc);
+    Py_XDECREF(version);
+    Py_XDECREF(rest);
+    return rc;
+}
+
+/* The rest of call() below for an op of several outputs (spec's multi_output is not None), after
+ * its forward returned `out`, as run_op in ops/_call.py does it: the results are tuple(out), each
+ * made an array, the first promoted where the op promotes; each is wrapped, view outputs are
+ * linked to their base, and where the call records, one node takes every output's metadata and
+ * becomes the history of each floating output that is not one of the op's nondiff outputs
+ * (output_nr its index); a saved result is the tuple of SavedTensors of all the outputs
+ * (is_output for those of the node), made after the arguments' as _attach_outputs does.
+ * `arrays`: the forward's arguments; steals `out` and restores `quiet` (see fp_restore). */
+static PyObject *
+call_multi(PyObject *spec, PyObject *const *args, Py_ssize_t nargs, PyObject *const *arrays, PyObject *out,
+           PyObject *dt, PyObject *quiet, int requires_grad, int inference)
+{
+    PyObject *op = PyTuple_GET_ITEM(spec, S_OP), *outs = PySequence_Tuple(out), *results = NULL, *node = NULL;
+    Py_DECREF(out);
+    if (outs == NULL) {
+        fp_restore(quiet);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(outs);
+    PyObject *wrapped = PyTuple_New(n);  /* the results' arrays */
+    for (Py_ssize_t j = 0; wrapped != NULL && j < n; j++) {
+        PyObject *o = PyTuple_GET_ITEM(outs, j);
+        o = Py_TYPE(o) == (PyTypeObject *)ndarray_type ? Py_NewRef(o) : PyObject_CallOneArg(asarray_fn, o);
+        if (o != NULL && j == 0 && PyTuple_GET_ITEM(spec, S_PROMOTE) == Py_True) {
+            PyObject *o_dtype = array_dtype(o);
+            if (o_dtype == NULL) {
+                Py_CLEAR(o);
+            } else {
+                Py_DECREF(o_dtype);  /* only compared: the array holds it */
+                if (o_dtype != dt) {
+                    PyObject *call_args = args_tuple(args, nargs);
+                    Py_SETREF(o, call_args == NULL ? NULL :
+                              PyObject_CallFunctionObjArgs(promote_fn, op, call_args, o, NULL));
+                    Py_XDECREF(call_args);
+                }
+            }
+        }
+        if (o == NULL)
+            Py_CLEAR(wrapped);
+        else
+            PyTuple_SET_ITEM(wrapped, j, o);
+    }
+    Py_DECREF(outs);
+    if (fp_restore(quiet) < 0 || wrapped == NULL)
+        goto fail;
+    if ((results = PyTuple_New(n)) == NULL)
+        goto fail;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *res = new_tensor(Tensor_type, t_off, PyTuple_GET_ITEM(wrapped, j), cpu_device, zero);
+        if (res == NULL)
+            goto fail;
+        if (inference)
+            set_slot(res, t_off[T_VC], inference_counter);
+        PyTuple_SET_ITEM(results, j, res);
+    }
+    if (PyTuple_GET_ITEM(spec, S_VIEW) == Py_True && mark_views_multi(op, args, nargs, results, inference) < 0)
+        goto fail;
+    if (!requires_grad || inference || PyTuple_GET_ITEM(spec, S_DIFFERENTIABLE) != Py_True)
+        goto done;  /* nothing to record */
+    int recording = thread_local_true(&grad_tl, s_grad_enabled);
+    if (recording <= 0) {
+        if (recording < 0)
+            goto fail;
+        goto done;
+    }
+    unsigned long present = 0;
+    if ((node = new_node(spec, args, nargs, &present)) == NULL)
+        goto fail;
+    if (node == Py_None)  /* no formula input requires grad */
+        goto done;
+    PyObject *metas = PyTuple_New(n), *nondiff = PyTuple_GET_ITEM(spec, S_MULTI_OUTPUT);
+    if (metas == NULL)
+        goto fail;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *res = PyTuple_GET_ITEM(results, j), *arr = PyTuple_GET_ITEM(wrapped, j);
+        PyObject *arr_dtype = array_dtype(arr), *one = arr_dtype ? input_metadata(arr, arr_dtype) : NULL;
+        Py_XDECREF(arr_dtype);  /* the array holds it */
+        if (one == NULL) {
+            Py_DECREF(metas);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(metas, j, Py_NewRef(PyTuple_GET_ITEM(one, 0)));
+        Py_DECREF(one);
+        int is_float = PySet_Contains(float_dtypes, arr_dtype);
+        if (is_float < 0) {
+            Py_DECREF(metas);
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; is_float && i < PyTuple_GET_SIZE(nondiff); i++) {
+            Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(nondiff, i));  /* ints: spec_is_plain */
+            if (k == j)
+                is_float = 0;  /* an output that never requires grad */
+        }
+        if (is_float) {
+            PyObject *nr = PyLong_FromSsize_t(j);
+            if (nr == NULL) {
+                Py_DECREF(metas);
+                goto fail;
+            }
+            set_slot(res, t_off[T_GRAD_FN], node);
+            set_slot(res, t_off[T_OUTPUT_NR], nr);
+            set_slot(res, t_off[T_REQUIRES_GRAD], Py_True);
+            Py_DECREF(nr);
+        }
+    }
+    set_slot(node, n_off[N_INPUT_METADATA], metas);
+    Py_DECREF(metas);
+    PyObject *saves = PyTuple_GET_ITEM(spec, S_SAVES);
+    Py_ssize_t n_saves = PyTuple_GET_SIZE(saves), result_slot = -1;
+    int any = 0;
+    for (Py_ssize_t i = 0; i < n_saves; i++)
+        if (PyLong_AsUnsignedLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(saves, i), 2)) & present)
+            any = 1;
+    if (!any)  /* nothing a needed formula reads: NOTHING_SAVED, set by new_node */
+        goto done;
+    PyObject *saved = PyTuple_New(n_saves);
+    if (saved == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n_saves; i++) {  /* the arguments' first, the results' last, as in Python */
+        PyObject *plan = PyTuple_GET_ITEM(saves, i), *value;
+        int needed = (PyLong_AsUnsignedLong(PyTuple_GET_ITEM(plan, 2)) & present) != 0;
+        if (needed && PyLong_AsLong(PyTuple_GET_ITEM(plan, 0)) == 1) {
+            result_slot = i;
+            value = Py_NewRef(Py_None);
+        } else {
+            value = needed ? saved_value(plan, args, arrays, NULL) : Py_NewRef(Py_None);
+        }
+        if (value == NULL) {
+            Py_DECREF(saved);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(saved, i, value);
+    }
+    if (result_slot >= 0) {  /* tuple(SavedTensor(t, is_output=t._node is node) for t in results) */
+        PyObject *each = PyTuple_New(n);
+        for (Py_ssize_t j = 0; each != NULL && j < n; j++) {
+            PyObject *res = PyTuple_GET_ITEM(results, j);
+            PyObject *value = new_saved(res, slot(res, t_off[T_GRAD_FN]) == node);
+            if (value == NULL)
+                Py_CLEAR(each);
+            else
+                PyTuple_SET_ITEM(each, j, value);
+        }
+        if (each == NULL) {
+            Py_DECREF(saved);
+            goto fail;
+        }
+        PyObject *placeholder = PyTuple_GET_ITEM(saved, result_slot);
+        PyTuple_SET_ITEM(saved, result_slot, each);
+        Py_DECREF(placeholder);
+    }
+    untrack_if_atomic(saved);
+    set_slot(node, off_saved, saved);
+    Py_DECREF(saved);
+done:
+    Py_XDECREF(node);
+    Py_DECREF(wrapped);
+    return results;
+fail:
+    Py_XDECREF(node);
+    Py_XDECREF(wrapped);
+    Py_XDECREF(results);
+    return NULL;
+}
+
 static PyObject *
 call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
 {
@@ -994,6 +1337,8 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         }
         return NULL;
     }
+    if (PyTuple_GET_ITEM(spec, S_MULTI_OUTPUT) != Py_None)  /* a tuple of results: See call_multi */
+        return call_multi(spec, args, nargs, arrays, out, dt, quiet, requires_grad, inference);
     if (Py_TYPE(out) != (PyTypeObject *)ndarray_type)
         Py_SETREF(out, PyObject_CallOneArg(asarray_fn, out));
     if (out == NULL) {
@@ -1045,74 +1390,15 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         return res;
     }
 
-    /* record: edges, node, metadata, saved values */
-    PyObject *formula_pos = PyTuple_GET_ITEM(spec, S_FORMULA_POS);
-    Py_ssize_t n_edges = PyTuple_GET_SIZE(formula_pos);
-    PyObject *edges = PyTuple_New(n_edges), *node = NULL;  /* at most MAX_EDGES: spec_is_plain checked */
-    if (edges == NULL)
-        goto fail_res;
+    /* record: the node with its edges, then metadata and saved values */
     unsigned long present = 0;
-    for (Py_ssize_t k = 0; k < n_edges; k++) {
-        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(formula_pos, k));
-        PyObject *edge = p >= 0 && p < nargs ? edge_of(args[p]) : Py_NewRef(Py_None);
-        if (edge == NULL)
-            goto fail_edges;
-        PyTuple_SET_ITEM(edges, k, edge);
-        if (edge != Py_None)
-            present |= 1UL << k;
-    }
-    if (!present) {
-        Py_DECREF(edges);
+    PyObject *node = new_node(spec, args, nargs, &present);
+    if (node == NULL)
+        goto fail_res;
+    if (node == Py_None) {  /* no formula input requires grad */
+        Py_DECREF(node);
         Py_DECREF(out);
         return res;
-    }
-    /* The node class, or OpInfo.node_class where the op names its node per call (Note [Node names
-     * per call] in ops/_declarations.py): called as call_op calls it, on all the arguments. */
-    PyObject *node_entry = PyTuple_GET_ITEM(spec, S_NODE_CLS), *chosen = NULL;
-    if (!PyType_Check(node_entry)) {
-        chosen = PyObject_Vectorcall(node_entry, args, nargs, NULL);
-        if (chosen == NULL)
-            goto fail_edges;
-        if (!PyType_Check(chosen)) {
-            PyErr_Format(PyExc_TypeError, "node_class() returned %.100s, not a type", Py_TYPE(chosen)->tp_name);
-            Py_DECREF(chosen);
-            goto fail_edges;
-        }
-    }
-    PyTypeObject *node_cls = (PyTypeObject *)(chosen != NULL ? chosen : node_entry);
-    PyObject *node_edges = PyTuple_GET_ITEM(spec, S_NODE_EDGES);
-    if (chosen != NULL && node_edges != Py_None) {  /* a class that records some of the edges: those */
-        PyObject *keep = PyDict_GetItemWithError(node_edges, chosen);  /* indices in range: spec_is_plain */
-        PyObject *kept = keep == NULL ? NULL : PyTuple_New(PyTuple_GET_SIZE(keep));
-        if (kept != NULL) {
-            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keep); i++) {
-                Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(keep, i));
-                PyTuple_SET_ITEM(kept, i, Py_NewRef(PyTuple_GET_ITEM(edges, k)));
-            }
-            Py_SETREF(edges, kept);
-        } else if (PyErr_Occurred()) {
-            Py_DECREF(chosen);
-            goto fail_edges;
-        }
-    }
-    node = node_cls->tp_alloc(node_cls, 0);
-    Py_XDECREF(chosen);  /* the node holds its (heap) type; the op holds its classes */
-    if (node == NULL)
-        goto fail_edges;
-    PyObject *seq = PyObject_CallNoArgs(next_sequence_nr);
-    if (seq == NULL)
-        goto fail_node;
-    set_node_fields(node, n_off, edges, seq, NULL);  /* the input metadata after the anomaly trace, as in Python */
-    Py_DECREF(seq);
-    set_slot(node, off_saved, nothing_saved);
-    int anomaly = class_attr_true(Anomaly_cls, s_enabled);
-    if (anomaly < 0)
-        goto fail_node;
-    if (anomaly) {
-        PyObject *r = PyObject_CallOneArg(record_trace_fn, node);
-        if (r == NULL)
-            goto fail_node;
-        Py_DECREF(r);
     }
     PyObject *metas = input_metadata(out, out_dtype);
     if (metas == NULL)
@@ -1147,14 +1433,11 @@ call(PyObject *module, PyObject *const *argv, Py_ssize_t nargsf)
         Py_DECREF(saved);
     }
     Py_DECREF(node);
-    Py_DECREF(edges);
     Py_DECREF(out);
     return res;
 
 fail_node:
-    Py_XDECREF(node);
-fail_edges:
-    Py_DECREF(edges);
+    Py_DECREF(node);
 fail_res:
     Py_DECREF(res);
 fail_out:

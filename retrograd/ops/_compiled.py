@@ -11,6 +11,15 @@ leaf edges, view links and anomaly traces. Anything else makes it return None be
 the generated Python function runs the call. Where the op's forward is declared one NumPy ufunc
 call (``ufunc()`` in _declarations.py), the C call calls the ufunc itself.
 
+It also runs the ops of several outputs (``c_eligible``: native ``layer_norm``, ``split``/``unbind``
+and so ``chunk``, ``max``/``min``/``sort``/``topk`` with their indices, ``var_mean``...), whose
+public function is otherwise a call of ``call_op``: it does what ``run_op`` does for them (the
+results ``tuple(out)``, the first promoted; each output of a view op linked to the base with its
+index in the view step and a multi-output creation; one node whose input metadata holds every
+output's, the history of each floating output that is not one of the op's ``nondiff_outputs``;
+a saved result as the tuple of every output's SavedTensor, made after the arguments'). Ops of
+tensor lists (``rnn_layer``, the attention op, foreach) and device moves stay in Python.
+
 The public function is an ``OpFunction`` (also in ``_op_call.c``): it binds a call's arguments
 to the op's parameters, with their defaults, and runs the C call, without a Python frame; any
 call it cannot bind, and any the C call declines, goes to the generated Python function with the
@@ -30,14 +39,16 @@ import numpy as np
 from .. import _C
 
 __all__ = ["OpSpec", "SaveSpec", "Kernel", "UfuncForm", "DirectForm", "PlanEntry", "FLOAT_DTYPES",
-           "compiled_module", "compiled_spec", "compiled_call", "link_direct_formulas"]
+           "eligible", "c_eligible", "compiled_module", "compiled_spec", "compiled_call", "link_direct_formulas"]
 
 # The tuples the C reads by position; their fields are the C's own tables (layout(), checked by
 # tests/test_compiled_layout.py).
 OpSpec = namedtuple("OpSpec", ["op", "tensor_pos", "promote", "differentiable", "node_cls", "formula_pos", "saves",
-                               "nondiff_output", "view", "kernel", "ufunc", "node_edges"])
+                               "nondiff_output", "view", "kernel", "ufunc", "node_edges", "multi_output"])
 OpSpec.__doc__ = ("What the C op call needs to know of one op (``compiled_spec``); ``node_edges`` is None or "
-                  "``{node class: indices in formula_pos of the edges it records}`` (Note [Node names per call]).")
+                  "``{node class: indices in formula_pos of the edges it records}`` (Note [Node names per call]); "
+                  "``multi_output`` is None for an op of one output, else the sorted indices of its outputs that "
+                  "never require grad (``op.nondiff_outputs``).")
 SaveSpec = namedtuple("SaveSpec", ["kind", "position", "users", "suffix"])
 SaveSpec.__doc__ = ("One saved slot: kind 0 an argument, 1 the result, 2 an argument's shape/dtype/device "
                     "(``suffix``), 3 an argument of ``saved_lists`` (``save_list``); ``users`` has bit k set if "
@@ -63,8 +74,14 @@ def compiled_module():
 
 
 def eligible(op) -> bool:
-    """Ops the generated forward and the C call handle: one output, no tensor lists, no device move."""
+    """Ops the generated forward handles, and the direct formulas call: one output, no tensor lists, no device move."""
     return not op.multi_output and not op.lists and op.device_pos is None
+
+
+def c_eligible(op) -> bool:
+    """Ops the C call handles: those of ``eligible``, and those of several outputs (no tensor lists, no device
+    move either), whose public function is otherwise ``call_op`` (Note [The compiled op call])."""
+    return not op.lists and op.device_pos is None
 
 
 def compiled_spec(op) -> OpSpec:
@@ -97,14 +114,15 @@ def compiled_spec(op) -> OpSpec:
         op, tuple(op.tensor_pos), op.promote is not None, bool(op.differentiable),
         op.node_class if op.node_choices else op.node_cls,  # See Note [Node names per call]
         tuple(pidx for pidx, _, _, _ in op.formulas), tuple(saves), 0 in op.nondiff_outputs, bool(op.view), kernel,
-        ufunc, dict(op.node_edges) if op.node_edges else None)
+        ufunc, dict(op.node_edges) if op.node_edges else None,
+        tuple(sorted(op.nondiff_outputs)) if op.multi_output else None)
     return spec
 
 
 def compiled_call(op, names, python_fn):
     """The public function of ``op`` through the C call (an ``OpFunction``), or None where it does not apply."""
     module = compiled_module()
-    if module is None or not eligible(op):
+    if module is None or not c_eligible(op):
         return None
     params = list(op.signature.parameters.values())
     fn = module.OpFunction(compiled_spec(op), python_fn, tuple(names), tuple(p.default for p in params),

@@ -24,7 +24,7 @@ from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from ._call import (NOTHING_SAVED, all_inference, call_op, call_out, describe, device_error, forward_error,
                     forward_wide, interposition, mark_views, pop_interposer, promote, push_interposer, save_list)
 from ._codegen import define, parameter_source
-from ._compiled import compiled_call, eligible
+from ._compiled import c_eligible, compiled_call, eligible
 from ._node import DIM_UNSET
 
 __all__ = ["make_public", "forwarding_function", "signature_source", "build_fast_call", "OUT_OPS"]
@@ -134,7 +134,12 @@ def make_public(op):
         if compiled is not None:  # See Note [The compiled op call]
             fn = env["_public"] = compiled  # the func a __torch_function__ receives
     else:
-        fn = forwarding_function(op, op.name, "_call", {"_call": call_op}, out)
+        env = {"_call": call_op}
+        fn = forwarding_function(op, op.name, "_call", env, out)
+        if c_eligible(op):  # an op of several outputs: the C call, else call_op (Note [The compiled op call])
+            compiled = compiled_call(op, tuple(op.signature.parameters), fn)
+            if compiled is not None:
+                fn = env["_public"] = compiled
     signature = op.signature
     if any(p.default is DIM_UNSET for p in signature.parameters.values()):  # See Note [An explicit dim of None]
         signature = signature.replace(parameters=[p.replace(default=None) if p.default is DIM_UNSET else p
