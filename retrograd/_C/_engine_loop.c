@@ -2783,12 +2783,12 @@ tensors_tuple(PyObject *value)
 /* The edge _engine_run_backward captures the gradient of input `t` at in autograd.grad (accumulate_grad
  * False): the tensor's own edge for a non-leaf, its leaf's existing AccumulateGrad (or None: never made
  * here) for a leaf. Returns 1 with *edge set (a new reference), 0 for the Python path (a view, a tensor
- * that does not require grad, which it rejects, anything not exactly a Tensor), -1 on error. */
+ * that does not require grad, which it rejects, anything not exactly a Tensor or a Parameter), -1 on error. */
 static int
 capture_edge(PyObject *t, PyObject **edge)
 {
     *edge = NULL;
-    if (Py_TYPE(t) != Tensor_type)
+    if (Py_TYPE(t) != Tensor_type && Py_TYPE(t) != Parameter_type)  /* neither has __torch_function__ */
         return 0;
     PyObject *fn = slot(t, t_off[T_GRAD_FN]), *nr = slot(t, t_off[T_OUTPUT_NR]);
     PyObject *ref = slot(t, t_off[T_GRAD_ACC]);
