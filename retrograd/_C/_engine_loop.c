@@ -46,6 +46,9 @@
  * Engine.execute for a pass called outside the engine (a pruned one included): the GraphTask, the root, the dependency count, then the
  * thread_main loop (drive) and the completion (mark_completed), each in the order of the Python
  * code, with an unusual completion (an error, final callbacks) left to GraphTask._complete.
+ * backward(engine, tensor, keep_graph) and grad(engine, outputs, inputs, keep_graph, create_graph,
+ * allow_unused) put the plainest tensor.backward() and autograd.grad in front of it: the seeds, the
+ * root and capture edges and, for grad, the check for unused inputs, as autograd/_api.py makes them.
  *
  * Locks: the GraphTask's lock is held while dependencies and input buffers change, as in
  * evaluate_function; the GIL is held between Python calls.
@@ -2648,11 +2651,78 @@ done:
     return result;
 }
 
+/* The seed and root edge of `tensor` as autograd.backward and autograd.grad make them with no gradient given
+ * (_make_grads: ones; _engine_run_backward: gradient_edge), for the plain case: a non-leaf CPU tensor that is
+ * not a view, of one floating-point element. Returns 1 with *seed and *edge set (new references), 0 having
+ * made nothing where the Python path must decide (it handles or rejects everything else), -1 on error. */
+static int
+plain_root(PyObject *tensor, PyObject **seed, PyObject **edge)
+{
+    *seed = *edge = NULL;
+    if (Py_TYPE(tensor) != Tensor_type)
+        return 0;
+    PyObject *data = slot(tensor, t_off[T_DATA]), *grad_fn = slot(tensor, t_off[T_GRAD_FN]);
+    PyObject *nr = slot(tensor, t_off[T_OUTPUT_NR]);
+    if (data == NULL || grad_fn == NULL || grad_fn == Py_None || nr == NULL || Py_TYPE(data) != (PyTypeObject *)ndarray_type ||
+        slot(tensor, t_off[T_BASE]) != Py_None || slot(tensor, t_off[T_DEVICE]) != cpu_device ||
+        slot(tensor, t_off[T_REQUIRES_GRAD]) != Py_True)
+        return 0;
+    PyObject *size = NULL, *dtype = NULL, *kind = NULL, *shape = NULL, *seed_arr = NULL;
+    int one = -1, rc = -1;
+    if (array_direct(data)) {  /* data.size == 1 */
+        Py_ssize_t n = 1;
+        for (int i = 0; i < ARRAY_HEAD(data)->nd; i++)
+            n *= ARRAY_HEAD(data)->dimensions[i];
+        one = n == 1;
+    } else if ((size = PyObject_GetAttr(data, s_size)) != NULL) {
+        one = PyObject_RichCompareBool(size, one_int, Py_EQ);
+    }
+    if (one < 0 || (dtype = array_dtype(data)) == NULL || (kind = PyObject_GetAttr(dtype, s_kind)) == NULL)
+        goto done;
+    if (!one || !PyUnicode_Check(kind) || PyUnicode_CompareWithASCIIString(kind, "f") != 0) {
+        rc = 0;
+        goto done;
+    }
+    if ((shape = PyObject_GetAttr(data, s_shape)) == NULL ||
+        (seed_arr = PyObject_CallFunctionObjArgs(np_empty_fn, shape, dtype, NULL)) == NULL)
+        goto done;
+    PyObject *filled = PyObject_CallMethodOneArg(seed_arr, s_fill, one_int);
+    if (filled == NULL)
+        goto done;
+    Py_DECREF(filled);
+    if ((*seed = new_tensor(Tensor_type, t_off, seed_arr, cpu_device, zero_int)) == NULL ||
+        (*edge = Edge_type->tp_alloc(Edge_type, 2)) == NULL) {
+        Py_CLEAR(*seed);
+        goto done;
+    }
+    PyTuple_SET_ITEM(*edge, 0, Py_NewRef(grad_fn));
+    PyTuple_SET_ITEM(*edge, 1, Py_NewRef(nr));
+    rc = 1;
+done:
+    Py_XDECREF(size);
+    Py_XDECREF(dtype);
+    Py_XDECREF(kind);
+    Py_XDECREF(shape);
+    Py_XDECREF(seed_arr);
+    return rc;
+}
+
+/* Whether this thread is outside the engine (worker_device is NO_DEVICE); -1 on error. */
+static int
+outside_engine(void)
+{
+    PyObject *worker = thread_local_get(&worker_tl, s_worker_device);
+    if (worker == NULL)
+        return -1;
+    int outside = worker == no_device ? 1 : PyObject_RichCompareBool(worker, no_device, Py_EQ);
+    Py_DECREF(worker);
+    return outside;
+}
+
 /* backward(engine, tensor, keep_graph): tensor.backward() with no other argument, as
- * autograd.backward runs it (a seed of ones, then execute), for the plain case: a non-leaf
- * CPU tensor that is not a view, of one floating-point element, called outside the engine.
- * Returns True once the pass has run, or False, having done nothing, for the Python path,
- * which handles (or rejects) everything else. */
+ * autograd.backward runs it (a seed of ones, then execute), for the plain case of plain_root,
+ * called outside the engine. Returns True once the pass has run, or False, having done nothing,
+ * for the Python path, which handles (or rejects) everything else. */
 static PyObject *
 backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2668,50 +2738,16 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         Py_RETURN_FALSE;
     }
-    PyObject *tensor = args[1];
-    if (Py_TYPE(tensor) != Tensor_type)
-        Py_RETURN_FALSE;
-    PyObject *data = slot(tensor, t_off[T_DATA]), *grad_fn = slot(tensor, t_off[T_GRAD_FN]);
-    PyObject *nr = slot(tensor, t_off[T_OUTPUT_NR]);
-    if (data == NULL || grad_fn == NULL || grad_fn == Py_None || nr == NULL || Py_TYPE(data) != (PyTypeObject *)ndarray_type ||
-        slot(tensor, t_off[T_BASE]) != Py_None || slot(tensor, t_off[T_DEVICE]) != cpu_device ||
-        slot(tensor, t_off[T_REQUIRES_GRAD]) != Py_True)
-        Py_RETURN_FALSE;
-    PyObject *size = NULL, *dtype = NULL, *kind = NULL, *worker = NULL, *shape = NULL, *seed = NULL;
-    PyObject *seed_arr = NULL, *edge = NULL, *roots = NULL, *seeds = NULL, *result = NULL;
-    int one = -1;
-    if (array_direct(data)) {  /* data.size == 1 */
-        Py_ssize_t n = 1;
-        for (int i = 0; i < ARRAY_HEAD(data)->nd; i++)
-            n *= ARRAY_HEAD(data)->dimensions[i];
-        one = n == 1;
-    } else if ((size = PyObject_GetAttr(data, s_size)) != NULL) {
-        one = PyObject_RichCompareBool(size, one_int, Py_EQ);
-    }
-    if (one < 0 || (dtype = array_dtype(data)) == NULL || (kind = PyObject_GetAttr(dtype, s_kind)) == NULL ||
-        (worker = thread_local_get(&worker_tl, s_worker_device)) == NULL)
-        goto done;
-    int floating = one > 0 && PyUnicode_Check(kind) ? PyUnicode_CompareWithASCIIString(kind, "f") == 0 : 0;
-    int outside = worker == no_device ? 1 : PyObject_RichCompareBool(worker, no_device, Py_EQ);
-    if (one < 0 || outside < 0)
-        goto done;
-    if (!one || !floating || !outside) {
-        result = Py_NewRef(Py_False);
+    PyObject *seed, *edge, *roots = NULL, *seeds = NULL, *result = NULL;
+    int plain = plain_root(args[1], &seed, &edge);
+    if (plain <= 0)
+        return plain < 0 ? NULL : Py_NewRef(Py_False);
+    int outside = outside_engine();
+    if (outside <= 0) {
+        if (outside == 0)
+            result = Py_NewRef(Py_False);
         goto done;
     }
-    /* the seed, as _make_grads makes it, and the root edge, as gradient_edge */
-    if ((shape = PyObject_GetAttr(data, s_shape)) == NULL ||
-        (seed_arr = PyObject_CallFunctionObjArgs(np_empty_fn, shape, dtype, NULL)) == NULL)
-        goto done;
-    PyObject *filled = PyObject_CallMethodOneArg(seed_arr, s_fill, one_int);
-    if (filled == NULL)
-        goto done;
-    Py_DECREF(filled);
-    if ((seed = new_tensor(Tensor_type, t_off, seed_arr, cpu_device, zero_int)) == NULL ||
-        (edge = Edge_type->tp_alloc(Edge_type, 2)) == NULL)
-        goto done;
-    PyTuple_SET_ITEM(edge, 0, Py_NewRef(grad_fn));
-    PyTuple_SET_ITEM(edge, 1, Py_NewRef(nr));
     if ((roots = PyList_New(1)) == NULL || (seeds = PyList_New(1)) == NULL)
         goto done;
     PyList_SET_ITEM(roots, 0, Py_NewRef(edge));
@@ -2723,16 +2759,142 @@ backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         result = Py_NewRef(Py_True);
     }
 done:
-    Py_XDECREF(size);
-    Py_XDECREF(dtype);
-    Py_XDECREF(kind);
-    Py_XDECREF(worker);
-    Py_XDECREF(shape);
-    Py_XDECREF(seed_arr);
-    Py_XDECREF(seed);
-    Py_XDECREF(edge);
+    Py_DECREF(seed);
+    Py_DECREF(edge);
     Py_XDECREF(roots);
     Py_XDECREF(seeds);
+    return result;
+}
+
+/* `value` as _as_tuple takes it, for a Tensor or a tuple or list of them: a new reference to a tuple,
+ * or NULL without an error for anything else (the Python path raises for it). */
+static PyObject *
+tensors_tuple(PyObject *value)
+{
+    if (Py_TYPE(value) == Tensor_type)
+        return PyTuple_Pack(1, value);
+    if (PyTuple_CheckExact(value))
+        return Py_NewRef(value);
+    if (PyList_CheckExact(value))
+        return PyList_AsTuple(value);
+    return NULL;
+}
+
+/* The edge _engine_run_backward captures the gradient of input `t` at in autograd.grad (accumulate_grad
+ * False): the tensor's own edge for a non-leaf, its leaf's existing AccumulateGrad (or None: never made
+ * here) for a leaf. Returns 1 with *edge set (a new reference), 0 for the Python path (a view, a tensor
+ * that does not require grad, which it rejects, anything not exactly a Tensor or a Parameter), -1 on error. */
+static int
+capture_edge(PyObject *t, PyObject **edge)
+{
+    *edge = NULL;
+    if (Py_TYPE(t) != Tensor_type && Py_TYPE(t) != Parameter_type)  /* neither has __torch_function__ */
+        return 0;
+    PyObject *fn = slot(t, t_off[T_GRAD_FN]), *nr = slot(t, t_off[T_OUTPUT_NR]);
+    PyObject *ref = slot(t, t_off[T_GRAD_ACC]);
+    if (fn == NULL || nr == NULL || ref == NULL || slot(t, t_off[T_BASE]) != Py_None ||
+        slot(t, t_off[T_REQUIRES_GRAD]) != Py_True)
+        return 0;
+    PyObject *node = fn;
+    if (fn == Py_None) {  /* a leaf: `ref()` of its weak reference, if it has one */
+        if (ref != Py_None && !PyWeakref_CheckRefExact(ref))
+            return 0;
+        node = ref == Py_None ? Py_None : PyWeakref_GetObject(ref);  /* borrowed; None once the accumulator is gone */
+        if (node == NULL)
+            return -1;
+        if (node == Py_None) {
+            *edge = Py_NewRef(Py_None);
+            return 1;
+        }
+        nr = zero_int;
+    }
+    Py_INCREF(node);  /* held while the edge is allocated: the weak reference alone would not keep it */
+    if ((*edge = Edge_type->tp_alloc(Edge_type, 2)) == NULL) {
+        Py_DECREF(node);
+        return -1;
+    }
+    PyTuple_SET_ITEM(*edge, 0, node);
+    PyTuple_SET_ITEM(*edge, 1, Py_NewRef(nr));
+    return 1;
+}
+
+/* grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused): autograd.grad with no gradients given,
+ * as grad, _make_grads and _engine_run_backward run it, for the plain case: outputs of plain_root, inputs
+ * exactly Tensors that are not views (see capture_edge), called outside the engine. Returns the tuple of
+ * gradients, or NotImplemented, having done nothing, for the Python path; after the pass it raises the
+ * Python path's error for an input the graph did not reach unless allow_unused. The caller (autograd.grad)
+ * has checked everything else that sends a call to the Python path (grad_outputs, is_grads_batched,
+ * materialize_grads, only_inputs, a timeout or the watchdog, a __torch_function__ mode). */
+static PyObject *
+grad(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused)");
+        return NULL;
+    }
+    if (!configured)  /* nothing bound yet: the Python path */
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *outs = tensors_tuple(args[1]), *ins = outs != NULL ? tensors_tuple(args[2]) : NULL;
+    PyObject *roots = NULL, *seeds = NULL, *edges = NULL, *captured = NULL, *result = NULL;
+    if (ins == NULL || PyTuple_GET_SIZE(outs) == 0 || PyTuple_GET_SIZE(ins) == 0) {
+        result = PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
+    Py_ssize_t n_out = PyTuple_GET_SIZE(outs), n_in = PyTuple_GET_SIZE(ins);
+    if ((roots = PyList_New(n_out)) == NULL || (seeds = PyList_New(n_out)) == NULL || (edges = PyList_New(n_in)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n_out; i++) {
+        PyObject *seed, *edge;
+        int plain = plain_root(PyTuple_GET_ITEM(outs, i), &seed, &edge);
+        if (plain <= 0) {
+            result = plain < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        PyList_SET_ITEM(roots, i, edge);
+        PyList_SET_ITEM(seeds, i, seed);
+    }
+    for (Py_ssize_t i = 0; i < n_in; i++) {
+        PyObject *edge;
+        int plain = capture_edge(PyTuple_GET_ITEM(ins, i), &edge);
+        if (plain <= 0) {
+            result = plain < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        PyList_SET_ITEM(edges, i, edge);
+    }
+    int outside = outside_engine();
+    if (outside <= 0) {
+        if (outside == 0)
+            result = Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
+    PyObject *call[7] = {args[0], roots, seeds, args[3], args[4], edges, Py_False};
+    captured = execute(NULL, call, 7);
+    if (captured == NULL || captured == Py_NotImplemented) {
+        result = Py_XNewRef(captured);
+        goto done;
+    }
+    if (!PyList_CheckExact(captured) || PyList_GET_SIZE(captured) != n_in) {
+        PyErr_SetString(PyExc_RuntimeError, "grad: the pass captured a gradient per input");  /* _internal_assert */
+        goto done;
+    }
+    int allow_unused = PyObject_IsTrue(args[5]);
+    if (allow_unused < 0)
+        goto done;
+    for (Py_ssize_t i = 0; !allow_unused && i < n_in; i++)
+        if (PyList_GET_ITEM(captured, i) == Py_None) {
+            PyErr_Format(PyExc_RuntimeError, "The differentiated Tensor at index %zd appears to not have been used in "
+                         "the graph. Set allow_unused=True if this is the desired behavior.", i);
+            goto done;
+        }
+    result = PyList_AsTuple(captured);
+done:
+    Py_XDECREF(outs);
+    Py_XDECREF(ins);
+    Py_XDECREF(roots);
+    Py_XDECREF(seeds);
+    Py_XDECREF(edges);
+    Py_XDECREF(captured);
     return result;
 }
 
@@ -2742,6 +2904,9 @@ static PyMethodDef methods[] = {
      "configure."},
     {"backward", (PyCFunction)(void (*)(void))backward, METH_FASTCALL,
      "backward(engine, tensor, keep_graph): tensor.backward() of a plain tensor, compiled; False if not run."},
+    {"grad", (PyCFunction)(void (*)(void))grad, METH_FASTCALL,
+     "grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused): autograd.grad with no gradients "
+     "given, compiled; NotImplemented if not run."},
     {"new_graph_task", new_graph_task_py, METH_VARARGS,
      "new_graph_task(keep_graph, grad_mode, queue): the GraphTask execute builds (for tests)."},
     {"new_graph_root", new_graph_root_py, METH_VARARGS,

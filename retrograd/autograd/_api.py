@@ -360,6 +360,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> rg.autograd.grad(x ** 2, x)
         (tensor(6.),)
     """
+    loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
+    if (loop is not None and grad_outputs is None and only_inputs is True and is_grads_batched is False
+            and materialize_grads is False and timeout is None and not MODES_ACTIVE[0]
+            and interrupts.Watchdog.seconds is None):  # See Note [Stopping a pass from outside]
+        result = _compiled_grad(loop.grad, engine._default_engine, outputs, inputs,
+                                create_graph if retain_graph is None else retain_graph, create_graph, allow_unused)
+        if result is not NotImplemented:
+            return result
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -420,5 +428,6 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 
 _compiled_backward = interrupts.deliver_compiled_backward  # See Note [Interrupts during backward]
+_compiled_grad = interrupts.deliver_compiled_grad
 _tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
 Tensor.backward = _tensor_backward

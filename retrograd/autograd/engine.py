@@ -462,9 +462,11 @@ def use_compiled_loop(enabled: bool = True) -> bool:
     returning to ``thread_main``. A pass (``.backward()`` or ``autograd.grad``) called outside
     the engine runs ``execute``, ``thread_main`` and the GraphTask's
     completion in C as well (the common case of each; a pass with final callbacks or an error
-    completes in Python), and so does the plainest call of all,
-    ``tensor.backward()`` of a one-element non-leaf (``Tensor.backward``, the seed and root
-    edge of ``autograd.backward``). It calls the same Python objects in the same order and
+    completes in Python), and so do the plainest calls of all: ``tensor.backward()`` of a
+    one-element non-leaf (``Tensor.backward``, the seed and root edge of ``autograd.backward``)
+    and ``autograd.grad`` of such outputs with no gradients given, for inputs that are Tensors
+    and not views (``grad``'s checks, ``_make_grads`` and ``_engine_run_backward``; the caller
+    keeps every other argument in Python). It calls the same Python objects in the same order and
     hands every other node back to ``_run_task``, so this file remains the definition of what
     the engine does; the C loop only removes CPython's per-bytecode cost from the common case
     (see the comment at the top of the C file). It is one of the compiled modules of Note [The

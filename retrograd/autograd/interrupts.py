@@ -64,10 +64,11 @@ import sys
 import threading
 from concurrent.futures import _base as _futures
 
+from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from .graph import node_name
 from .graph_task import NO_DEVICE, GraphTask, local
 
-__all__ = ["delivered_on_return", "deliver_compiled_backward", "install", "state", "BackwardCancelled", "BackwardTimeout", "Watchdog",
+__all__ = ["delivered_on_return", "deliver_compiled_backward", "deliver_compiled_grad", "install", "state", "BackwardCancelled", "BackwardTimeout", "Watchdog",
            "cancel_pass", "describe_pass", "arm", "disarm"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -131,6 +132,26 @@ def deliver_compiled_backward(backward, engine, tensor, keep_graph):
     except BaseException:
         state.pending = False  # as delivering
         raise
+    if state.pending:
+        state.pending = False
+        raise KeyboardInterrupt
+    return result
+
+
+def deliver_compiled_grad(grad, engine, outputs, inputs, keep_graph, create_graph, allow_unused):
+    """The compiled ``grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused)`` as ``Engine.execute``
+    runs a pass, in one frame: NumPy's floating-point errors ignored (``quietly``), a pending interrupt raised once
+    the pass is over (``delivering``)."""
+    if not state.installed:
+        install()
+    token = FP_STATE.set(FP_QUIET)
+    try:
+        result = grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused)
+    except BaseException:
+        state.pending = False  # as delivering
+        raise
+    finally:
+        FP_STATE.reset(token)
     if state.pending:
         state.pending = False
         raise KeyboardInterrupt
