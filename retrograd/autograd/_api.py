@@ -28,12 +28,12 @@ from .variable import grad_accumulator, gradient_edge
 __all__ = ["backward", "grad"]
 
 
-def _as_tuple(value, what):
+def _as_tuple(value):
+    """One tensor (or GradientEdge) as a 1-tuple, any other iterable (a generator of parameters too) as a
+    tuple, as PyTorch's backward and grad take them; anything else raises Python's TypeError."""
     if isinstance(value, (Tensor, GradientEdge)):
         return (value,)
-    if isinstance(value, (tuple, list)):
-        return tuple(value)
-    raise TypeError(f"{what} argument is expected to be a tuple, but got {type(value).__name__}")
+    return tuple(value)
 
 
 def _edge_of(value):
@@ -301,14 +301,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to backward(). "
                                "Please only use 'grad_tensors'.")
         grad_tensors = grad_variables
-    if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
-        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    tensors = _as_tuple(tensors, "tensors")
-    inputs = () if inputs is None else _as_tuple(inputs, "inputs")
+    tensors = _as_tuple(tensors)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    else:
+        inputs = ()
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
     else:
-        grad_tensors = _as_tuple(grad_tensors, "grad_tensors")
+        grad_tensors = _as_tuple(grad_tensors)
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     grad_tensors = _make_grads(tensors, grad_tensors)
@@ -373,8 +376,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    t_outputs = _as_tuple(outputs, "outputs")
-    t_inputs = _as_tuple(inputs, "inputs")
+    t_outputs = _as_tuple(outputs)
+    t_inputs = _as_tuple(inputs)
     overridable = t_outputs + t_inputs  # as PyTorch's: See Note [Where __torch_function__ is checked]
     if (MODES_ACTIVE[0] or any(type(t) is not Tensor for t in overridable)) and has_torch_function(overridable):
         return handle_torch_function(grad, overridable, outputs, inputs, grad_outputs=grad_outputs,
@@ -389,7 +392,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if grad_outputs is None:
         grad_outputs = (None,) * len(t_outputs)
     else:
-        grad_outputs = _as_tuple(grad_outputs, "grad_outputs")
+        grad_outputs = _as_tuple(grad_outputs)
     if len(grad_outputs) != len(t_outputs):
         raise RuntimeError(f"grad_outputs must be of the same length as outputs, but got {len(grad_outputs)} and "
                            f"{len(t_outputs)}")

@@ -139,3 +139,30 @@ def test_batched_grad_shape_error_names_the_remaining_shape():
         rg.autograd.grad(x * 2, x, rg.ones(2, 4), is_grads_batched=True)
     np.testing.assert_array_equal(rg.autograd.grad(x * 2, x, rg.ones(2, 3), is_grads_batched=True)[0].numpy(),
                                   np.full((2, 3), 2.0))
+
+
+# -- what backward() and grad() take as their tensors and inputs ---------------------------------------------------
+def _model_and_loss(lib):
+    m = lib.nn.Linear(2, 1)
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor([[0.5, -1.0]]))
+        m.bias.fill_(0.25)
+    x = lib.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+    return m, x, (m(x) ** 2).sum()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, m, x, loss: lib.autograd.grad(loss, m.parameters()),
+    lambda lib, m, x, loss: lib.autograd.grad(iter([loss]), (p for p in [x, m.bias]),
+                                              grad_outputs=iter([lib.tensor(2.0)])),
+    lambda lib, m, x, loss: (lib.autograd.backward(iter([loss]), inputs=m.parameters()), m.weight.grad, x.grad)[1:],
+    lambda lib, m, x, loss: (loss.backward(inputs=iter([x])), x.grad, m.weight.grad)[1:],
+    lambda lib, m, x, loss: lib.autograd.grad(loss, 5),
+    lambda lib, m, x, loss: lib.autograd.grad(loss, "ab"),
+    lambda lib, m, x, loss: lib.autograd.backward(loss, inputs=iter([])),
+    lambda lib, m, x, loss: lib.autograd.backward(5),
+], ids=["grad over a generator of parameters", "grad over iterators", "backward over iterators",
+        "Tensor.backward over an iterator", "grad of an int", "grad of a str", "backward over no inputs",
+        "backward of an int"])
+def test_any_iterable_of_tensors_is_taken_as_pytorchs(call):
+    same_outcome(lambda lib: call(lib, *_model_and_loss(lib)))
