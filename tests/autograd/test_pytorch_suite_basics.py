@@ -31,6 +31,7 @@ def _plain(value):
     return value
 
 
+outcome = functools.partial(errors_like_torch.outcome, plain=_plain)
 same_in_both = functools.partial(errors_like_torch.same_in_both, plain=_plain)
 
 

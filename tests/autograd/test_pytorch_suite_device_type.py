@@ -13,7 +13,8 @@ import pytest
 
 import retrograd as rg
 
-from .test_pytorch_suite_basics import _first_sentence, function, ones, outcome, randn, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import function, ones, outcome, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -23,7 +24,7 @@ def caught(fn):
     try:
         fn()
     except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return type(e).__name__, _first_sentence(e)
+        return type(e).__name__, first_sentence(e)
     return "ok"
 
 

@@ -14,7 +14,8 @@ import pytest
 
 import retrograd as rg
 
-from .test_pytorch_suite_basics import _first_sentence, function, ones, outcome, randn, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import function, ones, outcome, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -52,7 +53,7 @@ def test_size_check():
             try:
                 fw.make_dual(foo, tangent)
             except RuntimeError as e:
-                error = _first_sentence(e)
+                error = first_sentence(e)
             return error, fw.unpack_dual(fw.make_dual(foo, tangent[1:])).tangent
     assert same_in_both(scenario)[1][0] == ("Trying to set a forward gradient that has a different size than that "
                                             "of the original Tensor, this is not supported.")
@@ -164,7 +165,7 @@ def test_make_dual_refuses_integer_primal_and_tangent():
                 try:
                     fw.make_dual(primal, tangent)
                 except ValueError as e:
-                    errors.append(_first_sentence(e))
+                    errors.append(first_sentence(e))
         return errors
     assert same_in_both(scenario) == ("ok", [
         "Expected tangent to be floating point or complex, but got: retrograd.int64",

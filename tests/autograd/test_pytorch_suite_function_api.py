@@ -7,7 +7,8 @@ import warnings
 
 import pytest
 
-from .test_pytorch_suite_basics import _first_sentence, function, randn, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -106,8 +107,8 @@ def test_an_instance_of_a_function_is_made_with_a_warning_and_calling_it_raises(
         try:
             instance(x)
         except RuntimeError as e:
-            refused = _first_sentence(e)
-        return ([(w.category.__name__, _first_sentence(w.message).rsplit(".", 2)[-2]) for w in caught],
+            refused = first_sentence(e)
+        return ([(w.category.__name__, first_sentence(w.message).rsplit(".", 2)[-2]) for w in caught],
                 isinstance(instance, identity), refused, identity.apply(x).grad_fn.name())
     assert same_in_both(scenario) == ("ok", ([("DeprecationWarning", "Id'> should not be instantiated")], True,
                                              "Legacy autograd function with non-static forward method is deprecated.",

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 import pytest
 
-from .test_pytorch_suite_basics import _first_sentence, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -39,7 +40,7 @@ def tried(call):
     try:
         return ("ok", call())
     except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        return (type(e).__name__, _first_sentence(e))
+        return (type(e).__name__, first_sentence(e))
 
 
 def struct(value):

@@ -6,7 +6,8 @@ import warnings
 
 import pytest
 
-from .test_pytorch_suite_basics import _first_sentence, function, randn, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import function, randn, same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -23,7 +24,7 @@ def _error(call):
     try:
         return call()
     except RuntimeError as e:
-        return ("RuntimeError", _first_sentence(e))
+        return ("RuntimeError", first_sentence(e))
 
 
 def test_after_set_a_leaf_is_no_longer_in_the_graphs_recorded_before_but_its_gradient_edge_is():
@@ -160,7 +161,7 @@ def test_materialized_gradients_of_higher_derivatives_that_vanish():
         try:
             lib.autograd.grad(y, x, allow_unused=False, materialize_grads=True)
         except ValueError as e:
-            return unused, d2, d3, _first_sentence(e)
+            return unused, d2, d3, first_sentence(e)
     assert same_in_both(scenario)[1][:3] == ((None,), (0.0,), (0.0,))
 
 
@@ -187,7 +188,7 @@ def test_batched_grad_outputs_of_a_tensor_and_of_a_scalar():
             try:
                 call()
             except RuntimeError as e:
-                return _first_sentence(e)
+                return first_sentence(e)
         x = randn(lib, 2, 2, requires_grad=True)
         batched = lib.arange(3).expand(2, 2, 3).transpose(0, 2)
         seen = [lib.autograd.grad(x.clone(), (x,), (batched,), is_grads_batched=True),
@@ -213,7 +214,7 @@ def test_backward_with_inputs_accumulates_only_into_them():
         try:
             lib.autograd.backward(x ** 2 + y * x + y ** 2, seed, inputs=[])
         except RuntimeError as e:
-            seen.append(_first_sentence(e))
+            seen.append(first_sentence(e))
         scalar = randn(lib, requires_grad=True)
         (scalar ** 2).backward(inputs=scalar)
         seen.append(scalar.grad)
@@ -248,7 +249,7 @@ def test_backward_recording_its_pass_warns_of_the_cycle_it_makes_and_grad_does_n
                 warnings.simplefilter("always")
                 c.backward(lib.ones_like(c), create_graph=True)
             b.grad = None
-            from_backward = [_first_sentence(w.message) for w in caught]
+            from_backward = [first_sentence(w.message) for w in caught]
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 lib.autograd.grad(c, b, lib.ones_like(c), create_graph=True)

@@ -5,7 +5,8 @@ import warnings
 
 import pytest
 
-from .test_pytorch_suite_basics import _first_sentence, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -24,7 +25,7 @@ def test_decorating_a_class_warns_and_runs_only_its_constructor_in_the_mode():
                 def method(self):
                     seen.append(("method", lib.is_grad_enabled()))
             Decorated().method()
-        seen.append([(w.category.__name__, _first_sentence(w.message)) for w in caught])
+        seen.append([(w.category.__name__, first_sentence(w.message)) for w in caught])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
 

@@ -6,7 +6,8 @@ import warnings
 
 import pytest
 
-from .test_pytorch_suite_basics import _first_sentence, same_in_both
+from errors_like_torch import first_sentence
+from .test_pytorch_suite_basics import same_in_both
 
 torch = pytest.importorskip("torch")
 
@@ -26,7 +27,7 @@ def test_reading_grad_warns_only_on_a_non_leaf_that_does_not_retain_it():
             t.retain_grad()
             t.grad
             counts.append(len(caught))
-        return counts, [(w.category.__name__, _first_sentence(w.message)) for w in caught]
+        return counts, [(w.category.__name__, first_sentence(w.message)) for w in caught]
     assert same_in_both(scenario)[1][0] == [0, 1, 1]
 
 
@@ -38,7 +39,7 @@ def test_volatile_is_always_false_and_warns_that_it_was_removed():
             before = v.volatile
             v.volatile = True
             after = v.volatile
-        return before, after, [(w.category.__name__, _first_sentence(w.message)) for w in caught]
+        return before, after, [(w.category.__name__, first_sentence(w.message)) for w in caught]
     assert same_in_both(scenario)[1][:2] == (False, False)
 
 
@@ -46,7 +47,7 @@ def _error(call):
     try:
         return call()
     except RuntimeError as e:
-        return ("RuntimeError", _first_sentence(e))
+        return ("RuntimeError", first_sentence(e))
 
 
 def _name(dtype):
