@@ -306,8 +306,23 @@ sigmoid = defop("sigmoid", _sigmoid, method=True, inplace=True, promote="float",
                 input=op_call("sigmoid_backward", "grad", "result"))
 
 
+# The integer type of each float dtype's width, and a NumPy float's bits as that integer: see _threshold_backward.
+_FLOAT_BITS = {np.dtype(np.float16): np.dtype(np.int16), np.dtype(np.float32): np.dtype(np.int32),
+               np.dtype(np.float64): np.dtype(np.int64)}
+
+
 def _threshold_backward(xp, grad, output, threshold=0.0):
-    keep = ~(output <= threshold)  # as PyTorch: the gradient passes unless output <= threshold, so at NaN too
+    # As PyTorch: the gradient passes unless output <= threshold, so at a NaN output too, and is 0 elsewhere,
+    # even where it is inf or NaN.
+    bits = _FLOAT_BITS.get(grad.dtype) if xp is np and grad.ndim and grad.shape == output.shape else None
+    if bits is not None:
+        # A float is its bits: ANDed with all ones (-1) where the gradient passes and with 0 elsewhere, it is the
+        # gradient exactly or +0. Three passes and no check for NaN; where() would take ten times as long.
+        mask = np.less_equal(output, threshold).view(np.int8)
+        np.subtract(mask, np.int8(1), out=mask)  # 1 (drop) -> 0, 0 (pass) -> -1
+        mask = mask.astype(bits)
+        return np.bitwise_and(grad.view(bits), mask, out=mask).view(grad.dtype)
+    keep = ~(output <= threshold)
     out = xp.multiply(grad, keep, dtype=grad.dtype)  # a mask product: far cheaper than where()
     if out.dtype.kind == "f" and xp.isnan(out).any():  # NaN * 0 is NaN, but PyTorch gives 0 there
         out = xp.where(keep, grad, xp.zeros((), dtype=grad.dtype))

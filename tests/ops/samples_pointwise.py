@@ -226,7 +226,14 @@ add("threshold_backward",
     Sample(lambda m, g, r: _threshold_backward(g, r), np.array([np.nan, 1.0, np.nan]),
            Const(np.array([0.0, 2.0, 3.0])), torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
            ref=lambda g, r: np.array([0.0, 1.0, np.nan]), grad=False,
-           note="a NaN gradient where the output is not positive gives 0, as PyTorch"))
+           note="a NaN gradient where the output is not positive gives 0, as PyTorch"),
+    Sample(lambda m, g, r: _threshold_backward(g, r),
+           np.array([np.inf, -np.inf, np.nan, 2.0, -3.0, np.nan]),
+           Const(np.array([-0.0, 0.0, -np.nan, np.nan, 1.0, -2.0])),
+           torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
+           ref=lambda g, r: np.array([0.0, 0.0, np.nan, 2.0, -3.0, 0.0]), grad=False,
+           note="an infinite or NaN gradient where the output is not positive gives 0; a NaN output, "
+                "whatever its sign, passes the gradient"))
 
 from retrograd.ops.pointwise import sigmoid_backward as _sigmoid_backward  # noqa: E402 - private op
 from retrograd.ops.pointwise import tanh_backward as _tanh_backward  # noqa: E402 - private op
