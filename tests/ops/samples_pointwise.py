@@ -108,7 +108,9 @@ add("relu", Sample(lambda m, x: m.relu(x), np.array([-1., 0., 2.]), grad=False, 
            note="NaN stays, -inf gives 0"),
     Sample(lambda m, x: m.relu(x), I(5, 3, low=-5), ref=lambda x: np.maximum(x, 0), note="integers keep their dtype"),
     Sample(lambda m, x: m.relu(x), A((1 << 20) + 1), grad=False, ref=lambda x: np.maximum(x, 0),
-           note="past a million elements: against the scalar 0"))
+           note="past a million elements: against the scalar 0"),
+    Sample(lambda m, x: m.relu(x), np.where(np.arange(192).reshape(3, 64) % 7 == 0, np.nan, A(3, 64)), grad=False,
+           ref=lambda x: np.maximum(x, 0), note="rows of 64 or more: against a row of zeros; NaN stays"))
 add("abs", Sample(lambda m, x: m.abs(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"),
     Sample(lambda m, x: abs(x), I(5, 3, low=-5), ref=np.abs, note="integers"))
 # Piecewise constant: the result requires grad and its gradient is zero.
