@@ -395,9 +395,10 @@ def _sum_to_size(grad, shape):
 # down to the input's shape by ``validate_outputs``, as PyTorch's engine does, with the op calls of
 # ``sum_to_size``. Where nothing can see those calls (no op call interposer active: no profiler,
 # no forward-mode AD, no vmap) and nothing is recorded (grad mode off), the ops layer sums the array
-# directly instead, with the same reductions in the same order, so the values, dtype and shape are
-# those of the op calls; ``sum_broadcast_gradient`` is what it attaches (ops/copy.py), and the
-# method call is the default.
+# directly instead, with the same reductions, so the dtype and shape are those of the op calls, and
+# the values too but for the order of the additions where a bias vector's gradient is summed over
+# many rows as one product (as addmm's formula sums it); ``sum_broadcast_gradient`` is what it
+# attaches (ops/copy.py), and the method call is the default.
 sum_broadcast_gradient = _sum_to_size
 
 

@@ -14,6 +14,7 @@ from ..autograd import graph as _graph
 from ..backends import get_backend
 from ._call import interposition
 from ._declarations import defop, passthrough, tensor_method
+from ._rows import fast_rows, lead_sum
 from .shape import shape_arg
 
 
@@ -176,6 +177,11 @@ def _sum_broadcast_gradient(grad, shape):
         return grad.sum_to_size(shape)
     # sum_to_size's unrecorded branch: the broadcast dims kept, then the leading ones, each as _sum computes it
     inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and in_shape[lead + i] != 1)
+    if not inner and lead == len(in_shape) - 1 and fast_rows(arr):
+        # A bias vector's gradient: every row summed, as one vector-matrix product (Note [Row reductions as
+        # products]), as addmm's and layer_norm's formulas sum theirs, so that ``x @ w + b`` gives ``b`` the
+        # gradient of ``addmm(b, x, w)``. The terms are _sum's; only the order of the additions differs.
+        return Tensor._make(lead_sum(arr), grad._device)
     out = _add_reduce(arr, inner, None, None, True) if inner else arr
     if lead:
         out = _add_reduce(out, tuple(range(lead)), None, None, False)

@@ -239,8 +239,24 @@ def _check_index_bounds(index, size, dim):
         raise RuntimeError(f"index {int(bad)} is out of bounds for dimension {dim} with size {size}")
 
 
-gather = defop("gather", _gather, method=True,
-               input=lambda grad, input_shape, dim, index: grad.new_zeros(input_shape).scatter_add(dim, index, grad))
+_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _gather_grad(grad, input_shape, dim, index):
+    """PyTorch's ``grad.new_zeros(input_shape).scatter_add(dim, index, grad)``; see Note [Formulas on arrays]."""
+    xp = formula_arrays(grad)
+    g = grad._data
+    if xp is not np or g.dtype not in _FLOATS or not input_shape:
+        return grad.new_zeros(input_shape).scatter_add(dim, index, grad)
+    # On the arrays: the zeros and the sum in one buffer, with no op calls. With one index along dim (a gather of
+    # one class per row: the NLL of gather), no two entries of index address the same element, so the sum is an
+    # assignment, without ufunc.at (a tenth of the time on (128, 1) of (128, 10)).
+    idx = index._data
+    return Tensor._make(_scatter_into(np, np.zeros(input_shape, g.dtype), dim, idx, g,
+                                      idx.shape[_wrap_dim(dim, len(input_shape))] != 1), grad._device)
+
+
+gather = defop("gather", _gather, method=True, input=_gather_grad)
 
 
 def _along(xp, index, dim):

@@ -631,7 +631,7 @@ def test_a_broken_internal_invariant_says_it_is_a_bug_in_retrograd():
 
 
 _BROADCASTS = [((4, 3), (3,)), ((4, 3), (1, 3)), ((4, 3), (4, 1)), ((2, 4, 3), (4, 1)), ((2, 1, 3), (1, 3)),
-               ((5,), (1,)), ((2, 3), ())]
+               ((5,), (1,)), ((2, 3), ()), ((16, 3), (3,)), ((2, 8, 5), (5,))]  # the last two: by a product
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])

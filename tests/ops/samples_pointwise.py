@@ -108,7 +108,9 @@ add("relu", Sample(lambda m, x: m.relu(x), np.array([-1., 0., 2.]), grad=False, 
            note="NaN stays, -inf gives 0"),
     Sample(lambda m, x: m.relu(x), I(5, 3, low=-5), ref=lambda x: np.maximum(x, 0), note="integers keep their dtype"),
     Sample(lambda m, x: m.relu(x), A((1 << 20) + 1), grad=False, ref=lambda x: np.maximum(x, 0),
-           note="past a million elements: against the scalar 0"))
+           note="past a million elements: against the scalar 0"),
+    Sample(lambda m, x: m.relu(x), np.where(np.arange(192).reshape(3, 64) % 7 == 0, np.nan, A(3, 64)), grad=False,
+           ref=lambda x: np.maximum(x, 0), note="rows of 64 or more: against a row of zeros; NaN stays"))
 add("abs", Sample(lambda m, x: m.abs(x), np.array([-1., 0., 2.]), grad=False, note="zero gradient at 0"),
     Sample(lambda m, x: abs(x), I(5, 3, low=-5), ref=np.abs, note="integers"))
 # Piecewise constant: the result requires grad and its gradient is zero.
@@ -226,7 +228,14 @@ add("threshold_backward",
     Sample(lambda m, g, r: _threshold_backward(g, r), np.array([np.nan, 1.0, np.nan]),
            Const(np.array([0.0, 2.0, 3.0])), torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
            ref=lambda g, r: np.array([0.0, 1.0, np.nan]), grad=False,
-           note="a NaN gradient where the output is not positive gives 0, as PyTorch"))
+           note="a NaN gradient where the output is not positive gives 0, as PyTorch"),
+    Sample(lambda m, g, r: _threshold_backward(g, r),
+           np.array([np.inf, -np.inf, np.nan, 2.0, -3.0, np.nan]),
+           Const(np.array([-0.0, 0.0, -np.nan, np.nan, 1.0, -2.0])),
+           torch_call=lambda m, g, r: m.ops.aten.threshold_backward(g, r, 0.0),
+           ref=lambda g, r: np.array([0.0, 0.0, np.nan, 2.0, -3.0, 0.0]), grad=False,
+           note="an infinite or NaN gradient where the output is not positive gives 0; a NaN output, "
+                "whatever its sign, passes the gradient"))
 
 from retrograd.ops.pointwise import sigmoid_backward as _sigmoid_backward  # noqa: E402 - private op
 from retrograd.ops.pointwise import tanh_backward as _tanh_backward  # noqa: E402 - private op
