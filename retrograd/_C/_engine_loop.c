@@ -837,6 +837,17 @@ new_input_buffer(PyObject *size)
     return buffer;
 }
 
+/* t._data = array: the slot itself for a Tensor (no subclass's attribute to go through); 0, or -1 on error. */
+static int
+set_data(PyObject *t, PyObject *array)
+{
+    if (Py_TYPE(t) != Tensor_type)
+        return PyObject_SetAttr(t, s_data, array);
+    if (slot(t, t_off[T_DATA]) != array)  /* an in-place add gives the same array back */
+        set_slot(t, t_off[T_DATA], array);
+    return 0;
+}
+
 /* t._version_counter.bump(): one in-place write of a gradient the engine made (Note [The version of a
  * summed gradient] in autograd/input_buffer.py); a plain counter's version is added to here, any
  * other's (an inference tensor's) is the method's. A tensor without a counter yet (a sum the loop
@@ -858,6 +869,23 @@ bump_version(PyObject *t)
             return 0;
         }
         Py_DECREF(fresh);
+    }
+    if (Py_TYPE(t) == Tensor_type) {  /* a plain counter in the slot: its version + 1, as VersionCounter.bump */
+        PyObject *vc = slot(t, t_off[T_VC]);
+        PyObject *version = vc != NULL && Py_TYPE(vc) == (PyTypeObject *)VersionCounter_cls ? slot(vc, off_version) : NULL;
+        if (version != NULL && PyLong_CheckExact(version)) {
+            long v = PyLong_AsLong(version);
+            if (v == -1 && PyErr_Occurred())
+                return -1;
+            PyObject *next = v < LONG_MAX ? PyLong_FromLong(v + 1) : NULL;
+            if (next != NULL) {
+                set_slot(vc, off_version, next);
+                Py_DECREF(next);
+                return 0;
+            }
+            if (v < LONG_MAX)
+                return -1;
+        }
     }
     PyObject *vc = PyObject_GetAttr(t, s_version_counter);
     if (vc == NULL)
@@ -941,7 +969,7 @@ buffer_add(PyObject *buffer, PyObject *input_nr, PyObject *grad)
     Py_INCREF(old);
     Py_INCREF(old_data);
     PyObject *sum = PyNumber_InPlaceAdd(old_data, data);
-    int rc = sum == NULL ? -1 : PyObject_SetAttr(old, s_data, sum);
+    int rc = sum == NULL ? -1 : set_data(old, sum);
     if (rc == 0)
         rc = bump_version(old);
     Py_XDECREF(sum);
@@ -1296,16 +1324,14 @@ accumulate(PyObject *node, PyObject *inputs)
             Py_DECREF(value);
             ok = 1;
         }
-    } else {  /* old._data += grad._data; old._version_counter.version += 1 */
-        PyObject *old_data = slot(old, t_off[T_DATA]), *sum = NULL, *vc = NULL;
+    } else {  /* old._data += grad._data; old._version_counter.bump() */
+        PyObject *old_data = slot(old, t_off[T_DATA]), *sum = NULL;
         Py_XINCREF(old_data);
         Py_INCREF(old);
-        if (old_data != NULL && (sum = PyNumber_InPlaceAdd(old_data, data)) != NULL &&
-            PyObject_SetAttr(old, s_data, sum) == 0 && (vc = PyObject_GetAttr(old, s_version_counter)) != NULL)
-            ok = add_to_attr(NULL, vc, s_version, 1) == 0;
+        if (old_data != NULL && (sum = PyNumber_InPlaceAdd(old_data, data)) != NULL && set_data(old, sum) == 0)
+            ok = bump_version(old) == 0;
         Py_XDECREF(old_data);
         Py_XDECREF(sum);
-        Py_XDECREF(vc);
         Py_DECREF(old);
     }
     if (call_keeping_error(lock, s_release) < 0 || !ok)

@@ -555,13 +555,16 @@ def as_strided_(self, size, stride, storage_offset=None):
     return _inplace_view(self, lambda x: as_strided(x, size, stride, storage_offset), "AsStridedBackward1")
 
 
+_ndarray = np.ndarray
+
+
 def _expand(xp, input, size):
     size = tuple(size)
     if input.ndim == 0 and xp is np and -1 not in size:
         # A scalar to any shape (the gradient of a full reduction): a zero-stride array made
         # directly, several times cheaper than np.broadcast_to, and read-only like it.
-        out = np.ndarray(size, input.dtype, input, 0, (0,) * len(size))  # by position: faster than by keyword
-        out.setflags(write=False)  # cheaper than going through out.flags
+        out = _ndarray(size, input.dtype, input, 0, (0,) * len(size))  # by position: faster than by keyword
+        out.setflags(False)  # write=False, by position: no keyword dict; cheaper than going through out.flags
         return out  # every stride 0, as PyTorch's expand of a 0-d tensor
     target = expanded_shape(input.shape, size)
     out = xp.broadcast_to(input, target)

@@ -194,6 +194,28 @@ def test_the_version_of_a_leafs_grad_counts_the_engines_in_place_writes(case):
     same_in_both(scenario)
 
 
+def test_a_fanned_in_gradient_summed_in_place_leaves_what_hooks_saw_unchanged():
+    # x's gradient arrives over five edges and is summed in place into a buffer the engine made; the
+    # sum a hook on x saw, and a term's gradient a hook saw, keep their values and versions after a
+    # second backward adds into x.grad, as PyTorch's.
+    def scenario(lib):
+        x = lib.tensor([1.5, -2.0, 0.5], dtype=lib.float64, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(g))
+        total = 0
+        for i in range(5):
+            term = x * (i + 1)
+            if i == 2:
+                term.register_hook(lambda g: seen.append(g))
+            total = total + term.sum()
+        total.backward(retain_graph=True)
+        before = [(g.clone(), g._version) for g in seen]
+        first = (x.grad.clone(), x.grad._version)
+        total.backward()
+        return before, [(g, g._version) for g in seen[:2]], first, x.grad, x.grad._version
+    same_in_both(scenario)
+
+
 def test_sum_to_with_an_empty_dim():
     def scenario(lib):
         a = lib.zeros(4, 0, dtype=lib.float64, requires_grad=True)
