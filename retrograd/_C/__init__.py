@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["wanted", "engine_loop", "op_call"]
+__all__ = ["wanted", "engine_loop", "op_call", "array_pool"]
 
 
 def wanted() -> bool:
@@ -33,6 +33,10 @@ def wanted() -> bool:
 
 
 engine_loop = op_call = None
+try:  # not an engine step but the allocator of large arrays: Note [Large arrays apart] in retrograd/_runtime.py
+    from . import _array_pool as array_pool
+except ImportError:  # not built, or NumPy's headers were missing at build time
+    array_pool = None
 if wanted():
     try:
         from . import _engine_loop as engine_loop
