@@ -32,6 +32,14 @@ typedef struct {
     size_t len;
 } Block;
 
+/* A live array: its data pointer, `offset` bytes into its mapping (Note [Large arrays apart]: no two
+ * large arrays at the same place of their pages). */
+typedef struct {
+    char *ptr;
+    char *base;
+    size_t len;
+} Live;
+
 #define MAX_CACHED 64
 
 static size_t threshold = (size_t)1 << 20;
@@ -45,8 +53,9 @@ static int n_cached;
 static size_t cached_bytes;
 
 /* The live mappings, by base address: open addressing with linear probing. */
-static Block *live;
+static Live *live;
 static size_t live_cap, live_n, live_bytes;
+static unsigned int colour;
 
 static unsigned long long n_mapped, n_reused, n_resized, n_unmapped;
 
@@ -60,14 +69,14 @@ static int
 live_grow(void)
 {
     size_t cap = live_cap ? live_cap * 2 : 64;
-    Block *table = calloc(cap, sizeof(Block));
+    Live *table = calloc(cap, sizeof(Live));
     if (table == NULL) {
         return -1;
     }
     for (size_t i = 0; i < live_cap; i++) {
-        if (live[i].base != NULL) {
-            size_t j = slot_of(live[i].base, cap);
-            while (table[j].base != NULL) {
+        if (live[i].ptr != NULL) {
+            size_t j = slot_of(live[i].ptr, cap);
+            while (table[j].ptr != NULL) {
                 j = (j + 1) & (cap - 1);
             }
             table[j] = live[i];
@@ -80,15 +89,16 @@ live_grow(void)
 }
 
 static int
-live_add(char *base, size_t len)
+live_add(char *ptr, char *base, size_t len)
 {
     if (2 * (live_n + 1) > live_cap && live_grow() < 0) {
         return -1;
     }
-    size_t j = slot_of(base, live_cap);
-    while (live[j].base != NULL) {
+    size_t j = slot_of(ptr, live_cap);
+    while (live[j].ptr != NULL) {
         j = (j + 1) & (live_cap - 1);
     }
+    live[j].ptr = ptr;
     live[j].base = base;
     live[j].len = len;
     live_n++;
@@ -96,16 +106,16 @@ live_add(char *base, size_t len)
     return 0;
 }
 
-/* The index of `base` among the live mappings, or -1. */
+/* The index of the live array at `ptr`, or -1. */
 static long
-live_find(const char *base)
+live_find(const char *ptr)
 {
     if (live_n == 0) {
         return -1;
     }
-    size_t j = slot_of(base, live_cap);
-    while (live[j].base != NULL) {
-        if (live[j].base == base) {
+    size_t j = slot_of(ptr, live_cap);
+    while (live[j].ptr != NULL) {
+        if (live[j].ptr == ptr) {
             return (long)j;
         }
         j = (j + 1) & (live_cap - 1);
@@ -119,18 +129,18 @@ live_remove(size_t j)
 {
     live_n--;
     live_bytes -= live[j].len;
-    live[j].base = NULL;
+    live[j].ptr = NULL;
     size_t i = j;
     for (;;) {
         i = (i + 1) & (live_cap - 1);
-        if (live[i].base == NULL) {
+        if (live[i].ptr == NULL) {
             return;
         }
-        size_t home = slot_of(live[i].base, live_cap);
+        size_t home = slot_of(live[i].ptr, live_cap);
         /* entry i may move to the hole at j when its home is not in (j, i] (cyclically) */
         if ((j < i) ? (home <= j || home > i) : (home <= j && home > i)) {
             live[j] = live[i];
-            live[i].base = NULL;
+            live[i].ptr = NULL;
             j = i;
         }
     }
@@ -178,7 +188,11 @@ pool_take(size_t size, int zero)
     if (size > ((size_t)-1) / 2) {
         return NULL;
     }
-    size_t len = round_to_pages(size);
+    /* Each array starts at another multiple of 64 bytes into its first page (64 places in turn): arrays
+     * all at the start of their pages made every elementwise op's loads and stores collide in the
+     * caches (4K aliasing), a few percent slower than the heap's arbitrary offsets. */
+    size_t offset = (size_t)((colour++ * 17u) & 63u) * 64u;
+    size_t len = round_to_pages(size + offset);
     int best = -1, largest = -1;
     for (int i = 0; i < n_cached; i++) {
         if (cached[i].len >= len && (best < 0 || cached[i].len < cached[best].len)) {
@@ -200,7 +214,7 @@ pool_take(size_t size, int zero)
             cache_remove(best);
         }
         if (zero) {
-            memset(b.base, 0, size);
+            memset(b.base + offset, 0, size);
         }
         base = b.base;
         n_reused++;
@@ -227,13 +241,18 @@ pool_take(size_t size, int zero)
         if (base == MAP_FAILED) {
             return NULL;
         }
+#ifdef MADV_HUGEPAGE
+        if (len >= ((size_t)4 << 20)) {  /* as NumPy's own handler does for arrays of 4 MiB and more */
+            madvise(base, len, MADV_HUGEPAGE);
+        }
+#endif
         n_mapped++;
     }
-    if (live_add(base, len) < 0) {
+    if (live_add(base + offset, base, len) < 0) {
         munmap(base, len);
         return NULL;
     }
-    return base;
+    return base + offset;
 }
 
 /* Returns live entry j's mapping to the cache, joined to a cached neighbour where it has one; to the
@@ -241,7 +260,7 @@ pool_take(size_t size, int zero)
 static void
 pool_give(size_t j)
 {
-    Block b = live[j];
+    Block b = {live[j].base, live[j].len};
     live_remove(j);
     if (cached_bytes + b.len > cache_limit) {
         munmap(b.base, b.len);
@@ -300,22 +319,23 @@ pool_realloc(void *ctx, void *ptr, size_t new_size)
     if (j < 0) {  /* not the pool's: it stays with NumPy's handler, whatever its new size */
         return fallback->allocator.realloc(fallback->allocator.ctx, ptr, new_size);
     }
-    Block b = live[j];
+    Live b = live[j];
+    size_t offset = (size_t)(b.ptr - b.base);
     if (new_size >= threshold) {
-        size_t len = round_to_pages(new_size);
+        size_t len = round_to_pages(new_size + offset);
         if (len == b.len) {
             return ptr;
         }
-        void *moved = mremap(b.base, b.len, len, MREMAP_MAYMOVE);
+        char *moved = mremap(b.base, b.len, len, MREMAP_MAYMOVE);
         if (moved == MAP_FAILED) {
             return NULL;
         }
         live_remove((size_t)j);
-        if (live_add(moved, len) < 0) {  /* cannot fail: an entry was just removed */
+        if (live_add(moved + offset, moved, len) < 0) {  /* cannot fail: an entry was just removed */
             return NULL;
         }
         n_resized++;
-        return moved;
+        return moved + offset;
     }
     void *small = fallback->allocator.malloc(fallback->allocator.ctx, new_size);
     if (small == NULL) {
