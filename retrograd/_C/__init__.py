@@ -13,6 +13,10 @@ against both. The C calls the same Python objects in the same order, and decline
 does not handle (returning to the Python code before it has done anything visible); it never
 raises where the Python would succeed.
 
+A third, ``_array_pool.c``, re-states nothing: it is NumPy's memory handler for large arrays
+(Note [Large arrays apart] in retrograd/_runtime.py), loaded as ``array_pool`` whatever
+``RETROGRAD_COMPILED`` says and installed unless ``RETROGRAD_MALLOC_TUNING=0``.
+
 This package holds the C sources and the built modules. This module imports nothing of
 retrograd, so that every layer may ask it for the modules: ``engine_loop`` and ``op_call`` are
 the imported modules, or None where they are not built or are switched off. One module,
