@@ -379,7 +379,7 @@ install(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "nn", &thr, &limit)) {
         return NULL;
     }
-#ifdef __linux__
+#if defined(__linux__) && !defined(Py_GIL_DISABLED)  /* the pool's state relies on the GIL */
     if (thr <= 0 || limit < 0) {
         PyErr_SetString(PyExc_ValueError, "install() expects a positive threshold and a non-negative cache limit");
         return NULL;
