@@ -21,6 +21,25 @@ faults of touching new memory: that doubled the time of a small convolutional st
 the caching allocators of other frameworks, retrograd asks glibc at import to serve blocks up to
 32 MiB from the heap and to keep up to 256 MiB of freed heap memory for reuse (``mallopt``). Set
 ``RETROGRAD_MALLOC_TUNING=0`` to keep the C library's defaults.
+
+Note [Large arrays apart]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+A heap that keeps freed memory (Note [Reusing freed array memory]) still lets it go unused: a
+freed 8 MiB block of attention scores is carved up by the smaller arrays allocated next (a
+block's MLP activations, the next block's q, k and v, all kept for backward), and the next
+block's 8 MiB scores no longer fit in what is left, so the heap grows again. In W15's step at
+sequence 256 that left 7 to 8 MiB of free but unusable heap at the peak (50.5 MiB of growth for
+about 43 MiB of live arrays). retrograd therefore installs a NumPy memory handler at import
+(``_C/_array_pool.c``, where it is built): arrays of ``POOL_THRESHOLD`` bytes and more get
+mappings of their own, smaller ones go to NumPy's own handler as before. A freed mapping is
+cached and serves the next large request from its resident pages: the smallest cached mapping
+that holds the request serves it (its tail stays cached), and where none is large enough the
+largest is lengthened and the rest returned to the system. New pages are thus mapped only while
+nothing is cached, and the pool's resident memory never exceeds the most its live arrays held at
+once, whatever order they come and go in. At most ``POOL_CACHE_LIMIT`` bytes stay cached, as
+with the heap's trim threshold. ``RETROGRAD_MALLOC_TUNING=0`` also keeps NumPy's own handler.
+The handler is NumPy's per context: it serves the thread that imported retrograd (and contexts
+copied from it); arrays keep the handler that made them, so each is freed by its own.
 """
 from __future__ import annotations
 
@@ -32,10 +51,13 @@ import sys
 
 import threadpoolctl
 
+from . import _C
+
 __all__ = ["tune_collector", "reuse_freed_memory", "set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads"]
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+POOL_THRESHOLD, POOL_CACHE_LIMIT = 256 << 10, 256 << 20  # See Note [Large arrays apart]
 
 
 def tune_collector() -> bool:
@@ -47,9 +69,12 @@ def tune_collector() -> bool:
 
 
 def reuse_freed_memory() -> bool:
-    """Applies Note [Reusing freed array memory] on glibc; returns whether it did."""
+    """Applies Note [Reusing freed array memory] on glibc and Note [Large arrays apart] where the pool
+    is built; returns whether it did the first."""
     if os.environ.get("RETROGRAD_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux"):
         return False
+    if _C.array_pool is not None:
+        _C.array_pool.install(POOL_THRESHOLD, POOL_CACHE_LIMIT)
     if platform.libc_ver()[0] != "glibc":
         return False
     try:

@@ -119,7 +119,7 @@ def test_backends_import_nothing_of_retrograd_but_themselves():
 
 def test_the_foundations_import_only_foundations():
     allowed = FOUNDATIONS | {m for m in IMPORTS if m.startswith("retrograd.backends")} | {
-        "retrograd._C._engine_loop", "retrograd._C._op_call"}
+        "retrograd._C._engine_loop", "retrograd._C._op_call", "retrograd._C._array_pool"}
     assert _violations(FOUNDATIONS, lambda t: t in allowed) == []
 
 
@@ -148,7 +148,7 @@ def test_the_ops_build_on_the_tensor_and_the_graph_only():
 def test_only_the_configure_module_crosses_the_layers_into_the_c():
     # The extension modules are loaded by retrograd._C alone; _configure is imported by the root.
     users = {m for m, rows in IMPORTS.items() for t, _, _, _ in rows
-             if t in ("retrograd._C._engine_loop", "retrograd._C._op_call")}
+             if t in ("retrograd._C._engine_loop", "retrograd._C._op_call", "retrograd._C._array_pool")}
     assert users == {"retrograd._C"}
     configurers = {m for m, rows in IMPORTS.items() for t, _, _, _ in rows if t == "retrograd._C._configure"}
     assert configurers == {"retrograd"}

@@ -13,6 +13,10 @@ against both. The C calls the same Python objects in the same order, and decline
 does not handle (returning to the Python code before it has done anything visible); it never
 raises where the Python would succeed.
 
+A third, ``_array_pool.c``, re-states nothing: it is NumPy's memory handler for large arrays
+(Note [Large arrays apart] in retrograd/_runtime.py), loaded as ``array_pool`` whatever
+``RETROGRAD_COMPILED`` says and installed unless ``RETROGRAD_MALLOC_TUNING=0``.
+
 This package holds the C sources and the built modules. This module imports nothing of
 retrograd, so that every layer may ask it for the modules: ``engine_loop`` and ``op_call`` are
 the imported modules, or None where they are not built or are switched off. One module,
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["wanted", "engine_loop", "op_call"]
+__all__ = ["wanted", "engine_loop", "op_call", "array_pool"]
 
 
 def wanted() -> bool:
@@ -33,6 +37,10 @@ def wanted() -> bool:
 
 
 engine_loop = op_call = None
+try:  # not an engine step but the allocator of large arrays: Note [Large arrays apart] in retrograd/_runtime.py
+    from . import _array_pool as array_pool
+except ImportError:  # not built, or NumPy's headers were missing at build time
+    array_pool = None
 if wanted():
     try:
         from . import _engine_loop as engine_loop
