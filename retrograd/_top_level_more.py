@@ -14,7 +14,7 @@ from ._device import device as _device
 from ._format import set_printoptions
 from ._tensor import Tensor
 from .nn import functional as F
-from .ops import cat as _cat, shape as _shape
+from .ops import cat as _cat, lu as _lu, shape as _shape
 
 __all__ = ["set_printoptions"]
 
@@ -339,3 +339,11 @@ for _fn in (constant_pad_nd, column_stack, range, randint_like, asarray, fill, c
 _export(histogram, method=True)
 _export(adjoint, method=True)
 Tensor.ger = Tensor.outer
+
+# -- the LU decomposition under its old names (ops/lu.py) --------------------------------------------------------------
+lu_unpack = _lu.lu_unpack
+_export(_lu.old_lu, "lu")
+_export(_lu.old_lu_solve, "lu_solve")
+__all__.append("lu_unpack")
+Tensor.lu = _lu.old_lu
+Tensor.lu_solve = _lu.old_lu_solve

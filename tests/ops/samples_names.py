@@ -41,3 +41,36 @@ add("cumulative_trapezoid", Sample(lambda m, y: m.cumulative_trapezoid(y), A(2, 
 add("column_stack", Sample(lambda m, x, y, z: m.column_stack([x, y, z]), A(3), A(3, 2), A(3)))
 add("adjoint", Sample(lambda m, x: m.adjoint(x), A(2, 3)), Sample(lambda m, x: x.adjoint(), A(2, 2, 3)))
 add("fill", Sample(lambda m, x: m.fill(x, 2.5), A(2, 3)))
+
+
+# -- the LU decomposition (retrograd/ops/lu.py) --------------------------------------------------------------------
+def _well_conditioned(*shape):
+    n = shape[-1]
+    return A(*shape) + 3 * np.eye(n)[::-1]  # pivoting swaps rows: the anti-diagonal dominates
+
+
+add("linalg_lu_factor_ex", Sample(lambda m, a: m.linalg.lu_factor_ex(a).LU, _well_conditioned(3, 3)),
+    Sample(lambda m, a: m.linalg.lu_factor(a).LU, _well_conditioned(2, 3, 3), note="batched"),
+    Sample(lambda m, a: m.lu(a)[0], _well_conditioned(3, 3), note="torch.lu"))
+add("linalg_lu", Sample(lambda m, a: m.linalg.lu(a), _well_conditioned(3, 3)),
+    Sample(lambda m, a: m.linalg.lu(a)[1:], _well_conditioned(2, 2, 2), note="batched"),
+    Sample(lambda m, a: m.linalg.lu(a), A(4, 2) + np.eye(4, 2)[::-1] * 3, note="tall"),
+    Sample(lambda m, a: m.linalg.lu(a)[1:], A(2, 4) + np.eye(2, 4)[::-1] * 3, note="wide"))
+add("linalg_lu_factor_ex", Sample(lambda m, a: m.linalg.lu_factor(a).LU, A(4, 2) + np.eye(4, 2)[::-1] * 3,
+                                  note="tall"),
+    Sample(lambda m, a: m.linalg.lu_factor(a).LU, A(2, 4) + np.eye(2, 4)[::-1] * 3, note="wide"))
+add("lu_unpack", Sample(lambda m, a: m.lu_unpack(*m.linalg.lu_factor(a)), _well_conditioned(3, 3)),
+    Sample(lambda m, lu, p: m.lu_unpack(lu, p), A(3, 2), np.array([3, 3], dtype=np.int32), note="tall"),
+    Sample(lambda m, lu, p: m.lu_unpack(lu, p), A(2, 3), np.array([2, 2], dtype=np.int32), note="wide"),
+    Sample(lambda m, lu, p: m.lu_unpack(lu, p, unpack_pivots=False)[1:], A(2, 2), np.array([2, 2], dtype=np.int32),
+           note="without the permutation"))
+add("linalg_lu_solve",
+    Sample(lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b), _well_conditioned(2, 2), A(2, 2)),
+    Sample(lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b, adjoint=True), _well_conditioned(2, 2, 2),
+           A(2, 1), note="adjoint, batched LU"),
+    Sample(lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b, left=False), _well_conditioned(2, 2),
+           A(2, 1, 2), note="right, batched B"),
+    Sample(lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b, left=False, adjoint=True),
+           _well_conditioned(2, 2), A(1, 2), note="right, adjoint"),
+    Sample(lambda m, b, a: m.lu_solve(b, *m.linalg.lu_factor(a)), A(2, 1), _well_conditioned(2, 2),
+           note="torch.lu_solve"))
