@@ -35,6 +35,32 @@ for _name in ("bilinear", "channel_shuffle", "native_channel_shuffle", "rms_norm
     __all__.append(_name)
 
 
+_MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``nn.functional.grid_sample`` with PyTorch's enums: ``interpolation_mode`` 0 bilinear, 1 nearest, 2 bicubic;
+    ``padding_mode`` 0 zeros, 1 border, 2 reflection.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.grid_sampler(rg.ones(1, 1, 2, 2), rg.zeros(1, 1, 1, 2), 0, 0, False)
+        tensor([[[[1.]]]])
+    """
+    return F.grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode], align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """``nn.functional.affine_grid`` with ``align_corners`` required.
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.affine_grid_generator(rg.tensor([[[1., 0., 0.], [0., 1., 0.]]]), [1, 1, 1, 1], False)
+        tensor([[[[0., 0.]]]])
+    """
+    return F.affine_grid(theta, size, align_corners)
+
+
 def constant_pad_nd(input, pad, value=0):
     """Pads the last ``len(pad) // 2`` dims of ``input`` with ``value`` (``nn.functional.pad``'s constant mode).
 
@@ -333,7 +359,9 @@ for _fn in (use_deterministic_algorithms, are_deterministic_algorithms_enabled,
             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, get_deterministic_debug_mode,
             set_float32_matmul_precision, get_float32_matmul_precision):
     _export(_fn)
-for _fn in (constant_pad_nd, column_stack, range, randint_like, asarray, fill, cumulative_trapezoid, typename,
+globals()["grid_sampler_2d"] = grid_sampler
+__all__.append("grid_sampler_2d")
+for _fn in (grid_sampler, affine_grid_generator, constant_pad_nd, column_stack, range, randint_like, asarray, fill, cumulative_trapezoid, typename,
             is_complex):
     _export(_fn)
 _export(histogram, method=True)

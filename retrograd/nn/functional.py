@@ -1394,3 +1394,7 @@ relu_, elu_, celu_, selu_, leaky_relu_, hardtanh_, rrelu_ = inplace_forms(global
 __all__ += ["bilinear", "channel_shuffle", "native_channel_shuffle", "gumbel_softmax", "multi_margin_loss",  # noqa: E402
             "multilabel_margin_loss", "triplet_margin_with_distance_loss", "relu_", "elu_", "celu_", "selu_",
             "leaky_relu_", "hardtanh_", "rrelu_"]
+
+# -- affine_grid and grid_sample (in _grid.py) ---------------------------------------------------------------------
+from ._grid import affine_grid, grid_sample  # noqa: E402
+__all__ += ["affine_grid", "grid_sample"]  # noqa: E402

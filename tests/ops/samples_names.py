@@ -74,3 +74,24 @@ add("linalg_lu_solve",
            _well_conditioned(2, 2), A(1, 2), note="right, adjoint"),
     Sample(lambda m, b, a: m.lu_solve(b, *m.linalg.lu_factor(a)), A(2, 1), _well_conditioned(2, 2),
            note="torch.lu_solve"))
+
+
+# -- spatial transformers (retrograd/nn/_grid.py) ----------------------------------------------------------------
+def _grid(*shape):
+    return A(*shape, low=-1.2, high=1.2)
+
+
+add("grid_sample",
+    Sample(lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False), A(1, 2, 3, 3), _grid(1, 2, 2, 2),
+           gradgrad=False, note="PyTorch has no second derivative (tests/nn/test_names.py checks ours)"),
+    Sample(lambda m, x, g: m.nn.functional.grid_sample(x, g, "bilinear", "border", True), A(1, 1, 3, 2),
+           _grid(1, 2, 2, 2), gradgrad=False, note="border, corners aligned"),
+    Sample(lambda m, x, g: m.nn.functional.grid_sample(x, g, "bilinear", "reflection", False), A(2, 1, 2, 3),
+           _grid(2, 1, 3, 2), gradgrad=False, note="reflection"),
+    Sample(lambda m, x, g: m.nn.functional.grid_sample(x, g, "nearest", "zeros", False), A(1, 1, 3, 3),
+           _grid(1, 2, 2, 2), gradgrad=False, note="nearest"),
+    Sample(lambda m, x, g: m.grid_sampler(x, g, 2, 2, True), A(1, 1, 3, 3), _grid(1, 1, 2, 2), gradgrad=False,
+           note="bicubic, reflection, torch.grid_sampler"))
+add("affine_grid",
+    Sample(lambda m, t: m.nn.functional.affine_grid(t, (2, 1, 2, 3), align_corners=False), A(2, 2, 3)),
+    Sample(lambda m, t: m.affine_grid_generator(t, [1, 1, 2, 2, 3], True), A(1, 3, 4), note="3-d, corners aligned"))
