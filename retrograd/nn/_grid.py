@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _creation
+from .._dtype import scalar_type_name
 from ..ops.pointwise import where as _where
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -54,7 +55,6 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = list(size)
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
@@ -74,6 +74,7 @@ def affine_grid(theta, size, align_corners=None):
                       "of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    spatial = [int(s) for s in spatial]
     axes = [_base_coordinates(s, align_corners, theta) for s in reversed(spatial)]  # x (width) first
     mesh = list(np.meshgrid(*axes[::-1], indexing="ij"))[::-1]  # over (D,) H, W: the x, y (, z) coordinates
     base = np.stack(mesh + [np.ones_like(mesh[0])], -1).reshape(1, -1, len(spatial) + 1)
@@ -219,22 +220,23 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 def _check_sampler(input, grid, mode):
     """PyTorch's checks of ``grid_sampler``'s arguments."""
     if input.dtype is not grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{input.dtype} and grid has {grid.dtype}".replace("retrograd.", "torch."))
-    if input.dim() != grid.dim() or input.dim() not in (4, 5):
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
-                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(grid.dtype)}")
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if grid.shape[-1] != input.dim() - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
                            f"grid with sizes {list(grid.shape)}")
-    if input.dim() == 5:
-        if mode == "bicubic":
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("retrograd's grid_sample reads 4-D inputs (2-D sampling) only")
     for i in range(2, input.dim()):
         if input.shape[i] <= 0:
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {list(input.shape)} with dimension {i} being empty")
+    nd = 4 if input.dim() == 4 else 5
+    if input.dim() != nd or grid.dim() != nd:
+        raise RuntimeError(f"grid_sampler(): expected {nd}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if nd == 5:
+        if mode == "bicubic":
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise NotImplementedError("retrograd's grid_sample reads 4-D inputs (2-D sampling) only")

@@ -46,10 +46,12 @@ def _factor(xp, A):
     diagonal element (0: none)."""
     m, n = A.shape[-2:]
     k = min(m, n)
-    flat = np.asarray(A).reshape((-1, m, n))
+    flat = np.asarray(A).reshape((int(np.prod(A.shape[:-2])), m, n))
     LU = np.empty_like(flat)
     piv = np.tile(np.arange(1, k + 1, dtype=np.int32), (flat.shape[0], 1))
     info = np.zeros(flat.shape[0], np.int32)
+    if flat.size == 0:
+        return flat.reshape(A.shape), piv.reshape(A.shape[:-2] + (k,)), info.reshape(A.shape[:-2])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # a singular matrix: info says so
         for b, a in enumerate(flat):
@@ -67,7 +69,7 @@ def _factor(xp, A):
 def _permutation(pivots, m):
     """The matrices ``P`` (m, m) of 1-based ``pivots`` (*, k): ``A = P L U``."""
     batch = pivots.shape[:-1]
-    flat = np.asarray(pivots).reshape((-1, pivots.shape[-1])) - 1
+    flat = np.asarray(pivots).reshape((int(np.prod(batch)), pivots.shape[-1])) - 1
     out = np.zeros((flat.shape[0], m, m))
     for b, p in enumerate(flat):
         perm = np.arange(m)
