@@ -1,7 +1,6 @@
 """Printing tensors the way PyTorch does: ``tensor([1., 2.], requires_grad=True)``, under PyTorch's print options
 (``set_printoptions``)."""
 import math
-import sys
 
 import numpy as np
 
@@ -70,31 +69,65 @@ def _special(v):
     return None
 
 
+def _summarized(arr, edge):
+    """The ``edge`` first and last entries of each dim longer than ``2 * edge``: what a summary prints."""
+    for d in range(arr.ndim):
+        n = arr.shape[d]
+        if n > 2 * edge:
+            arr = np.concatenate([np.take(arr, np.arange(edge), d), np.take(arr, np.arange(n - edge, n), d)], d)
+    return arr
+
+
+def _layout(arr, element, width, indent, edge):
+    """PyTorch's layout of the elements of ``arr`` (nested brackets, as many ``width``-wide elements a line as
+    ``linewidth`` holds, each row indented under its bracket), the middle of each dim longer than ``2 * edge``
+    elided where ``edge`` is set (a summary). Recursive over the dims, not the data."""
+    n = arr.shape[0]
+    cut = bool(edge) and n > 2 * edge
+    rows = (list(range(edge)), list(range(n - edge, n))) if cut else (list(range(n)), [])
+    if arr.ndim == 1:
+        items = [element(arr[i]) for i in rows[0]] + ([" ..."] if cut else []) + [element(arr[i]) for i in rows[1]]
+        per_line = max(1, int((PRINT_OPTIONS["linewidth"] - indent) // (width + 2)))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    slices = ([_layout(arr[i], element, width, indent + 1, edge) for i in rows[0]] + (["..."] if cut else []) +
+              [_layout(arr[i], element, width, indent + 1, edge) for i in rows[1]])
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
 def format_tensor(t) -> str:
     """Returns PyTorch's repr of tensor ``t``, with its dtype, device and autograd suffixes."""
     arr = t._host()
     if arr.dtype.kind == "V":  # bfloat16 (Note [bfloat16 arrays] in _dtype.py): its values, printed as floats
         arr = arr.astype(np.float64)
+    summarize = arr.size > PRINT_OPTIONS["threshold"]
+    edge = PRINT_OPTIONS["edgeitems"]
+    shown = _summarized(arr, edge) if summarize else arr  # PyTorch picks the notation and width from these
     kind = arr.dtype.kind
     if kind == "f":
-        values = arr.astype(np.float64).ravel()
+        values = shown.astype(np.float64).ravel()
         fmt = _float_formatter(values)
-        shown = values[np.isfinite(values) & (values != 0)]  # PyTorch's width: of the nonzero finite values
-        width = max((len(fmt(float(v))) for v in shown), default=1)
-        formatter = {"float_kind": lambda v: fmt(float(v)).rjust(width)}
+        finite = values[np.isfinite(values) & (values != 0)]  # PyTorch's width: of the nonzero finite values
+        width = max((len(fmt(float(v))) for v in finite), default=1)
+
+        def element(v):
+            return fmt(float(v)).rjust(width)
     elif kind == "b":
-        formatter = {"bool": lambda v: ("True" if v else "False").rjust(5 if arr.size > 1 and not arr.all() else 4)}
+        width = 5 if shown.size > 1 and not shown.all() else 4
+
+        def element(v):
+            return ("True" if v else "False").rjust(width)
     else:
-        width = max((len(str(int(v))) for v in arr.ravel()), default=0)
-        formatter = {"int": lambda v: str(int(v)).rjust(width)}
+        width = max((len(str(int(v))) for v in shown.ravel()), default=1)
+
+        def element(v):
+            return str(int(v)).rjust(width)
     if arr.ndim == 0:
-        body = formatter[next(iter(formatter))](arr.item()).strip()
+        body = element(arr.item()).strip()
+    elif arr.size == 0:
+        body = "[]"
     else:
-        body = np.array2string(arr, separator=", ", prefix="tensor(", formatter=formatter,
-                               threshold=min(PRINT_OPTIONS["threshold"], sys.maxsize),
-                               edgeitems=PRINT_OPTIONS["edgeitems"], max_line_width=PRINT_OPTIONS["linewidth"])
-    if arr.size > PRINT_OPTIONS["threshold"]:
-        body = body.replace(", ...,", ",  ...,")  # PyTorch's summarized element, one wider than NumPy's
+        body = _layout(arr, element, width, _INDENT, summarize and edge)
     extras = []
     if arr.size == 0 and arr.ndim != 1:
         extras.append(f"size={tuple(arr.shape)}")
