@@ -88,7 +88,7 @@ def column_stack(tensors):
     return _cat(columns, 1)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001 - PyTorch's
+def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001 - PyTorch's
     """``start, start + step, ...`` up to and including ``end``, in the default floating dtype (deprecated in
     PyTorch for ``arange``, whose end is excluded; it warns as PyTorch).
 
@@ -102,8 +102,6 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
-    if end is None:
-        start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
