@@ -35,7 +35,7 @@ for _name in ("bilinear", "channel_shuffle", "native_channel_shuffle", "rms_norm
     __all__.append(_name)
 
 
-_MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+_MODES, _PADDINGS = tuple(F.GRID_SAMPLE_INTERPOLATION_MODES), tuple(F.GRID_SAMPLE_PADDING_MODES)
 
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):

@@ -18,7 +18,11 @@ from .. import _creation
 from .._dtype import scalar_type_name
 from ..ops.pointwise import where as _where
 
-__all__ = ["affine_grid", "grid_sample"]
+__all__ = ["affine_grid", "grid_sample", "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"]
+
+# PyTorch's enums of grid_sample's modes (torch.grid_sampler's integer arguments).
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
                   "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample "

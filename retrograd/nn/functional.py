@@ -1396,5 +1396,5 @@ __all__ += ["bilinear", "channel_shuffle", "native_channel_shuffle", "gumbel_sof
             "leaky_relu_", "hardtanh_", "rrelu_"]
 
 # -- affine_grid and grid_sample (in _grid.py) ---------------------------------------------------------------------
-from ._grid import affine_grid, grid_sample  # noqa: E402
+from ._grid import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES, affine_grid, grid_sample  # noqa: E402,F401
 __all__ += ["affine_grid", "grid_sample"]  # noqa: E402
