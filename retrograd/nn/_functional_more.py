@@ -16,9 +16,8 @@ from ..ops.pointwise import minimum as _minimum
 from ._losses import pairwise_distance as _pairwise_distance
 from ._reduction import legacy_reduction, reduce_loss as _reduce
 
-__all__ = ["bilinear", "channel_shuffle", "native_channel_shuffle", "gumbel_softmax", "relu_", "elu_", "celu_",
-           "selu_", "leaky_relu_", "hardtanh_", "rrelu_", "multi_margin_loss", "multilabel_margin_loss",
-           "triplet_margin_with_distance_loss"]
+__all__ = ["bilinear", "channel_shuffle", "native_channel_shuffle", "gumbel_softmax", "inplace_forms",
+           "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def bilinear(input1, input2, weight, bias=None):

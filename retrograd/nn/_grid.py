@@ -9,7 +9,6 @@ and the higher ones, are those of the ops.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np

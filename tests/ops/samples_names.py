@@ -3,7 +3,7 @@ _top_level_more.py), called as ``torch.<name>`` / ``nn.functional.<name>`` with 
 samples.py."""
 import numpy as np
 
-from samples import A, Const, I, Sample, add
+from samples import A, Const, Sample, add
 
 add("channel_shuffle", Sample(lambda m, x: m.nn.functional.channel_shuffle(x, 2), A(2, 4, 3)),
     Sample(lambda m, x: m.channel_shuffle(x, 3), A(1, 6, 2, 2), note="4-d, top level"),
