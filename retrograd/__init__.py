@@ -50,6 +50,7 @@ from . import utils
 from . import nn
 from .nn.functional import threshold, threshold_  # noqa: F401 - torch.threshold, torch.threshold_
 from ._top_level import *  # noqa: F401,F403 - torch.conv2d, torch.layer_norm, torch.svd...: Note [Top-level names of functional ops]
+from ._top_level_more import *  # noqa: F401,F403 - torch.bilinear, torch.column_stack, torch.histogram...
 from . import func
 from .utils import checkpoint as _checkpoint_module  # noqa: F401
 from .utils import hooks as _hooks_module  # noqa: F401

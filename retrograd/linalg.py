@@ -499,3 +499,8 @@ def vander(x, *, N=None):  # noqa: N803
     column = x.to(dtype).unsqueeze(-1)
     powers = column.expand(tuple(x.shape) + (n - 1,)).cumprod(-1)
     return _cat([column ** 0, powers], -1)
+
+
+# -- the LU decomposition (ops/lu.py) -------------------------------------------------------------------------------
+from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402
+__all__ += ["lu", "lu_factor", "lu_factor_ex", "lu_solve"]

@@ -1385,3 +1385,16 @@ from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, co
                       pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402,F401
 __all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]  # noqa: E402
+
+# -- bilinear, channel_shuffle, gumbel_softmax, the margin losses, the in-place activations (in _functional_more.py)
+from ._functional_more import (bilinear, channel_shuffle, gumbel_softmax, inplace_forms,  # noqa: E402
+                               multi_margin_loss, multilabel_margin_loss, native_channel_shuffle,
+                               triplet_margin_with_distance_loss)
+relu_, elu_, celu_, selu_, leaky_relu_, hardtanh_, rrelu_ = inplace_forms(globals())
+__all__ += ["bilinear", "channel_shuffle", "native_channel_shuffle", "gumbel_softmax", "multi_margin_loss",  # noqa: E402
+            "multilabel_margin_loss", "triplet_margin_with_distance_loss", "relu_", "elu_", "celu_", "selu_",
+            "leaky_relu_", "hardtanh_", "rrelu_"]
+
+# -- affine_grid and grid_sample (in _grid.py) ---------------------------------------------------------------------
+from ._grid import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES, affine_grid, grid_sample  # noqa: E402,F401
+__all__ += ["affine_grid", "grid_sample"]  # noqa: E402

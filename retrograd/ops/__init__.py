@@ -14,6 +14,8 @@ from . import special, trig, arithmetic, queries, view_scatter, cholesky
 from . import nn  # noqa: F401 - registers the neural-network primitives (private ops)
 from . import attention  # noqa: F401 - registers scaled dot-product attention (a private op)
 from . import recurrent  # noqa: F401 - registers the recurrent layers' kernels (private ops)
+from . import shuffle  # noqa: F401 - registers channel_shuffle (a private op)
+from . import lu  # noqa: F401 - registers the LU decomposition's ops (private)
 from . import bfloat16  # noqa: F401 - the ops PyTorch refuses for bfloat16 (Note [bfloat16 arrays] in _dtype.py)
 from . import factories  # noqa: F401 - the factories as op calls while an interposer is active
 from . import mkldnn  # noqa: F401 - the MKL-DNN layout (Note [The MKL-DNN layout])

@@ -139,7 +139,8 @@ _PYTORCH_OUTPUT_NAMES = {op: {1: "indices"} for op in (  # op: {output: PyTorch'
 _PYTORCH_OUTPUT_NAMES.update({
     "aminmax": {0: "min", 1: "max"}, "linalg_slogdet": {0: "sign", 1: "logabsdet"}, "linalg_cholesky_ex": {0: "L"},
     "linalg_qr": {0: "Q", 1: "R"}, "linalg_svd": {0: "U", 1: "S", 2: "Vh"},
-    "linalg_eigh": {0: "eigenvalues", 1: "eigenvectors"}})
+    "linalg_eigh": {0: "eigenvalues", 1: "eigenvectors"}, "linalg_lu": {0: "P", 1: "L", 2: "U"},
+    "linalg_lu_factor_ex": {0: "LU", 1: "pivots"}})
 
 
 def _int_list(value):

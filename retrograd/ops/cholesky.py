@@ -6,6 +6,8 @@ derivative of the factor is that of ``A``'s formula in the whole factor, its oth
 """
 from __future__ import annotations
 
+import warnings
+
 from .. import return_types
 from ._declarations import defop, tensor_method
 from .linalg import _cholesky, _cholesky_backward, _solve_triangular, linalg_solve_triangular
@@ -80,7 +82,22 @@ cholesky_inverse = defop("cholesky_inverse", _cholesky_inverse, method=True, inp
 
 
 # -- the old names with nodes of their own: torch.cholesky (CholeskyBackward0), torch.triangular_solve -------------
-cholesky = defop("cholesky", lambda xp, input, upper=False: _cholesky(xp, input, upper=upper, check_errors=True)[0],
+_CHOLESKY_DEPRECATED = (
+    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future PyTorch release.\n"
+    "L = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+    "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+    "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
+_warned = set()
+
+
+def _deprecated_cholesky(xp, input, upper=False):
+    if "cholesky" not in _warned:  # once a process, as PyTorch's
+        _warned.add("cholesky")
+        warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
+    return _cholesky(xp, input, upper=upper, check_errors=True)[0]
+
+
+cholesky = defop("cholesky", _deprecated_cholesky,
                  method=True, input=lambda grad, result, upper: _cholesky_backward((grad,), (result,), upper),
                  doc="""The Cholesky factor of each symmetric positive-definite matrix of ``input``: ``linalg.cholesky``
     under its old name, recorded as PyTorch's ``CholeskyBackward0``.

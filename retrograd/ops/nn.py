@@ -1254,7 +1254,7 @@ silu = defop("silu", _silu, public=False, input=_silu_grad)
 # PyTorch: LeakyReluBackward0 and EluBackward0 (piecewise; a composite needs where and two branches).
 leaky_relu = defop("leaky_relu", lambda xp, input, negative_slope=0.01:
                    xp.where(input > 0, input, input * negative_slope).astype(input.dtype, copy=False),
-                   public=False,
+                   public=False, inplace_node_name="LeakyReluBackward1",
                    input=lambda grad, input, negative_slope: where(input > 0, grad, grad * negative_slope))
 # ``scale`` makes selu this same op (PyTorch's elu has it too: SELU is EluBackward0).
 elu = defop("elu", lambda xp, input, alpha=1.0, scale=1.0:
@@ -1319,7 +1319,7 @@ mish = defop("mish", lambda xp, input: input * xp.tanh(_softplus(xp, input)), pu
 # the per-element noise, 1 where the input is non-negative (PyTorch: RreluWithNoiseBackward0).
 rrelu_with_noise = defop("rrelu_with_noise", lambda xp, input, slope:
                          _cast(xp, xp.where(input >= 0, input, input * slope), input), public=False,
-                         tensor_args=("input", "slope"),
+                         tensor_args=("input", "slope"), inplace_node_name="RreluWithNoiseBackward1",
                          input=lambda grad, input, slope: where(input > 0, grad, grad * slope))
 
 

@@ -191,6 +191,9 @@ PYTORCH_ONLY = {
     "rrelu_with_noise": {"lower", "noise", "training", "upper"},
     "take": {"self"},  # the backward needs only its shape, as gather's
     "frexp": {"exponent"}, "triangular_solve": {"solution"},  # retrograd's formulas read them from the result
+    # pivoting is always on (PyTorch's CPU refuses it off), and lu_unpack's formula reads its input's shape
+    "linalg_lu": {"pivot"}, "linalg_lu_factor_ex": {"pivot"},
+    "lu_unpack": {"LU_data_sym_argsize_minus_1", "LU_data_sym_argsize_minus_2"},
 }
 # Names PyTorch always saves and retrograd only where a formula that runs needs them (else None).
 SAVED_WHERE_NEEDED = {"add": {"alpha"}, "sub": {"alpha"}, "pow": {"exponent"},

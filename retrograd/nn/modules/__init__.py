@@ -47,3 +47,8 @@ __all__ += ["ParameterDict", "ParameterList"]
 __all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
             "TransformerEncoder", "TransformerEncoderLayer"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+from .linear import Bilinear  # noqa: E402
+from .channelshuffle import ChannelShuffle  # noqa: E402
+from .loss import MultiLabelMarginLoss, MultiMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
+__all__ += ["Bilinear", "ChannelShuffle", "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
