@@ -4,9 +4,9 @@
  * A NumPy memory handler (PyDataMem_Handler, NumPy 1.22 and later): requests of `threshold` bytes
  * and more get a mapping of their own (mmap), rounded up to whole pages; smaller requests, and every
  * block this pool did not make, go to NumPy's default handler unchanged. A freed mapping is kept in
- * a small cache (at most `cache_limit` bytes) and handed to the next large request: as it is when it
- * fits (and is less than twice the size asked for), shortened when it is larger, lengthened with
- * mremap when no cached mapping is large enough. A request therefore maps new memory only when
+ * a small cache (at most `cache_limit` bytes) and handed to the next large request: the smallest that
+ * fits serves it, its tail staying cached; the largest is lengthened with mremap when none is large
+ * enough. A request therefore maps new memory only when
  * nothing is cached, so the pages the pool holds never exceed the most its live arrays held at once.
  *
  * NumPy calls a data handler with the GIL held (its default handler's block cache relies on that),
@@ -327,8 +327,15 @@ pool_realloc(void *ctx, void *ptr, size_t new_size)
             return ptr;
         }
         char *moved = mremap(b.base, b.len, len, MREMAP_MAYMOVE);
-        if (moved == MAP_FAILED) {
-            return NULL;
+        if (moved == MAP_FAILED) {  /* e.g. a mapping cut from two joined ones: copy into a new one */
+            size_t keep = b.len - offset < new_size ? b.len - offset : new_size;
+            char *fresh = pool_take(new_size, 0);
+            if (fresh == NULL) {
+                return NULL;
+            }
+            memcpy(fresh, ptr, keep);
+            pool_give((size_t)live_find(ptr));  /* pool_take may have moved the table's entries */
+            return fresh;
         }
         live_remove((size_t)j);
         if (live_add(moved + offset, moved, len) < 0) {  /* cannot fail: an entry was just removed */
