@@ -18,6 +18,7 @@ derivatives exact.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -95,10 +96,13 @@ def _small_planes(xp, a, h, w):
             and np.isfinite(np.add.reduce(a, axis=None)))
 
 
-def _window_slices(offsets, dilation, stride, out_size):
-    """The strided slices, one per spatial dim, of the input positions that kernel ``offsets`` reads."""
-    return tuple(slice(k * d, k * d + s * (o - 1) + 1, s)
-                 for k, d, s, o in zip(offsets, dilation, stride, out_size, strict=True))
+@functools.lru_cache(maxsize=256)
+def _windows(kernel_size, dilation, stride, out_size):
+    """For each kernel offset (in row-major order), the index of the (N, C, *spatial) positions it reads: one
+    strided slice per spatial dim. Made once per geometry: building the slices costs as much as a small copy."""
+    return tuple((slice(None), slice(None)) + tuple(slice(k * d, k * d + s * (o - 1) + 1, s)
+                                                     for k, d, s, o in zip(ks, dilation, stride, out_size, strict=True))
+                 for ks in itertools.product(*map(range, kernel_size)))
 
 
 def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
@@ -116,8 +120,8 @@ def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
         x = input
     cols = xp.empty((n, c, taps) + out, dtype=input.dtype)
     # one strided copy per kernel offset beats one copy through a transposed window view of twice the rank
-    for k, offsets in enumerate(np.ndindex(*kernel_size)):
-        cols[:, :, k] = x[(slice(None), slice(None)) + _window_slices(offsets, dilation, stride, out)]
+    for k, window in enumerate(_windows(tuple(kernel_size), tuple(dilation), tuple(stride), out)):
+        cols[:, :, k] = x[window]
     return cols.reshape(n, c * taps, length)
 
 
@@ -141,8 +145,8 @@ def _col2im_array(xp, input, output_size, kernel_size, dilation, padding, stride
         return np.matmul(input.reshape(n * c, taps * length), mat.T).reshape((n, c) + tuple(output_size))
     cols = input.reshape((n, c, taps) + out)
     result = xp.zeros((n, c) + tuple(s + 2 * p for s, p in zip(output_size, padding, strict=True)), dtype=input.dtype)
-    for k, offsets in enumerate(np.ndindex(*kernel_size)):
-        result[(slice(None), slice(None)) + _window_slices(offsets, dilation, stride, out)] += cols[:, :, k]
+    for k, window in enumerate(_windows(tuple(kernel_size), tuple(dilation), tuple(stride), out)):
+        result[window] += cols[:, :, k]
     if any(padding):
         inner = tuple(slice(p, p + s) for s, p in zip(output_size, padding, strict=True))
         return xp.ascontiguousarray(result[(slice(None), slice(None)) + inner])
@@ -280,6 +284,17 @@ def pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _window_offsets(kernel_size, dilation, spatial):
+    """The flat offset in a (*spatial) plane of each kernel element from the window's corner (read-only), and
+    the flat stride of each spatial dim."""
+    place = tuple(math.prod(spatial[i + 1:]) for i in range(len(spatial)))
+    offsets = np.asarray([sum(k * d * m for k, d, m in zip(ks, dilation, place, strict=True))
+                          for ks in itertools.product(*map(range, kernel_size))], dtype=np.int64)
+    offsets.flags.writeable = False
+    return offsets, place
+
+
 def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
     """Max pooling over the last ``len(kernel_size)`` dims (1, 2 or 3 of them after (N, C) or (C,)); the indices
     are flat in each unpadded plane or volume."""
@@ -298,12 +313,10 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
             input
     else:
         x = input
-    corners = list(np.ndindex(*kernel_size))
-    views = [x[(slice(None), slice(None)) + _window_slices(k, dilation, stride, out)] for k in corners]
+    views = [x[w] for w in _windows(tuple(kernel_size), tuple(dilation), tuple(stride), out)]
     # Flat index into the unpadded plane (volume): the window's corner plus the offset of its element k.
-    place = [math.prod(spatial[i + 1:]) for i in range(nd)]  # the flat stride of each spatial dim
-    offsets = xp.asarray([sum(k * d * m for k, d, m in zip(ks, dilation, place, strict=True)) for ks in corners],
-                         dtype=xp.int64)
+    offsets, place = _window_offsets(tuple(kernel_size), tuple(dilation), tuple(spatial))
+    offsets = xp.asarray(offsets)
     if input.dtype.kind == "f" and bool(xp.isnan(input).any()):
         best, idx = _max_pool_with_nan(xp, views, offsets)
     else:
@@ -323,9 +336,10 @@ def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
                 which += 1
                 which *= views[k] != best
         idx = xp.take(offsets, which)
-    for i in range(nd):  # each window's corner, in the unpadded coordinates
-        corner = (xp.arange(out[i]) * stride[i] - padding[i]) * place[i]
-        idx += corner.reshape((-1,) + (1,) * (nd - 1 - i))
+    corner = 0  # each window's corner, flat in the unpadded plane: one small grid, added once
+    for i in range(nd):
+        corner = corner + ((xp.arange(out[i]) * stride[i] - padding[i]) * place[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+    idx += corner
     return best, idx
 
 
