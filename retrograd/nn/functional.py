@@ -126,11 +126,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _string_padding(input, padding, kernel, stride, dilation):
     if padding == "valid":
-        return (0, 0), input
+        return (0,) * len(kernel), input
     if padding != "same":
         raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
     sym = tuple(t // 2 for t in total)
     if all(t % 2 == 0 for t in total):
@@ -250,7 +250,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """Extracts sliding local blocks: (N, C, H, W) -> (N, C*kH*kW, L), as ``torch.nn.functional.unfold``.
+    """Extracts sliding local blocks: (N, C, H, W) -> (N, C*kH*kW, L), or unbatched (C, H, W) -> (C*kH*kW, L),
+    as ``torch.nn.functional.unfold``.
 
     Example::
         >>> import retrograd as rg
@@ -258,13 +259,19 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         >>> F.unfold(rg.ones(1, 2, 3, 3), 2).shape
         retrograd.Size([1, 8, 4])
     """
-    if input.dim() != 4:
-        raise NotImplementedError("Input Error: Only 4D input Tensors are supported (got {}D)".format(input.dim()))
+    d = input.dim()
+    if d < 3:  # PyTorch reads the size of dim 2 first
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(d, 1)}, {max(d, 1) - 1}], but "
+                         "got 2)")
+    if d > 4:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     return _nn.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Sums sliding local blocks back into an image: the adjoint of ``unfold``.
+    """Sums sliding local blocks back into an image: the adjoint of ``unfold``; (N, C*kH*kW, L) -> (N, C, H, W)
+    or unbatched (C*kH*kW, L) -> (C, H, W).
 
     Example::
         >>> import retrograd as rg
@@ -274,9 +281,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                 [2., 4., 2.],
                 [1., 2., 1.]])
     """
-    if input.dim() != 3:
-        raise NotImplementedError("Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-                                  f"(got {input.dim()}D)")
+    if input.dim() not in (2, 3):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     return _nn.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
                       _pair(stride))
 

@@ -107,6 +107,8 @@ def _windows(kernel_size, dilation, stride, out_size):
 
 def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
     """(N, C, *spatial) -> (N, C * prod(kernel_size), L): each output position's receptive field as a column."""
+    if input.ndim == len(kernel_size) + 1:  # unbatched (C, *spatial): one node, as PyTorch's
+        return _im2col_array(xp, input[None], kernel_size, dilation, padding, stride)[0]
     n, c, *spatial = input.shape
     out = tuple(conv_out_size(*a) for a in zip(spatial, kernel_size, stride, padding, dilation, strict=True))
     length, taps = math.prod(out), math.prod(kernel_size)
@@ -127,6 +129,8 @@ def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
 
 def _col2im_array(xp, input, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of ``_im2col_array``: each column added back onto the (N, C, *output_size) positions it read."""
+    if input.ndim == 2:  # unbatched (C * prod(kernel_size), L)
+        return _col2im_array(xp, input[None], output_size, kernel_size, dilation, padding, stride)[0]
     n, ckk, length = input.shape
     out = tuple(conv_out_size(*a) for a in zip(output_size, kernel_size, stride, padding, dilation, strict=True))
     taps = math.prod(kernel_size)
@@ -155,7 +159,7 @@ def _col2im_array(xp, input, output_size, kernel_size, dilation, padding, stride
 
 im2col = defop("im2col", _im2col_array, public=False,
                input=lambda grad, input_shape, kernel_size, dilation, padding, stride:
-               col2im(grad, tuple(input_shape[2:]), kernel_size, dilation, padding, stride))
+               col2im(grad, tuple(input_shape[-len(kernel_size):]), kernel_size, dilation, padding, stride))
 col2im = defop("col2im", _col2im_array, public=False,
                input=lambda grad, kernel_size, dilation, padding, stride:
                im2col(grad, kernel_size, dilation, padding, stride))

@@ -67,3 +67,6 @@ add("max_unpool2d",
            nc(A(1, 3, 2, 3)), note="max_unpool3d unbatched, output_size"),
     Sample(lambda m, x: _F(m).max_unpool1d(*_F(m).max_pool1d(x, 2, return_indices=True), 2, output_size=[2, 2, 5]),
            A(2, 2, 5), note="max_unpool1d"))
+add("conv3d", Sample(lambda m, x, w, b: m.conv3d(x, w, b, 1, 1), A(1, 1, 2, 2, 2), A(2, 1, 2, 1, 2), A(2)))
+add("conv_transpose3d", Sample(lambda m, x, w: m.conv_transpose3d(x, w, None, 2), A(1, 2, 1, 2, 2), A(2, 1, 2, 1, 2)))
+add("max_pool3d", Sample(lambda m, x: m.max_pool3d(x, (2, 1, 2), (), 0, 1, True), A(1, 1, 3, 2, 3)))
