@@ -38,8 +38,8 @@ def _export(fn, name=None, method=False):
 
 
 # -- the functional ops of the same signature --------------------------------------------------------------------
-for _name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu", "hardshrink", "pixel_shuffle",
-              "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "avg_pool1d", "adaptive_avg_pool1d"):
+for _name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
+              "hardshrink", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "avg_pool1d", "adaptive_avg_pool1d"):
     globals()[_name] = getattr(F, _name)
     __all__.append(_name)
 Tensor.prelu = F.prelu

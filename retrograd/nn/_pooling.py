@@ -2,9 +2,9 @@
 1, 2 or 3 spatial dims, max unpooling, and the ``*_with_indices`` names PyTorch gives the max pools.
 
 One function per family does the work for every number of spatial dims (``nd``); the public names check
-arguments as PyTorch does and call it. The max pools and unpooling are ops of ``retrograd/ops/nn.py`` that
-take the rank from their window; average pooling sums the columns of ``im2col``; adaptive average pooling is a
-product with one averaging matrix per spatial dim.
+arguments as PyTorch does and call it. The pools and unpooling are ops of ``retrograd/ops/nn.py`` that take
+the rank from their window or output size: average pooling sums the columns of ``im2col``, adaptive average
+pooling is a product with one averaging matrix per spatial dim.
 """
 from __future__ import annotations
 
@@ -204,15 +204,6 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 # -- adaptive pooling ------------------------------------------------------------------------------------
-def _adaptive_matrix(in_size, out_size):
-    m = np.zeros((out_size, in_size))
-    for i in range(out_size):
-        start = (i * in_size) // out_size
-        end = -((-(i + 1) * in_size) // out_size)
-        m[i, start:end] = 1.0 / (end - start)
-    return m
-
-
 def _adaptive_size(input, output_size, nd):
     """``output_size`` as ``nd`` ints, None keeping the input's size of that dim."""
     sizes = (output_size,) * nd if isinstance(output_size, int) or output_size is None else tuple(output_size)
@@ -223,21 +214,7 @@ def _adaptive_avg_pool(input, output_size, nd):
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_avg_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")
-    spatial = tuple(input.shape[-nd:])
-    out = _adaptive_size(input, output_size, nd)
-    if out == spatial:
-        return input.clone()
-    if all(size % o == 0 for size, o in zip(spatial, out, strict=True)):
-        return _avg_pool(input, nd, tuple(size // o for size, o in zip(spatial, out, strict=True)), None, 0, False,
-                         True, None, f"avg_pool{nd}d")
-    # Windows are products of one range per dim: pool each dim by a matrix, the last from the right.
-    lead, x = tuple(input.shape[:-nd]), input
-    for i in range(nd - 1):
-        m = _tensor(_adaptive_matrix(spatial[i], out[i]), dtype=input.dtype, device=input.device)
-        rest = tuple(x.shape[len(lead) + i + 1:])
-        x = m.matmul(x.reshape(lead + out[:i] + (spatial[i], -1))).reshape(lead + out[:i + 1] + rest)
-    m = _tensor(_adaptive_matrix(spatial[-1], out[-1]).T.copy(), dtype=input.dtype, device=input.device)
-    return x.matmul(m)
+    return _nn.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, nd))
 
 
 def adaptive_avg_pool2d(input, output_size):

@@ -475,6 +475,46 @@ avg_pool2d = defop("avg_pool2d", _avg_pool, public=False,
                    input=_avg_pool_backward)
 
 
+def adaptive_matrix(in_size, out_size):
+    """The (out, in) matrix averaging each of PyTorch's adaptive windows of one dim."""
+    m = np.zeros((out_size, in_size))
+    for i, (start, end) in enumerate(adaptive_bounds(in_size, out_size)):
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _along_dims(x, mats, matmul):
+    """``mats[i]`` applied along the ``i``-th of ``x``'s last ``len(mats)`` dims (each a product with the dim
+    moved second to last and the ones after it flattened)."""
+    first = len(x.shape) - len(mats)
+    for i, m in enumerate(mats):
+        d = first + i
+        shape = tuple(x.shape)
+        x = matmul(m, x.reshape(shape[:d] + (shape[d], -1))).reshape(shape[:d] + (m.shape[0],) + shape[d + 1:])
+    return x
+
+
+def _adaptive_avg_pool(xp, input, output_size):
+    """Average pooling of the last ``len(output_size)`` dims over PyTorch's adaptive windows: a product per dim."""
+    spatial = input.shape[-len(output_size):]
+    mats = [xp.asarray(adaptive_matrix(size, o), dtype=input.dtype) for size, o in zip(spatial, output_size,
+                                                                                        strict=True)]
+    return xp.ascontiguousarray(_along_dims(input, mats, xp.matmul))
+
+
+def _adaptive_avg_pool_backward(grad, input_shape, output_size):
+    spatial = tuple(input_shape[-len(output_size):])
+    mats = [tensor(adaptive_matrix(size, o).T.copy(), dtype=grad.dtype, device=grad.device)
+            for size, o in zip(spatial, output_size, strict=True)]
+    return _along_dims(grad, mats, lambda m, x: m.matmul(x))
+
+
+# PyTorch's adaptive_avg_pool2d and adaptive_avg_pool3d (AdaptiveAvgPool3DBackward0 where three dims are pooled).
+adaptive_avg_pool2d = defop("adaptive_avg_pool2d", _adaptive_avg_pool, public=False,
+                            node_names={"AdaptiveAvgPool3DBackward0": lambda output_size: len(output_size) == 3},
+                            input=_adaptive_avg_pool_backward)
+
+
 def adaptive_bounds(in_size, out_size):
     """PyTorch's adaptive pooling windows of one dim: [floor(i * in / out), ceil((i + 1) * in / out))."""
     return [((i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)) for i in range(out_size)]
@@ -1879,7 +1919,8 @@ def _ctc_loss_jvp(log_probs_t, log_probs, targets, input_lengths, target_lengths
     return (grad * log_probs_t).sum((0, 2))
 
 
-defjvp(LINEAR, "im2col", "col2im", "avg_pool2d", "max_pool2d_backward", "adaptive_max_pool2d_backward", "max_unpool2d",
+defjvp(LINEAR, "im2col", "col2im", "avg_pool2d", "adaptive_avg_pool2d", "max_pool2d_backward",
+       "adaptive_max_pool2d_backward", "max_unpool2d",
        "pixel_shuffle", "pixel_unshuffle", "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad",
        "embedding", "nll_loss", "nll_loss_backward")
 defjvp(FROM_BACKWARD, "softplus", "gelu_backward", "gelu", "silu", "leaky_relu", "elu", "hardtanh", "threshold",

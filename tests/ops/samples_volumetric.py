@@ -70,3 +70,8 @@ add("max_unpool2d",
 add("conv3d", Sample(lambda m, x, w, b: m.conv3d(x, w, b, 1, 1), A(1, 1, 2, 2, 2), A(2, 1, 2, 1, 2), A(2)))
 add("conv_transpose3d", Sample(lambda m, x, w: m.conv_transpose3d(x, w, None, 2), A(1, 2, 1, 2, 2), A(2, 1, 2, 1, 2)))
 add("max_pool3d", Sample(lambda m, x: m.max_pool3d(x, (2, 1, 2), (), 0, 1, True), A(1, 1, 3, 2, 3)))
+add("adaptive_avg_pool2d",
+    Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (3, 2)), A(1, 2, 5, 4)),
+    Sample(lambda m, x: _F(m).adaptive_avg_pool2d(x, (None, 1)), nc(A(2, 3, 3)), note="unbatched, None keeps a dim"),
+    Sample(lambda m, x: _F(m).adaptive_avg_pool3d(x, (2, 1, 2)), A(1, 1, 3, 2, 4), note="adaptive_avg_pool3d"),
+    Sample(lambda m, x: _F(m).adaptive_avg_pool3d(x, 2), A(1, 2, 2, 4), note="adaptive_avg_pool3d unbatched, even"))
