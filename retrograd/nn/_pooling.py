@@ -153,7 +153,10 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
                            if nd == 2 else f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    return _nn.avg_pool2d(input, k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override)
+    default = stride is None or (isinstance(stride, (tuple, list)) and not stride)
+    # the node keeps PyTorch's empty stride where none was given (ATen's default: the kernel)
+    return _nn.avg_pool2d(input, k, () if default else s, p, bool(ceil_mode), bool(count_include_pad),
+                          divisor_override)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

@@ -427,6 +427,7 @@ def _window_counts(out, stride, kernel, lo, hi):
 def _avg_pool_geometry(spatial, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     """The output's spatial size, the zeros a ceil_mode window reads past the padding (per dim), and the
     divisor of each output position: the padded window, its part inside the input, or ``divisor_override``."""
+    stride = stride or kernel_size  # PyTorch's empty stride (the default) is the kernel
     out = tuple(pool_out_size(size, k, s, p, 1, ceil_mode)
                 for size, k, s, p in zip(spatial, kernel_size, stride, padding, strict=True))
     extra = tuple(max(0, (o - 1) * s + k - (size + 2 * p))
@@ -448,13 +449,14 @@ def _avg_pool(xp, input, kernel_size, stride, padding, ceil_mode, count_include_
     x = input.reshape((-1, 1) + spatial)
     if any(extra):  # ceil_mode windows that run past the padding read zeros that the divisor leaves out
         x = xp.pad(x, ((0, 0), (0, 0)) + tuple((0, e) for e in extra))
-    sums = _im2col_array(xp, x, kernel_size, (1,) * nd, padding, stride).sum(1)
+    sums = _im2col_array(xp, x, kernel_size, (1,) * nd, padding, stride or kernel_size).sum(1)
     return (sums / xp.asarray(div, dtype=sums.dtype)).astype(input.dtype, copy=False).reshape(lead + out)
 
 
-def _avg_pool_backward(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override):
-    """Each output's gradient, divided by its divisor, spread over its window (col2im), written with ops."""
+def _avg_pool_backward(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each output's gradient, divided by its divisor, spread over its window (col2im), written with ops. The
+    node saves the input (for its shape), as PyTorch's does."""
+    input_shape = tuple(input.shape)
     nd = len(kernel_size)
     spatial = tuple(input_shape[-nd:])
     out, extra, div = _avg_pool_geometry(spatial, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -463,7 +465,7 @@ def _avg_pool_backward(grad, input_shape, kernel_size, stride, padding, ceil_mod
     g = g / (div if isinstance(div, float) else tensor(div, dtype=grad.dtype, device=grad.device))
     cols = expand(g, (g.shape[0], math.prod(kernel_size), g.shape[2]))
     full = col2im(cols, tuple(size + e for size, e in zip(spatial, extra, strict=True)), kernel_size, (1,) * nd,
-                  padding, stride)
+                  padding, stride or kernel_size)
     if any(extra):
         full = constant_pad_nd(full, tuple(v for e in reversed(extra) for v in (0, -e)), 0)
     return full.reshape(tuple(input_shape))
@@ -502,8 +504,9 @@ def _adaptive_avg_pool(xp, input, output_size):
     return xp.ascontiguousarray(_along_dims(input, mats, xp.matmul))
 
 
-def _adaptive_avg_pool_backward(grad, input_shape, output_size):
-    spatial = tuple(input_shape[-len(output_size):])
+def _adaptive_avg_pool_backward(grad, input, output_size):
+    """The transposed averaging matrices applied to the gradient; the node saves the input, as PyTorch's."""
+    spatial = tuple(input.shape[-len(output_size):])
     mats = [tensor(adaptive_matrix(size, o).T.copy(), dtype=grad.dtype, device=grad.device)
             for size, o in zip(spatial, output_size, strict=True)]
     return _along_dims(grad, mats, lambda m, x: m.matmul(x))
