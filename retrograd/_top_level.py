@@ -38,8 +38,8 @@ def _export(fn, name=None, method=False):
 
 
 # -- the functional ops of the same signature --------------------------------------------------------------------
-for _name in ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu", "hardshrink", "pixel_shuffle",
-              "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "avg_pool1d", "adaptive_avg_pool1d"):
+for _name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
+              "hardshrink", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "avg_pool1d", "adaptive_avg_pool1d"):
     globals()[_name] = getattr(F, _name)
     __all__.append(_name)
 Tensor.prelu = F.prelu
@@ -242,12 +242,17 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
     return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
 
 
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``nn.functional.max_pool3d`` without indices; an empty ``stride`` is the kernel size."""
+    return F.max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
 def adaptive_max_pool1d(input, output_size):
     """``nn.functional.adaptive_max_pool1d`` with its indices: ``(values, indices)``."""
     return F.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
-for _fn in (max_pool1d, max_pool2d, adaptive_max_pool1d):
+for _fn in (max_pool1d, max_pool2d, max_pool3d, adaptive_max_pool1d):
     _export(_fn)
 
 

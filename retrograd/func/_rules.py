@@ -778,7 +778,8 @@ RULES.update({
     "binary_cross_entropy_with_logits": _loss_elementwise,
     "layer_norm": _layer_norm,
     "convolution": _convolution,
-    **dict.fromkeys("im2col col2im convolution_transpose max_pool2d_with_indices adaptive_max_pool2d "
+    **dict.fromkeys("im2col col2im convolution_transpose max_pool2d_with_indices adaptive_max_pool2d avg_pool2d "
+                    "adaptive_avg_pool2d "
                     "upsample_linear upsample_nearest pixel_shuffle pixel_unshuffle reflection_pad replication_pad "
                     "group_norm".split(), fold()),
     "constant_pad_nd": batch_first,

@@ -10,7 +10,7 @@ from . import functional, init, utils
 from .modules import *  # noqa: F401,F403 - the layers
 
 from . import modules as _modules
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from .parallel import DataParallel
 
-__all__ = ["functional", "init", "utils", "Parameter", "DataParallel"] + list(_modules.__all__)
+__all__ = ["functional", "init", "utils", "Parameter", "UninitializedParameter", "UninitializedBuffer", "DataParallel"] + list(_modules.__all__)

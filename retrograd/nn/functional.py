@@ -21,10 +21,12 @@ from ..ops._declarations import REGISTRY as _REGISTRY
 from ..ops._inplace import apply_inplace as _apply_inplace
 from ..ops import addmm as _addmm, div as _div, log_softmax as _log_softmax, relu as _relu, softmax as _softmax
 from ..ops import pdist, where as _where
+from . import _pooling
+from ._pooling import *  # noqa: F401,F403 - the pooling functions
+from ._pooling import _ntuple, _pair  # noqa: F401 - the modules' argument checks
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
-           "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "max_unpool2d", "pixel_shuffle", "interpolate", "upsample", "pixel_unshuffle",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
+           *_pooling.__all__, "pixel_shuffle", "interpolate", "upsample", "pixel_unshuffle",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding",
            "embedding_bag", "layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
            "batch_norm", "linear", "one_hot", "pad", "softplus", "gelu", "silu", "leaky_relu", "elu", "relu", "selu",
@@ -38,34 +40,7 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold",
            "triplet_margin_loss", "pdist"]
 
 
-def _pair(x, name="argument"):
-    if isinstance(x, (tuple, list)):
-        if len(x) == 1:
-            return (int(x[0]), int(x[0]))
-        if len(x) != 2:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 values to match the "
-                               f"convolution dimensions, but got {name}={list(x)}")
-        return (int(x[0]), int(x[1]))
-    return (int(x), int(x))
-
-
 # -- convolution ----------------------------------------------------------------------------------
-def _ntuple(x, n, name="argument"):
-    """``x`` as ``n`` ints: an int repeated, or a sequence of one or ``n`` values (PyTorch's message otherwise)."""
-    if isinstance(x, (tuple, list)):
-        if len(x) == 1:
-            return (int(x[0]),) * n
-        if len(x) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
-                               f"convolution dimensions, but got {name}={list(x)}")
-        return tuple(int(v) for v in x)
-    return (int(x),) * n
-
-
-def _pair(x, name="argument"):
-    return _ntuple(x, 2, name)
-
-
 def _lift(values, fill):
     """A 1-d convolution's parameter as the 2-d pair of the column ops: ``fill`` for the added height."""
     return (fill,) + tuple(values) if len(values) == 1 else tuple(values)
@@ -90,13 +65,13 @@ def _conv_input(name, input, weight, nd):
 
 
 def _conv(name, input, weight, bias, stride, padding, dilation, groups, nd):
-    """A ``nd``-d convolution (1 or 2) as im2col and one ``convolution`` op; see Note [Convolution as im2col]."""
+    """A ``nd``-d convolution (1, 2 or 3) as im2col and one ``convolution`` op; see Note [Convolution as im2col]."""
     input, unbatched = _conv_input(name, input, weight, nd)
     stride, dilation = _ntuple(stride, nd, "stride"), _ntuple(dilation, nd, "dilation")
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     kernel = tuple(weight.shape[2:])
-    x = input.unsqueeze(2) if nd == 1 else input  # the column ops work on (N, C, H, W)
+    x = input.unsqueeze(2) if nd == 1 else input  # the column ops see a 1-d input as (N, C, 1, L)
     k2, s2, d2 = _lift(kernel, 1), _lift(stride, 1), _lift(dilation, 1)
     if isinstance(padding, str):
         p2, x = _string_padding(x, padding, k2, s2, d2)
@@ -110,16 +85,17 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, nd):
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight "
                            "of size {} instead".format(groups, groups, list(weight.shape)))
-    h, w = x.shape[2], x.shape[3]
+    spatial = tuple(x.shape[2:])
     eff = [dd * (k - 1) + 1 for dd, k in zip(d2, k2, strict=True)]
-    padded = [h + 2 * p2[0], w + 2 * p2[1]]
-    if padded[0] < eff[0] or padded[1] < eff[1]:
-        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded[2 - nd:]))}). "
-                           f"Kernel size: ({' x '.join(map(str, eff[2 - nd:]))}). Kernel size can't be greater than "
+    padded = [size + 2 * p for size, p in zip(spatial, p2, strict=True)]
+    if any(p < e for p, e in zip(padded, eff, strict=True)):
+        shown = slice(len(padded) - nd, None)  # a 1-d convolution shows its length only
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded[shown]))}). "
+                           f"Kernel size: ({' x '.join(map(str, eff[shown]))}). Kernel size can't be greater than "
                            f"actual input size")
     columns = _nn.im2col(x, k2, d2, p2, s2)
-    out_size = (_nn.conv_out_size(h, k2[0], s2[0], p2[0], d2[0]), _nn.conv_out_size(w, k2[1], s2[1], p2[1], d2[1]))
-    out = _nn.convolution(columns, weight, bias, out_size[2 - nd:], groups)
+    out_size = tuple(_nn.conv_out_size(*a) for a in zip(spatial, k2, s2, p2, d2, strict=True))
+    out = _nn.convolution(columns, weight, bias, out_size[len(out_size) - nd:], groups)
     return out.squeeze(0) if unbatched else out
 
 
@@ -150,18 +126,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _string_padding(input, padding, kernel, stride, dilation):
     if padding == "valid":
-        return (0, 0), input
+        return (0,) * len(kernel), input
     if padding != "same":
         raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
-    if stride != (1, 1):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
     sym = tuple(t // 2 for t in total)
     if all(t % 2 == 0 for t in total):
         return sym, input
-    # odd total padding: the extra element goes on the right/bottom, as PyTorch
+    # odd total padding: the extra element goes on the right/bottom (the far end of each dim), as PyTorch
     extra = [t - 2 * s for t, s in zip(total, sym, strict=True)]
-    return sym, pad(input, (0, extra[1], 0, extra[0]))
+    return sym, pad(input, tuple(v for e in reversed(extra) for v in (0, e)))
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -174,6 +150,18 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         tensor([[[2., 2., 2.]]])
     """
     return _conv("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 3-d convolution over an input of shape (N, C, D, H, W) or (C, D, H, W); see ``conv2d``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.conv3d(rg.ones(1, 2, 3, 3, 3), rg.ones(4, 2, 2, 2, 2), padding=(0, 1, 0)).shape
+        retrograd.Size([1, 4, 2, 4, 2])
+    """
+    return _conv("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
@@ -192,9 +180,10 @@ def _conv_transpose(name, input, weight, bias, stride, padding, output_padding, 
                            f"{list(input.shape)} to have {weight.shape[0]} channels, but got {c} channels instead")
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation, strict=True)):
         values = (_lift(output_padding, 0), _lift(stride, 1), _lift(dilation, 1))  # 1-d reads as 2-d, as PyTorch
+        axes = ("depth", "height", "width")[-len(values[0]):]
         raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
             f"{what}_{axis}: {v[i]}" for what, v in zip(("output_padding", "stride", "dilation"), values, strict=True)
-            for i, axis in enumerate(("height", "width"))))
+            for i, axis in enumerate(axes)))
     kernel = tuple(weight.shape[2:])
     out_size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
                      zip(input.shape[2:], stride, padding, dilation, kernel, output_padding, strict=True))
@@ -247,8 +236,22 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 2)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Applies a 3-d transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); see ``conv_transpose2d``.
+
+    Example::
+        >>> import retrograd as rg
+        >>> import retrograd.nn.functional as F
+        >>> F.conv_transpose3d(rg.ones(1, 1, 2, 2, 2), rg.ones(1, 2, 3, 3, 3), stride=2).shape
+        retrograd.Size([1, 2, 5, 5, 5])
+    """
+    return _conv_transpose("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3)
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """Extracts sliding local blocks: (N, C, H, W) -> (N, C*kH*kW, L), as ``torch.nn.functional.unfold``.
+    """Extracts sliding local blocks: (N, C, H, W) -> (N, C*kH*kW, L), or unbatched (C, H, W) -> (C*kH*kW, L),
+    as ``torch.nn.functional.unfold``.
 
     Example::
         >>> import retrograd as rg
@@ -256,13 +259,19 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         >>> F.unfold(rg.ones(1, 2, 3, 3), 2).shape
         retrograd.Size([1, 8, 4])
     """
-    if input.dim() != 4:
-        raise NotImplementedError("Input Error: Only 4D input Tensors are supported (got {}D)".format(input.dim()))
+    d = input.dim()
+    if d < 3:  # PyTorch reads the size of dim 2 first
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(d, 1)}, {max(d, 1) - 1}], but "
+                         "got 2)")
+    if d > 4:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     return _nn.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Sums sliding local blocks back into an image: the adjoint of ``unfold``.
+    """Sums sliding local blocks back into an image: the adjoint of ``unfold``; (N, C*kH*kW, L) -> (N, C, H, W)
+    or unbatched (C*kH*kW, L) -> (C, H, W).
 
     Example::
         >>> import retrograd as rg
@@ -272,256 +281,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                 [2., 4., 2.],
                 [1., 2., 1.]])
     """
-    if input.dim() != 3:
-        raise NotImplementedError("Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-                                  f"(got {input.dim()}D)")
+    if input.dim() not in (2, 3):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     return _nn.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
                       _pair(stride))
-
-
-# -- pooling -------------------------------------------------------------------------------------
-def _pool_args(kernel_size, stride, padding, dilation=1):
-    k = _pair(kernel_size)
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _pair(stride)
-    p, d = _pair(padding), _pair(dilation)
-    for pi, ki, di in zip(p, k, d, strict=True):
-        if pi > (di * (ki - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
-                               f"kernel_size={ki} and dilation={di}")
-    return k, s, p, d
-
-
-def _batched(input, name):
-    if input.dim() == 3:
-        return input.unsqueeze(0), True
-    if input.dim() != 4:
-        raise RuntimeError(f"{name}: Expected 3D or 4D tensor, but got {list(input.shape)}")
-    return input, False
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """2-d max pooling over (N, C, H, W) or (C, H, W); with ``return_indices`` also the flat argmax indices.
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.max_pool2d(rg.arange(16.).reshape(1, 1, 4, 4), 2)
-        tensor([[[[ 5.,  7.],
-                  [13., 15.]]]])
-    """
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
-    if input.dim() not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    out, idx = _nn.max_pool2d_with_indices(input, k, s, p, d, bool(ceil_mode))  # unbatched too: one node
-    return (out, idx) if return_indices else out
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    """2-d average pooling over (N, C, H, W) or (C, H, W), with PyTorch's divisor rules.
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.avg_pool2d(rg.arange(16.).reshape(1, 1, 4, 4), 2)
-        tensor([[[[ 2.5000,  4.5000],
-                  [10.5000, 12.5000]]]])
-    """
-    (kh, kw), (sh, sw), (ph, pw), _ = _pool_args(kernel_size, stride, padding)
-    x, unbatched = _batched(input, "avg_pool2d")
-    n, c, h, w = x.shape
-    oh = _nn.pool_out_size(h, kh, sh, ph, 1, ceil_mode)
-    ow = _nn.pool_out_size(w, kw, sw, pw, 1, ceil_mode)
-    xs = x.reshape(n * c, 1, h, w)
-    extra_h = max(0, (oh - 1) * sh + kh - (h + 2 * ph))
-    extra_w = max(0, (ow - 1) * sw + kw - (w + 2 * pw))
-    if extra_h or extra_w:  # ceil_mode windows that run past the padding: zeros that the divisor ignores
-        xs = pad(xs, (0, extra_w, 0, extra_h))
-    sums = unfold(xs, (kh, kw), padding=(ph, pw), stride=(sh, sw)).sum(1)
-    if divisor_override:
-        out = sums / divisor_override
-    else:
-        lo = (0, 0) if count_include_pad else (ph, pw)
-        hi = (h + 2 * ph, w + 2 * pw) if count_include_pad else (h + ph, w + pw)
-        count_h = _window_counts(oh, sh, kh, lo[0], hi[0])
-        count_w = _window_counts(ow, sw, kw, lo[1], hi[1])
-        div = np.outer(count_h, count_w).reshape(-1)
-        out = sums / _tensor(div, dtype=sums.dtype, device=sums.device)
-    out = out.reshape(n, c, oh, ow)
-    return out.squeeze(0) if unbatched else out
-
-
-def _window_counts(out, stride, kernel, lo, hi):
-    """How many positions of each window (in padded coordinates) fall within [lo, hi)."""
-    start = np.arange(out) * stride
-    return np.clip(np.minimum(start + kernel, hi) - np.maximum(start, lo), 0, None).astype(np.float64)
-
-
-def _adaptive_matrix(in_size, out_size):
-    m = np.zeros((out_size, in_size))
-    for i in range(out_size):
-        start = (i * in_size) // out_size
-        end = -((-(i + 1) * in_size) // out_size)
-        m[i, start:end] = 1.0 / (end - start)
-    return m
-
-
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size, with PyTorch's window bounds (floor start, ceil end).
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.adaptive_avg_pool2d(rg.ones(1, 2, 5, 7), 1).shape
-        retrograd.Size([1, 2, 1, 1])
-    """
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    h, w = input.shape[-2], input.shape[-1]
-    oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    oh, ow = h if oh is None else oh, w if ow is None else ow
-    if oh == h and ow == w:
-        return input.clone()
-    if h % oh == 0 and w % ow == 0:
-        return avg_pool2d(input, (h // oh, w // ow))
-    # Windows are products of a row range and a column range: pool rows, then columns, by matrices.
-    mh = _tensor(_adaptive_matrix(h, oh), dtype=input.dtype, device=input.device)
-    mw = _tensor(_adaptive_matrix(w, ow).T.copy(), dtype=input.dtype, device=input.device)
-    return mh.matmul(input).matmul(mw)
-
-
-def _one(x, what, name):
-    """A 1-d pooling parameter as one int: an int, or a sequence of one."""
-    if isinstance(x, (tuple, list)):
-        if len(x) != 1:
-            raise RuntimeError(f"{name}() argument '{what}' should contain one int (got {len(x)})")
-        return int(x[0])
-    return int(x)
-
-
-def _check_1d(input, name):
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
-                           f"'self' (while checking arguments for {name})")
-
-
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """1-d max pooling over (N, C, L) or (C, L); with ``return_indices`` also the argmax positions.
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.max_pool1d(rg.tensor([[1., 3., 2., 0.]]), 2)
-        tensor([[3., 2.]])
-    """
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
-                           f"input, but got:{list(input.shape)}")
-    k = _one(kernel_size, "kernel_size", "max_pool1d")
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _one(stride, "stride",
-                                                                                            "max_pool1d")
-    p, d = _one(padding, "padding", "max_pool1d"), _one(dilation, "dilation", "max_pool1d")
-    if p > k // 2:
-        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
-                           f"kernel_size={k}")
-    out, idx = _nn.max_pool2d_with_indices(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), bool(ceil_mode))
-    out, idx = out.squeeze(-2), idx.squeeze(-2)
-    return (out, idx) if return_indices else out
-
-
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    """1-d average pooling over (N, C, L) or (C, L); see ``avg_pool2d``.
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.avg_pool1d(rg.tensor([[1., 3., 2., 0.]]), 2)
-        tensor([[2., 1.]])
-    """
-    _check_1d(input, "avg_pool1d")
-    k = _one(kernel_size, "kernel_size", "avg_pool1d")
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _one(stride, "stride",
-                                                                                            "avg_pool1d")
-    out = avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _one(padding, "padding", "avg_pool1d")), ceil_mode,
-                     count_include_pad)
-    return out.squeeze(-2)
-
-
-def adaptive_avg_pool1d(input, output_size):
-    """Average pooling of (N, C, L) or (C, L) to ``output_size`` positions.
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.adaptive_avg_pool1d(rg.tensor([[1., 3., 2.]]), 2)
-        tensor([[2.0000, 2.5000]])
-    """
-    _check_1d(input, "adaptive_avg_pool1d")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size, "output_size",
-                                                              "adaptive_avg_pool1d"))).squeeze(-2)
-
-
-def _adaptive_size(input, output_size):
-    oh, ow = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    return (input.shape[-2] if oh is None else int(oh)), (input.shape[-1] if ow is None else int(ow))
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Max pooling of (N, C, H, W) or (C, H, W) to ``output_size`` (an int, a pair, None keeps a dim).
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.adaptive_max_pool2d(rg.arange(9.).reshape(1, 3, 3), 2)
-        tensor([[[4., 5.],
-                 [7., 8.]]])
-    """
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
-    out, idx = _nn.adaptive_max_pool2d(input, _adaptive_size(input, output_size))
-    return (out, idx) if return_indices else out
-
-
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Max pooling of (N, C, L) or (C, L) to ``output_size`` positions; see ``adaptive_max_pool2d``."""
-    _check_1d(input, "adaptive_max_pool1d")
-    size = _one(output_size, "output_size", "adaptive_max_pool1d")
-    out, idx = _nn.adaptive_max_pool2d(input.unsqueeze(-2), (1, size))
-    out, idx = out.squeeze(-2), idx.squeeze(-2)
-    return (out, idx) if return_indices else out
-
-
-def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """The partial inverse of ``max_pool2d``: each value put back at its index, zeros elsewhere.
-
-    Raises:
-        ValueError: for an ``output_size`` no pooling with these parameters comes from.
-        RuntimeError: for an index outside the output.
-
-    Example::
-        >>> import retrograd as rg
-        >>> import retrograd.nn.functional as F
-        >>> F.max_unpool2d(*F.max_pool2d(rg.arange(4.).reshape(1, 2, 2), 2, return_indices=True), 2)
-        tensor([[[0., 0.],
-                 [0., 3.]]])
-    """
-    k, s = _pair(kernel_size), (_pair(kernel_size) if stride is None else _pair(stride))
-    p = _pair(padding)
-    default = [(input.shape[-2 + d] - 1) * s[d] - 2 * p[d] + k[d] for d in range(2)]
-    if output_size is None:
-        size = default
-    else:
-        size = [int(v) for v in output_size]
-        if len(size) == input.dim():
-            size = size[-2:]
-        if len(size) != 2:
-            raise ValueError(f"output_size should be a sequence containing 2 or {input.dim()} elements, but it has "
-                             f"a length of '{len(size)}'")
-        for d in range(2):
-            lo, hi = default[d] - s[d], default[d] + s[d]
-            if not lo < size[d] < hi:
-                raise ValueError(f'invalid output_size "{tuple(size)}" (dim {d} must be between {lo} and {hi})')
-    return _nn.max_unpool2d(input, indices, tuple(size))
 
 
 def pixel_shuffle(input, upscale_factor):

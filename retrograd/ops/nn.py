@@ -17,6 +17,8 @@ derivatives exact.
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 
 import numpy as np
@@ -94,49 +96,70 @@ def _small_planes(xp, a, h, w):
             and np.isfinite(np.add.reduce(a, axis=None)))
 
 
+@functools.lru_cache(maxsize=256)
+def _windows(kernel_size, dilation, stride, out_size):
+    """For each kernel offset (in row-major order), the index of the (N, C, *spatial) positions it reads: one
+    strided slice per spatial dim. Made once per geometry: building the slices costs as much as a small copy."""
+    return tuple((slice(None), slice(None)) + tuple(slice(k * d, k * d + s * (o - 1) + 1, s)
+                                                     for k, d, s, o in zip(ks, dilation, stride, out_size, strict=True))
+                 for ks in itertools.product(*map(range, kernel_size)))
+
+
 def _im2col_array(xp, input, kernel_size, dilation, padding, stride):
-    n, c, h, w = input.shape
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
-    oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(w, kw, sw, pw, dw)
-    if oh > 0 and ow > 0 and _small_planes(xp, input, h, w):  # See Note [Small planes as products]
-        mat = _window_matrix(h, w, tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride), input.dtype)
-        return np.matmul(input.reshape(n * c, h * w), mat).reshape(n, c * kh * kw, oh * ow)
-    if ph or pw:
-        x = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=input.dtype)
-        x[:, :, ph:ph + h, pw:pw + w] = input
+    """(N, C, *spatial) -> (N, C * prod(kernel_size), L): each output position's receptive field as a column."""
+    if input.ndim == len(kernel_size) + 1:  # unbatched (C, *spatial): one node, as PyTorch's
+        return _im2col_array(xp, input[None], kernel_size, dilation, padding, stride)[0]
+    n, c, *spatial = input.shape
+    out = tuple(conv_out_size(*a) for a in zip(spatial, kernel_size, stride, padding, dilation, strict=True))
+    length, taps = math.prod(out), math.prod(kernel_size)
+    if len(spatial) == 2 and length > 0 and _small_planes(xp, input, *spatial):  # See Note [Small planes as products]
+        mat = _window_matrix(*spatial, tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride), input.dtype)
+        return np.matmul(input.reshape(n * c, -1), mat).reshape(n, c * taps, length)
+    if any(padding):
+        x = xp.zeros((n, c) + tuple(s + 2 * p for s, p in zip(spatial, padding, strict=True)), dtype=input.dtype)
+        x[(slice(None), slice(None)) + tuple(slice(p, p + s) for s, p in zip(spatial, padding, strict=True))] = input
     else:
         x = input
-    cols = xp.empty((n, c, kh, kw, oh, ow), dtype=input.dtype)
-    for i in range(kh):  # kh*kw strided copies beat one copy through a 6-d transposed window view
-        for j in range(kw):
-            cols[:, :, i, j] = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-    return cols.reshape(n, c * kh * kw, oh * ow)
+    cols = xp.empty((n, c, taps) + out, dtype=input.dtype)
+    # one strided copy per kernel offset beats one copy through a transposed window view of twice the rank
+    for k, window in enumerate(_windows(tuple(kernel_size), tuple(dilation), tuple(stride), out)):
+        cols[:, :, k] = x[window]
+    return cols.reshape(n, c * taps, length)
 
 
 def _col2im_array(xp, input, output_size, kernel_size, dilation, padding, stride):
+    """The adjoint of ``_im2col_array``: each column added back onto the (N, C, *output_size) positions it read."""
+    if input.ndim == 2:  # unbatched (C * prod(kernel_size), L)
+        return _col2im_array(xp, input[None], output_size, kernel_size, dilation, padding, stride)[0]
     n, ckk, length = input.shape
-    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = output_size, kernel_size, dilation, padding, stride
-    oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(w, kw, sw, pw, dw)
-    if ckk % (kh * kw) or oh * ow != length:
+    out = tuple(conv_out_size(*a) for a in zip(output_size, kernel_size, stride, padding, dilation, strict=True))
+    taps = math.prod(kernel_size)
+    if ckk % taps or math.prod(out) != length:
+        (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw), (oh, ow) = (output_size, kernel_size, dilation, padding,
+                                                                     stride, out)  # only F.fold's 2-d reaches here
         raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), "
                            f"padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 to "
                            f"match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, but got "
                            f"input.size(2)={length}.")
-    c = ckk // (kh * kw)
-    if oh > 0 and ow > 0 and _small_planes(xp, input, h, w):  # See Note [Small planes as products]
-        mat = _window_matrix(h, w, tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride), input.dtype)
-        return np.matmul(input.reshape(n * c, ckk // c * length), mat.T).reshape(n, c, h, w)
-    cols = input.reshape(n, c, kh, kw, oh, ow)
-    out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=input.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            out[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
-    return xp.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + w]) if ph or pw else out
+    c = ckk // taps
+    # See Note [Small planes as products]
+    if len(output_size) == 2 and length > 0 and _small_planes(xp, input, *output_size):
+        mat = _window_matrix(*output_size, tuple(kernel_size), tuple(dilation), tuple(padding), tuple(stride),
+                             input.dtype)
+        return np.matmul(input.reshape(n * c, taps * length), mat.T).reshape((n, c) + tuple(output_size))
+    cols = input.reshape((n, c, taps) + out)
+    result = xp.zeros((n, c) + tuple(s + 2 * p for s, p in zip(output_size, padding, strict=True)), dtype=input.dtype)
+    for k, window in enumerate(_windows(tuple(kernel_size), tuple(dilation), tuple(stride), out)):
+        result[window] += cols[:, :, k]
+    if any(padding):
+        inner = tuple(slice(p, p + s) for s, p in zip(output_size, padding, strict=True))
+        return xp.ascontiguousarray(result[(slice(None), slice(None)) + inner])
+    return result
 
 
 im2col = defop("im2col", _im2col_array, public=False,
                input=lambda grad, input_shape, kernel_size, dilation, padding, stride:
-               col2im(grad, tuple(input_shape[2:]), kernel_size, dilation, padding, stride))
+               col2im(grad, tuple(input_shape[-len(kernel_size):]), kernel_size, dilation, padding, stride))
 col2im = defop("col2im", _col2im_array, public=False,
                input=lambda grad, kernel_size, dilation, padding, stride:
                im2col(grad, kernel_size, dilation, padding, stride))
@@ -244,7 +267,7 @@ def _transpose_grad_columns(grad, weight_shape, stride, padding, dilation):
     return im2col(g, _as_2d(weight_shape[2:]), dilation, padding, stride)
 
 
-# Padding, stride and dilation are the 2-d pairs of the column ops ((0, p) and (1, s) for 1-d).
+# Padding, stride and dilation are the column ops' tuples: pairs for 2-d ((0, p) and (1, s) for 1-d), triples for 3-d.
 convolution_transpose = defop(
     "convolution_transpose", _conv_transpose, public=False, promote="binary", node_name="Convolution",
     input=lambda grad, weight, input_shape, stride, padding, dilation, groups: convolution(
@@ -265,26 +288,39 @@ def pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
     return out
 
 
-def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
-    if input.ndim == 3:  # unbatched (C, H, W): one node, as PyTorch's
-        best, idx = _max_pool2d(xp, input[None], kernel_size, stride, padding, dilation, ceil_mode)
+@functools.lru_cache(maxsize=256)
+def _window_offsets(kernel_size, dilation, spatial):
+    """The flat offset in a (*spatial) plane of each kernel element from the window's corner (read-only), and
+    the flat stride of each spatial dim."""
+    place = tuple(math.prod(spatial[i + 1:]) for i in range(len(spatial)))
+    offsets = np.asarray([sum(k * d * m for k, d, m in zip(ks, dilation, place, strict=True))
+                          for ks in itertools.product(*map(range, kernel_size))], dtype=np.int64)
+    offsets.flags.writeable = False
+    return offsets, place
+
+
+def _max_pool(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max pooling over the last ``len(kernel_size)`` dims (1, 2 or 3 of them after (N, C) or (C,)); the indices
+    are flat in each unpadded plane or volume."""
+    nd = len(kernel_size)
+    if input.ndim == nd + 1:  # unbatched (C, *spatial): one node, as PyTorch's
+        best, idx = _max_pool(xp, input[None], kernel_size, stride, padding, dilation, ceil_mode)
         return best[0], idx[0]
-    n, c, h, w = input.shape
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
-    oh = pool_out_size(h, kh, sh, ph, dh, ceil_mode)
-    ow = pool_out_size(w, kw, sw, pw, dw, ceil_mode)
-    hp = max(h + 2 * ph, (oh - 1) * sh + dh * (kh - 1) + 1)
-    wp = max(w + 2 * pw, (ow - 1) * sw + dw * (kw - 1) + 1)
-    if (hp, wp) != (h, w):
+    n, c, *spatial = input.shape
+    out = tuple(pool_out_size(*a, ceil_mode) for a in zip(spatial, kernel_size, stride, padding, dilation, strict=True))
+    padded = tuple(max(size + 2 * p, (o - 1) * s + d * (k - 1) + 1)
+                   for size, k, s, p, d, o in zip(spatial, kernel_size, stride, padding, dilation, out, strict=True))
+    if padded != tuple(spatial):
         low = -xp.inf if input.dtype.kind == "f" else xp.iinfo(input.dtype).min
-        x = xp.full((n, c, hp, wp), low, dtype=input.dtype)
-        x[:, :, ph:ph + h, pw:pw + w] = input
+        x = xp.full((n, c) + padded, low, dtype=input.dtype)
+        x[(slice(None), slice(None)) + tuple(slice(p, p + size) for size, p in zip(spatial, padding, strict=True))] = \
+            input
     else:
         x = input
-    views = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-             for i in range(kh) for j in range(kw)]
-    # Flat index into the unpadded H*W plane: the window's corner plus the offset of its element k.
-    offsets = xp.asarray([(k // kw) * dh * w + (k % kw) * dw for k in range(len(views))], dtype=xp.int64)
+    views = [x[w] for w in _windows(tuple(kernel_size), tuple(dilation), tuple(stride), out)]
+    # Flat index into the unpadded plane (volume): the window's corner plus the offset of its element k.
+    offsets, place = _window_offsets(tuple(kernel_size), tuple(dilation), tuple(spatial))
+    offsets = xp.asarray(offsets)
     if input.dtype.kind == "f" and bool(xp.isnan(input).any()):
         best, idx = _max_pool_with_nan(xp, views, offsets)
     else:
@@ -304,7 +340,10 @@ def _max_pool2d(xp, input, kernel_size, stride, padding, dilation, ceil_mode):
                 which += 1
                 which *= views[k] != best
         idx = xp.take(offsets, which)
-    idx += (xp.arange(oh) * sh - ph).reshape(oh, 1) * w + (xp.arange(ow) * sw - pw)
+    corner = 0  # each window's corner, flat in the unpadded plane: one small grid, added once
+    for i in range(nd):
+        corner = corner + ((xp.arange(out[i]) * stride[i] - padding[i]) * place[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+    idx += corner
     return best, idx
 
 
@@ -321,9 +360,10 @@ def _max_pool_with_nan(xp, views, offsets):
     return best, idx
 
 
-def _max_pool2d_backward_fwd(xp, grad_output, input, indices, overlapping=True):
-    input_shape = input.shape  # (N, C, H, W) or (C, H, W); only its shape is read
-    planes, plane = math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]
+def _max_pool_backward_fwd(xp, grad_output, input, indices, overlapping=True, spatial=2):
+    """The scatter of ``grad_output`` to the flat ``indices`` in each of ``input``'s last ``spatial`` dims."""
+    input_shape = input.shape  # (N, C, *spatial) or (C, *spatial); only its shape is read
+    planes, plane = math.prod(input_shape[:-spatial]), math.prod(input_shape[-spatial:])
     flat = (indices.reshape(planes, -1) + (xp.arange(planes) * plane).reshape(-1, 1)).reshape(-1)
     g = grad_output.reshape(-1)
     if overlapping:  # two windows may pick the same element: sum
@@ -334,8 +374,9 @@ def _max_pool2d_backward_fwd(xp, grad_output, input, indices, overlapping=True):
     return out.reshape(input_shape)
 
 
-def _gather_at(grad, indices):
-    planes = math.prod(indices.shape[:-2])
+def _gather_at(grad, indices, spatial=2):
+    """``grad``'s values at the flat ``indices`` of each plane (volume) of its last ``spatial`` dims."""
+    planes = math.prod(indices.shape[:-spatial])
     return grad.reshape(planes, -1).gather(1, indices.reshape(planes, -1)).reshape(indices.shape)
 
 
@@ -343,28 +384,138 @@ def _zeros_like_grad(grad):
     return zeros_like(grad)
 
 
+def _volumetric(name):
+    """Note [Node names per call]: the 3-d call's PyTorch name (``spatial`` is 3) beside the op's 2-d one."""
+    return {name: lambda spatial: spatial == 3}
+
+
 # PyTorch's own pair: the gradient scatters to the argmax positions; its gradient gathers from them.
 # As PyTorch's, the backward takes the pooled input (for its shape) and records an edge for it, whose
 # gradient is zero (the backward is constant in it): the double-backward graph is PyTorch's.
-max_pool2d_backward = defop("max_pool2d_backward", _max_pool2d_backward_fwd, public=False,
+# ``spatial`` is how many trailing dims are pooled (1-d pools as 2-d with a height of one).
+max_pool2d_backward = defop("max_pool2d_backward", _max_pool_backward_fwd, public=False,
                             tensor_args=("grad_output", "input", "indices"), node_name="MaxPool2DWithIndicesBackward",
-                            grad_output=lambda grad, indices: _gather_at(grad, indices), input=_zeros_like_grad)
+                            node_names=_volumetric("MaxPool3DWithIndicesBackwardBackward0"),
+                            grad_output=lambda grad, indices, spatial: _gather_at(grad, indices, spatial),
+                            input=_zeros_like_grad)
 # PyTorch's adaptive_max_pool2d_backward: the same scatter, under its own name.
 adaptive_max_pool2d_backward = defop(
-    "adaptive_max_pool2d_backward", lambda xp, grad_output, input, indices: _max_pool2d_backward_fwd(
-        xp, grad_output, input, indices), public=False, tensor_args=("grad_output", "input", "indices"),
-    node_name="AdaptiveMaxPool2DBackward", grad_output=lambda grad, indices: _gather_at(grad, indices),
-    input=_zeros_like_grad)
+    "adaptive_max_pool2d_backward", lambda xp, grad_output, input, indices, spatial=2: _max_pool_backward_fwd(
+        xp, grad_output, input, indices, True, spatial), public=False, tensor_args=("grad_output", "input", "indices"),
+    node_name="AdaptiveMaxPool2DBackward", node_names=_volumetric("AdaptiveMaxPool3DBackwardBackward0"),
+    grad_output=lambda grad, indices, spatial: _gather_at(grad, indices, spatial), input=_zeros_like_grad)
 
 
-def _max_pool2d_backward(grads, input, result, kernel_size, stride, dilation):
+def _max_pool_backward(grads, input, result, kernel_size, stride, dilation):
     overlapping = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel_size, stride, dilation, strict=True))
-    return max_pool2d_backward(grads[0], input, result[1], overlapping)
+    return max_pool2d_backward(grads[0], input, result[1], overlapping, len(kernel_size))
 
 
-max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool2d, public=False, multi_output=True,
+# One op for 1-d (as 2-d with a height of one, as PyTorch), 2-d and 3-d windows: ``len(kernel_size)`` dims.
+max_pool2d_with_indices = defop("max_pool2d_with_indices", _max_pool, public=False, multi_output=True,
                                 nondiff_outputs=(1,), node_name="MaxPool2DWithIndices",
-                                input=_max_pool2d_backward)
+                                node_names={"MaxPool3DWithIndicesBackward0": lambda kernel_size: len(kernel_size) == 3},
+                                input=_max_pool_backward)
+
+
+def _window_counts(out, stride, kernel, lo, hi):
+    """How many positions of each window (in padded coordinates) fall within [lo, hi)."""
+    start = np.arange(out) * stride
+    return np.clip(np.minimum(start + kernel, hi) - np.maximum(start, lo), 0, None).astype(np.float64)
+
+
+def _avg_pool_geometry(spatial, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """The output's spatial size, the zeros a ceil_mode window reads past the padding (per dim), and the
+    divisor of each output position: the padded window, its part inside the input, or ``divisor_override``."""
+    stride = stride or kernel_size  # PyTorch's empty stride (the default) is the kernel
+    out = tuple(pool_out_size(size, k, s, p, 1, ceil_mode)
+                for size, k, s, p in zip(spatial, kernel_size, stride, padding, strict=True))
+    extra = tuple(max(0, (o - 1) * s + k - (size + 2 * p))
+                  for o, s, k, size, p in zip(out, stride, kernel_size, spatial, padding, strict=True))
+    if divisor_override:
+        return out, extra, float(divisor_override)
+    counts = [_window_counts(o, s, k, 0 if count_include_pad else p, size + (2 if count_include_pad else 1) * p)
+              for o, s, k, size, p in zip(out, stride, kernel_size, spatial, padding, strict=True)]
+    return out, extra, functools.reduce(np.multiply.outer, counts).reshape(-1)
+
+
+def _avg_pool(xp, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Average pooling over the last ``len(kernel_size)`` dims: the sums of im2col's columns over each window,
+    divided by PyTorch's count."""
+    nd = len(kernel_size)
+    lead, spatial = input.shape[:-nd], input.shape[-nd:]
+    out, extra, div = _avg_pool_geometry(spatial, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override)
+    x = input.reshape((-1, 1) + spatial)
+    if any(extra):  # ceil_mode windows that run past the padding read zeros that the divisor leaves out
+        x = xp.pad(x, ((0, 0), (0, 0)) + tuple((0, e) for e in extra))
+    sums = _im2col_array(xp, x, kernel_size, (1,) * nd, padding, stride or kernel_size).sum(1)
+    return (sums / xp.asarray(div, dtype=sums.dtype)).astype(input.dtype, copy=False).reshape(lead + out)
+
+
+def _avg_pool_backward(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each output's gradient, divided by its divisor, spread over its window (col2im), written with ops. The
+    node saves the input (for its shape), as PyTorch's does."""
+    input_shape = tuple(input.shape)
+    nd = len(kernel_size)
+    spatial = tuple(input_shape[-nd:])
+    out, extra, div = _avg_pool_geometry(spatial, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override)
+    g = grad.reshape(-1, 1, math.prod(out))
+    g = g / (div if isinstance(div, float) else tensor(div, dtype=grad.dtype, device=grad.device))
+    cols = expand(g, (g.shape[0], math.prod(kernel_size), g.shape[2]))
+    full = col2im(cols, tuple(size + e for size, e in zip(spatial, extra, strict=True)), kernel_size, (1,) * nd,
+                  padding, stride or kernel_size)
+    if any(extra):
+        full = constant_pad_nd(full, tuple(v for e in reversed(extra) for v in (0, -e)), 0)
+    return full.reshape(tuple(input_shape))
+
+
+# PyTorch's avg_pool2d and avg_pool3d (AvgPool3DBackward0 where the window has three dims); 1-d pools as 2-d.
+avg_pool2d = defop("avg_pool2d", _avg_pool, public=False,
+                   node_names={"AvgPool3DBackward0": lambda kernel_size: len(kernel_size) == 3},
+                   input=_avg_pool_backward)
+
+
+def adaptive_matrix(in_size, out_size):
+    """The (out, in) matrix averaging each of PyTorch's adaptive windows of one dim."""
+    m = np.zeros((out_size, in_size))
+    for i, (start, end) in enumerate(adaptive_bounds(in_size, out_size)):
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _along_dims(x, mats, matmul):
+    """``mats[i]`` applied along the ``i``-th of ``x``'s last ``len(mats)`` dims (each a product with the dim
+    moved second to last and the ones after it flattened)."""
+    first = len(x.shape) - len(mats)
+    for i, m in enumerate(mats):
+        d = first + i
+        shape = tuple(x.shape)
+        x = matmul(m, x.reshape(shape[:d] + (shape[d], -1))).reshape(shape[:d] + (m.shape[0],) + shape[d + 1:])
+    return x
+
+
+def _adaptive_avg_pool(xp, input, output_size):
+    """Average pooling of the last ``len(output_size)`` dims over PyTorch's adaptive windows: a product per dim."""
+    spatial = input.shape[-len(output_size):]
+    mats = [xp.asarray(adaptive_matrix(size, o), dtype=input.dtype) for size, o in zip(spatial, output_size,
+                                                                                        strict=True)]
+    return xp.ascontiguousarray(_along_dims(input, mats, xp.matmul))
+
+
+def _adaptive_avg_pool_backward(grad, input, output_size):
+    """The transposed averaging matrices applied to the gradient; the node saves the input, as PyTorch's."""
+    spatial = tuple(input.shape[-len(output_size):])
+    mats = [tensor(adaptive_matrix(size, o).T.copy(), dtype=grad.dtype, device=grad.device)
+            for size, o in zip(spatial, output_size, strict=True)]
+    return _along_dims(grad, mats, lambda m, x: m.matmul(x))
+
+
+# PyTorch's adaptive_avg_pool2d and adaptive_avg_pool3d (AdaptiveAvgPool3DBackward0 where three dims are pooled).
+adaptive_avg_pool2d = defop("adaptive_avg_pool2d", _adaptive_avg_pool, public=False,
+                            node_names={"AdaptiveAvgPool3DBackward0": lambda output_size: len(output_size) == 3},
+                            input=_adaptive_avg_pool_backward)
 
 
 def adaptive_bounds(in_size, out_size):
@@ -372,46 +523,59 @@ def adaptive_bounds(in_size, out_size):
     return [((i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)) for i in range(out_size)]
 
 
-def _adaptive_max_pool2d(xp, input, output_size):
-    h, w = input.shape[-2:]
-    oh, ow = output_size
-    best = xp.empty(input.shape[:-2] + (oh, ow), dtype=input.dtype)
+def _adaptive_max_pool(xp, input, output_size):
+    """Max over PyTorch's adaptive windows of the last ``len(output_size)`` dims; indices flat in each plane."""
+    nd = len(output_size)
+    spatial, lead = input.shape[-nd:], input.shape[:-nd]
+    place = [math.prod(spatial[i + 1:]) for i in range(nd)]
+    best = xp.empty(lead + tuple(output_size), dtype=input.dtype)
     idx = xp.empty(best.shape, dtype=xp.int64)
-    for i, (r0, r1) in enumerate(adaptive_bounds(h, oh)):
-        for j, (c0, c1) in enumerate(adaptive_bounds(w, ow)):
-            window = input[..., r0:r1, c0:c1].reshape(input.shape[:-2] + (-1,))
-            if input.dtype.kind == "f":  # NaN propagates, the first one's index, as PyTorch
-                k = xp.where(xp.isnan(window).any(-1), xp.argmax(xp.isnan(window), -1), xp.argmax(window, -1))
-            else:
-                k = xp.argmax(window, -1)
-            best[..., i, j] = xp.take_along_axis(window, k[..., None], -1)[..., 0]
-            idx[..., i, j] = (r0 + k // (c1 - c0)) * w + c0 + k % (c1 - c0)
+    bounds = [adaptive_bounds(size, o) for size, o in zip(spatial, output_size, strict=True)]
+    for cell in np.ndindex(*output_size):
+        box = [bounds[i][j] for i, j in enumerate(cell)]
+        window = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in box)].reshape(lead + (-1,))
+        if input.dtype.kind == "f":  # NaN propagates, the first one's index, as PyTorch
+            k = xp.where(xp.isnan(window).any(-1), xp.argmax(xp.isnan(window), -1), xp.argmax(window, -1))
+        else:
+            k = xp.argmax(window, -1)
+        best[(Ellipsis,) + cell] = xp.take_along_axis(window, k[..., None], -1)[..., 0]
+        flat = xp.zeros(k.shape, dtype=xp.int64)
+        for i, pos in enumerate(xp.unravel_index(k, tuple(hi - lo for lo, hi in box))):
+            flat += (box[i][0] + pos) * place[i]
+        idx[(Ellipsis,) + cell] = flat
     return best, idx
 
 
-# Max over PyTorch's adaptive windows; the indices and the gradient are max_pool2d's (flat in H*W).
+# Max over PyTorch's adaptive windows; the indices and the gradient are max_pool2d's (flat in the plane or volume).
 adaptive_max_pool2d = defop(
-    "adaptive_max_pool2d", _adaptive_max_pool2d, public=False, multi_output=True, nondiff_outputs=(1,),
+    "adaptive_max_pool2d", _adaptive_max_pool, public=False, multi_output=True, nondiff_outputs=(1,),
     node_name="AdaptiveMaxPool2D",
-    input=lambda grads, input, result: adaptive_max_pool2d_backward(grads[0], input, result[1]))
+    node_names={"AdaptiveMaxPool3DBackward0": lambda output_size: len(output_size) == 3},
+    input=lambda grads, input, result, output_size: adaptive_max_pool2d_backward(grads[0], input, result[1],
+                                                                                 len(output_size)))
 
 
-def _max_unpool2d(xp, input, indices, output_size):
-    planes = math.prod(input.shape[:-2])
-    plane = output_size[0] * output_size[1]
+def _max_unpool(xp, input, indices, output_size):
+    """Each value of ``input`` put at its flat index of a zero plane (volume) of ``output_size``."""
+    spatial = len(output_size)
+    planes = math.prod(input.shape[:-spatial])
+    plane = math.prod(output_size)
     flat = indices.reshape(planes, -1)
     if flat.size and (flat.min() < 0 or flat.max() >= plane):
         bad = int(flat.max() if flat.max() >= plane else flat.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                           f"{output_size[0]}x{output_size[1]})")
+                           f"{'x'.join(map(str, output_size))})")
     out = xp.zeros((planes, plane), dtype=input.dtype)
     xp.put_along_axis(out, flat, input.reshape(planes, -1), axis=1)
-    return out.reshape(input.shape[:-2] + tuple(output_size))
+    return out.reshape(input.shape[:-spatial] + tuple(output_size))
 
 
-# The inverse of max pooling: each value to its index in a zero plane (PyTorch: MaxUnpool2DBackward0).
-max_unpool2d = defop("max_unpool2d", _max_unpool2d, public=False, tensor_args=("input", "indices"),
-                     node_name="MaxUnpool2D", input=lambda grad, indices: _gather_at(grad, indices))
+# The inverse of max pooling: each value to its index in a zero plane (PyTorch: MaxUnpool2DBackward0, and
+# MaxUnpool3DBackward0 for a volume).
+max_unpool2d = defop("max_unpool2d", _max_unpool, public=False, tensor_args=("input", "indices"),
+                     node_name="MaxUnpool2D",
+                     node_names={"MaxUnpool3DBackward0": lambda output_size: len(output_size) == 3},
+                     input=lambda grad, indices, output_size: _gather_at(grad, indices, len(output_size)))
 
 
 def _pixel_shuffle(xp, input, upscale_factor):
@@ -1653,10 +1817,10 @@ ctc_loss = defop("ctc_loss", _ctc_loss, public=False, tensor_args=("log_probs", 
 from ._declarations import FROM_BACKWARD, LINEAR, defjvp  # noqa: E402
 
 
-def _max_pool_jvp(input_t, result):
-    """The tangent of a max pool's values: the input's tangent at the indices (flat in each plane)."""
+def _max_pool_jvp(input_t, result, nd):
+    """The tangent of a max pool's values: the input's tangent at the indices (flat in each of the ``nd``-d planes)."""
     indices = result[1]
-    return input_t.flatten(-2).gather(-1, indices.flatten(-2)).reshape(tuple(indices.shape)), None
+    return input_t.flatten(-nd).gather(-1, indices.flatten(-nd)).reshape(tuple(indices.shape)), None
 
 
 def _glu_jvp(input_t, input, dim):
@@ -1758,7 +1922,8 @@ def _ctc_loss_jvp(log_probs_t, log_probs, targets, input_lengths, target_lengths
     return (grad * log_probs_t).sum((0, 2))
 
 
-defjvp(LINEAR, "im2col", "col2im", "max_pool2d_backward", "adaptive_max_pool2d_backward", "max_unpool2d",
+defjvp(LINEAR, "im2col", "col2im", "avg_pool2d", "adaptive_avg_pool2d", "max_pool2d_backward",
+       "adaptive_max_pool2d_backward", "max_unpool2d",
        "pixel_shuffle", "pixel_unshuffle", "upsample_nearest", "upsample_linear", "reflection_pad", "replication_pad",
        "embedding", "nll_loss", "nll_loss_backward")
 defjvp(FROM_BACKWARD, "softplus", "gelu_backward", "gelu", "silu", "leaky_relu", "elu", "hardtanh", "threshold",
@@ -1771,7 +1936,8 @@ defjvp(lambda input_t, weight_t, bias_t, input, weight, output_size, stride, pad
        convolution_transpose(input_t, weight, bias_t, output_size, stride, padding, dilation, groups)
        + convolution_transpose(input, weight_t, None, output_size, stride, padding, dilation, groups),
        "convolution_transpose")
-defjvp(_max_pool_jvp, "max_pool2d_with_indices", "adaptive_max_pool2d")
+defjvp(lambda input_t, result, kernel_size: _max_pool_jvp(input_t, result, len(kernel_size)), "max_pool2d_with_indices")
+defjvp(lambda input_t, result, output_size: _max_pool_jvp(input_t, result, len(output_size)), "adaptive_max_pool2d")
 defjvp(_glu_jvp, "glu")
 defjvp(_layer_norm_jvp, "layer_norm")
 defjvp(_batch_norm_jvp, "native_batch_norm")

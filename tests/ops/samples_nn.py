@@ -255,8 +255,9 @@ add("pixel_shuffle",
 add("pixel_unshuffle",
     Sample(lambda m, x: _F(m).pixel_unshuffle(x, 2), A(1, 2, 4, 6)),
     Sample(lambda m, x: _F(m).pixel_unshuffle(x, 3), nc(A(1, 3, 6)), note="unbatched"))
-add("im2col",
-    Sample(lambda m, x: _F(m).avg_pool1d(x, 2), A(2, 3, 5), note="avg_pool1d: unfold and sum"),
+add("avg_pool2d",
+    Sample(lambda m, x: _F(m).avg_pool1d(x, 2), A(2, 3, 5), note="avg_pool1d"))
+add("adaptive_avg_pool2d",
     Sample(lambda m, x: _F(m).adaptive_avg_pool1d(x, 2), nc(A(3, 4)), note="adaptive_avg_pool1d, unbatched"))
 add("upsample_nearest",
     Sample(lambda m, x: _F(m).interpolate(x, scale_factor=2), A(1, 2, 3)),

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d."""
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(x, n):
@@ -34,6 +34,11 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _ntuple(kernel_size, n)
         self.stride = _ntuple(stride, n)
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
         self.groups = groups
@@ -76,12 +81,19 @@ class _ConvNd(Module):
         """Input pre-padded for the non-zero padding modes (the convolution then pads nothing)."""
         if self.padding_mode == "zeros":
             return input, self.padding
-        if isinstance(self.padding, str):
-            raise NotImplementedError("string padding with a non-zeros padding_mode is not supported")
-        amounts = []
-        for p in reversed(self.padding):
-            amounts += [p, p]
+        amounts = []  # (left, right) of each dim, last dim first, as F.pad reads them
+        for i in reversed(range(len(self.kernel_size))):
+            amounts += self._same(self.kernel_size[i], self.dilation[i]) if isinstance(self.padding, str) else \
+                (self.padding[i], self.padding[i])
         return F.pad(input, tuple(amounts), mode=self.padding_mode), 0
+
+    def _same(self, kernel, dilation):
+        """The (left, right) padding of one dim that keeps its size: 'valid' pads nothing; 'same' puts the odd
+        element of the total on the right, as PyTorch."""
+        if self.padding == "valid":
+            return [0, 0]
+        total = dilation * (kernel - 1)
+        return [total // 2, total - total // 2]
 
 
 class Conv2d(_ConvNd):
@@ -109,6 +121,24 @@ class Conv1d(_ConvNd):
     def forward(self, input):
         x, padding = self._padded(input)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv3d(_ConvNd):
+    """3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W); see Conv2d.
+
+    Example::
+        >>> import retrograd as rg
+        >>> m = rg.nn.Conv3d(2, 4, (1, 3, 3), padding=(0, 1, 1), padding_mode="replicate")
+        >>> m
+        Conv3d(2, 4, kernel_size=(1, 3, 3), stride=(1, 1, 1), padding=(0, 1, 1), padding_mode=replicate)
+        >>> m(rg.ones(1, 2, 3, 5, 5)).shape
+        retrograd.Size([1, 4, 3, 5, 5])
+    """
+    _n = 3
+
+    def forward(self, input):
+        x, padding = self._padded(input)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -167,4 +197,21 @@ class ConvTranspose1d(_ConvTransposeNd):
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over (N, C_in, D, H, W); see ConvTranspose2d.
+
+    Example::
+        >>> import retrograd as rg
+        >>> m = rg.nn.ConvTranspose3d(2, 3, 2, stride=2)
+        >>> m(rg.ones(1, 2, 2, 3, 2), output_size=(5, 7, 4)).shape
+        retrograd.Size([1, 3, 5, 7, 4])
+    """
+    _n = 3
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                                   self.groups, self.dilation)

@@ -7,7 +7,8 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm",
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "GroupNorm",
            "RMSNorm", "LocalResponseNorm"]
 
 
@@ -130,6 +131,20 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W).
+
+    Example::
+        >>> import retrograd as rg
+        >>> rg.nn.BatchNorm3d(2)(rg.randn(2, 2, 3, 1, 2)).shape
+        retrograd.Size([2, 2, 3, 1, 2])
+    """
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 class _InstanceNorm(_BatchNorm):
