@@ -27,14 +27,21 @@ from .ops import pointwise
 __all__ = []
 
 
-def _export(fn, name=None, method=False):
-    name = name or fn.__name__
-    fn.__name__ = fn.__qualname__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        setattr(Tensor, name, fn)
-    return fn
+def exporter(namespace):
+    """The decorator that puts a function into module ``namespace`` (its ``globals()``) and its ``__all__``
+    under ``name`` (default: its own), and onto Tensor too with ``method=True``."""
+    def export(fn, name=None, method=False):
+        name = name or fn.__name__
+        fn.__name__ = fn.__qualname__ = name
+        namespace[name] = fn
+        namespace["__all__"].append(name)
+        if method:
+            setattr(Tensor, name, fn)
+        return fn
+    return export
+
+
+_export = exporter(globals())
 
 
 # -- the functional ops of the same signature --------------------------------------------------------------------

@@ -13,20 +13,14 @@ from . import _creation, _dtype, return_types
 from ._device import device as _device
 from ._format import set_printoptions
 from ._tensor import Tensor
+from ._top_level import exporter
 from .nn import functional as F
 from .ops import cat as _cat, lu as _lu, shape as _shape
 
 __all__ = ["set_printoptions"]
 
 
-def _export(fn, name=None, method=False):
-    name = name or fn.__name__
-    fn.__name__ = fn.__qualname__ = name
-    globals()[name] = fn
-    __all__.append(name)
-    if method:
-        setattr(Tensor, name, fn)
-    return fn
+_export = exporter(globals())
 
 
 # -- functional ops under their top-level names ---------------------------------------------------------------------
