@@ -124,14 +124,19 @@ def delivered_on_return(run):
 
 def deliver_compiled_backward(backward, engine, tensor, keep_graph):
     """``delivered_on_return`` around the compiled ``backward(engine, tensor, keep_graph)``, in one frame: the
-    plainest ``tensor.backward()`` pays no generic wrapper (``*args``) and no adapter around it."""
+    plainest ``tensor.backward()`` pays no generic wrapper (``*args``) and no adapter around it. NumPy's
+    floating-point errors are ignored during the pass, as ``Engine.execute`` runs one (``quietly``): a hook's
+    NumPy call warns in neither engine mode."""
     if not state.installed:
         install()
+    token = FP_STATE.set(FP_QUIET)
     try:
         result = backward(engine, tensor, keep_graph)
     except BaseException:
         state.pending = False  # as delivering
         raise
+    finally:
+        FP_STATE.reset(token)
     if state.pending:
         state.pending = False
         raise KeyboardInterrupt
