@@ -367,7 +367,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if (loop is not None and grad_outputs is None and only_inputs is True and is_grads_batched is False
             and materialize_grads is False and timeout is None and not MODES_ACTIVE[0]
             and interrupts.Watchdog.seconds is None):  # See Note [Stopping a pass from outside]
-        result = _compiled_grad(loop.grad, engine._default_engine, outputs, inputs,
+        result = _compiled_pass(loop.grad, engine._default_engine, outputs, inputs,
                                 create_graph if retain_graph is None else retain_graph, create_graph, allow_unused)
         if result is not NotImplemented:
             return result
@@ -425,12 +425,11 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
     loop = engine._loop  # the plainest call, compiled where it applies: Note [The compiled loop]
     if (loop is not None and gradient is None and inputs is None and create_graph is False and timeout is None
             and interrupts.Watchdog.seconds is None  # See Note [Stopping a pass from outside]
-            and _compiled_backward(loop.backward, engine._default_engine, self, bool(retain_graph))):
+            and _compiled_pass(loop.backward, engine._default_engine, self, bool(retain_graph))):
         return
     backward(self, gradient, retain_graph, create_graph, inputs=inputs, timeout=timeout)
 
 
-_compiled_backward = interrupts.deliver_compiled_backward  # See Note [Interrupts during backward]
-_compiled_grad = interrupts.deliver_compiled_grad
+_compiled_pass = interrupts.deliver_compiled  # See Note [Interrupts during backward]
 _tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"
 Tensor.backward = _tensor_backward

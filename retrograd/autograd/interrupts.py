@@ -68,7 +68,7 @@ from ..backends.numpy_backend import FP_QUIET, FP_STATE
 from .graph import node_name
 from .graph_task import NO_DEVICE, GraphTask, local
 
-__all__ = ["delivered_on_return", "deliver_compiled_backward", "deliver_compiled_grad", "install", "state", "BackwardCancelled", "BackwardTimeout", "Watchdog",
+__all__ = ["delivered_on_return", "deliver_compiled", "install", "state", "BackwardCancelled", "BackwardTimeout", "Watchdog",
            "cancel_pass", "describe_pass", "arm", "disarm"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -122,36 +122,16 @@ def delivered_on_return(run):
     return delivering
 
 
-def deliver_compiled_backward(backward, engine, tensor, keep_graph):
-    """``delivered_on_return`` around the compiled ``backward(engine, tensor, keep_graph)``, in one frame: the
-    plainest ``tensor.backward()`` pays no generic wrapper (``*args``) and no adapter around it. NumPy's
-    floating-point errors are ignored during the pass, as ``Engine.execute`` runs one (``quietly``): a hook's
-    NumPy call warns in neither engine mode."""
+def deliver_compiled(entry, *args):
+    """A compiled entry of the engine (``backward`` or ``grad`` of ``_engine_loop``) called as ``Engine.execute``
+    runs a pass, in one frame: NumPy's floating-point errors ignored (``quietly``), so a hook's NumPy call warns
+    in neither engine mode, and a pending interrupt raised once the pass is over (``delivered_on_return``), with
+    no generic wrapper or adapter around the plainest ``tensor.backward()`` and ``autograd.grad``."""
     if not state.installed:
         install()
     token = FP_STATE.set(FP_QUIET)
     try:
-        result = backward(engine, tensor, keep_graph)
-    except BaseException:
-        state.pending = False  # as delivering
-        raise
-    finally:
-        FP_STATE.reset(token)
-    if state.pending:
-        state.pending = False
-        raise KeyboardInterrupt
-    return result
-
-
-def deliver_compiled_grad(grad, engine, outputs, inputs, keep_graph, create_graph, allow_unused):
-    """The compiled ``grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused)`` as ``Engine.execute``
-    runs a pass, in one frame: NumPy's floating-point errors ignored (``quietly``), a pending interrupt raised once
-    the pass is over (``delivering``)."""
-    if not state.installed:
-        install()
-    token = FP_STATE.set(FP_QUIET)
-    try:
-        result = grad(engine, outputs, inputs, keep_graph, create_graph, allow_unused)
+        result = entry(*args)
     except BaseException:
         state.pending = False  # as delivering
         raise
